@@ -1,0 +1,15 @@
+# Every dependency comes from Debian packages (see scripts/install-deps).
+find_package(Threads REQUIRED)
+find_package(PkgConfig REQUIRED)
+find_package(msgpack REQUIRED)              # libmsgpack-cxx-dev (header only; target msgpackc-cxx)
+find_package(cppzmq REQUIRED)               # cppzmq-dev + libzmq3-dev
+find_package(fmt REQUIRED)                  # libfmt-dev
+find_package(yaml-cpp REQUIRED)             # libyaml-cpp-dev
+find_package(Boost 1.74 REQUIRED)           # Asio (header only)
+find_package(CLI11 REQUIRED)                # libcli11-dev (header only)
+
+# rapidjson-dev is header only and ships no CMake target.
+find_path(RAPIDJSON_INCLUDE_DIR rapidjson/writer.h REQUIRED)
+add_library(salttap_rapidjson INTERFACE)
+target_include_directories(salttap_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIR})
+target_compile_definitions(salttap_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)

@@ -1,0 +1,81 @@
+#include "common/text.h"
+
+#include <fnmatch.h>
+
+#include <boost/beast/core/detail/base64.hpp>
+
+namespace salttap {
+
+std::string base64_encode(std::string_view bytes) {
+  namespace b64 = boost::beast::detail::base64;
+  std::string out(b64::encoded_size(bytes.size()), '\0');
+  out.resize(b64::encode(out.data(), bytes.data(), bytes.size()));
+  return out;
+}
+
+std::string base64_decode(std::string_view text) {
+  namespace b64 = boost::beast::detail::base64;
+  std::string out(b64::decoded_size(text.size()), '\0');
+  out.resize(b64::decode(out.data(), text.data(), text.size()).first);
+  return out;
+}
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 if it is invalid.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto c = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char b = c(0);
+  if (b < 0x80) return 1;
+  const std::size_t left = s.size() - i;
+  const auto cont = [&](std::size_t k) { return k < left && (c(k) & 0xc0) == 0x80; };
+  if (b >= 0xc2 && b <= 0xdf) return cont(1) ? 2 : 0;
+  if (b >= 0xe0 && b <= 0xef) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (b == 0xe0 && c(1) < 0xa0) return 0;   // overlong
+    if (b == 0xed && c(1) >= 0xa0) return 0;  // surrogate
+    return 3;
+  }
+  if (b >= 0xf0 && b <= 0xf4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (b == 0xf0 && c(1) < 0x90) return 0;  // overlong
+    if (b == 0xf4 && c(1) >= 0x90) return 0;  // > U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t n = utf8_sequence(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+void append_utf8_replacing(std::string& out, std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      out += "\xef\xbf\xbd";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+}
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+  // fnmatch needs NUL-terminated strings; patterns and tags are short.
+  return ::fnmatch(std::string(pattern).c_str(), std::string(text).c_str(), 0) == 0;
+}
+
+}  // namespace salttap

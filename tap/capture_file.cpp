@@ -1,0 +1,85 @@
+#include "tap/capture_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+#include "common/log.h"
+#include "tap/json_event.h"
+
+namespace salttap::tap {
+namespace {
+
+constexpr std::size_t kChunk = 64 * 1024;
+constexpr std::uint64_t kMaxLoggedErrors = 20;
+
+void accumulate(DecodeStats& into, const DecodeStats& from) {
+  into.events += from.events;
+  for (std::size_t i = 0; i < into.errors.size(); ++i) into.errors[i] += from.errors[i];
+}
+
+}  // namespace
+
+CaptureFormat detect_capture_format(std::string_view head) {
+  for (char c : head) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    return c == '{' ? CaptureFormat::json_lines : CaptureFormat::raw;
+  }
+  return CaptureFormat::raw;
+}
+
+void read_capture(const std::string& path, const DecodeLimits& limits,
+                  const std::function<void(Event&&)>& on_event, CaptureStats& stats) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
+  std::vector<char> buf(kChunk);
+  in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+  std::size_t got = static_cast<std::size_t>(in.gcount());
+  const auto counted = [&](Event&& e) {
+    ++stats.events;
+    on_event(std::move(e));
+  };
+
+  if (detect_capture_format(std::string_view(buf.data(), got)) == CaptureFormat::raw) {
+    StreamDecoder decoder(limits);
+    std::uint64_t logged = 0;
+    decoder.set_error_sink([&](const std::string& why) {
+      if (logged++ < kMaxLoggedErrors) log::warn("{}: skipped a frame: {}", path, why);
+    });
+    while (got > 0) {
+      decoder.feed(std::string_view(buf.data(), got), counted);
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      got = static_cast<std::size_t>(in.gcount());
+    }
+    decoder.finish();
+    stats.frames += decoder.frames().stats();
+    accumulate(stats.decode, decoder.events().stats());
+    return;
+  }
+
+  in.clear();
+  in.seekg(0);
+  EventDecoder decoder(limits);
+  std::string line, error;
+  std::uint64_t lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++stats.json_lines;
+    auto body = event_body_from_json(line, &error);
+    if (!body) {
+      if (stats.json_errors++ < kMaxLoggedErrors) log::warn("{}:{}: skipped a line: {}", path, lineno, error);
+      continue;
+    }
+    if (auto event = decoder.decode_body(*body)) {
+      counted(std::move(*event));
+    } else if (stats.json_errors++ < kMaxLoggedErrors) {
+      log::warn("{}:{}: skipped a line: {}", path, lineno, decoder.last_error());
+    }
+  }
+  accumulate(stats.decode, decoder.stats());
+}
+
+}  // namespace salttap::tap

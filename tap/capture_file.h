@@ -1,0 +1,32 @@
+#pragma once
+// Reading capture files: either raw bytes as read from the pub socket (plain
+// or len32 framing, auto-detected) or JSON lines {"tag","data"} (Salt's
+// state.event output, or `salttap watch --format json`).
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "tap/stream_decoder.h"
+
+namespace salttap::tap {
+
+enum class CaptureFormat { raw, json_lines };
+
+struct CaptureStats {
+  FrameStats frames;
+  DecodeStats decode;
+  std::uint64_t json_lines = 0;
+  std::uint64_t json_errors = 0;
+  std::uint64_t events = 0;
+};
+
+// JSON lines start with '{' (after whitespace); socket bytes never do.
+CaptureFormat detect_capture_format(std::string_view head);
+
+// Calls on_event for each event in stream order. Bad frames or lines are
+// counted in `stats` and logged; I/O errors throw std::runtime_error.
+void read_capture(const std::string& path, const DecodeLimits& limits,
+                  const std::function<void(Event&&)>& on_event, CaptureStats& stats);
+
+}  // namespace salttap::tap

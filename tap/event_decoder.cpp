@@ -1,0 +1,116 @@
+#include "tap/event_decoder.h"
+
+#include <cstring>
+#include <exception>
+
+namespace salttap::tap {
+namespace {
+
+constexpr std::string_view kTagEnd = "\n\n";
+constexpr std::size_t kOldTagLen = 20;  // pre-2015.5 padded tags
+
+// The copied frame lives in the same zone as the tree, so every str/bin/ext
+// may point into it instead of being copied again.
+bool reference_everything(msgpack::type::object_type, std::size_t, void*) { return true; }
+
+// The zone's first chunk holds the frame copy and, usually, the whole tree.
+std::size_t zone_chunk_for(std::size_t frame_size) { return frame_size * 2 + 512; }
+
+}  // namespace
+
+std::string_view to_string(DecodeError e) {
+  switch (e) {
+    case DecodeError::frame_not_msgpack: return "frame_not_msgpack";
+    case DecodeError::frame_not_map: return "frame_not_map";
+    case DecodeError::no_body: return "no_body";
+    case DecodeError::body_not_bytes: return "body_not_bytes";
+    case DecodeError::no_separator: return "no_separator";
+    case DecodeError::data_not_msgpack: return "data_not_msgpack";
+    case DecodeError::over_limit: return "over_limit";
+    case DecodeError::count_: break;
+  }
+  return "unknown";
+}
+
+std::uint64_t DecodeStats::total_errors() const {
+  std::uint64_t n = 0;
+  for (auto e : errors) n += e;
+  return n;
+}
+
+EventDecoder::EventDecoder(const DecodeLimits& limits)
+    : limit_(limits.max_container_items, limits.max_container_items, limits.max_frame_bytes,
+             limits.max_frame_bytes, limits.max_frame_bytes, limits.max_depth) {}
+
+std::nullopt_t EventDecoder::fail(DecodeError e, std::string_view detail) {
+  ++stats_.errors[static_cast<std::size_t>(e)];
+  last_error_.assign(to_string(e));
+  if (!detail.empty()) {
+    last_error_ += ": ";
+    last_error_ += detail;
+  }
+  return std::nullopt;
+}
+
+std::optional<Event> EventDecoder::decode_frame(std::string_view frame) {
+  msgpack::zone zone(zone_chunk_for(frame.size()));
+  char* copy = static_cast<char*>(zone.allocate_no_align(frame.size()));
+  std::memcpy(copy, frame.data(), frame.size());
+
+  msgpack::object outer;
+  try {
+    std::size_t off = 0;
+    bool referenced = false;
+    outer = msgpack::unpack(zone, copy, frame.size(), off, referenced, reference_everything, nullptr, limit_);
+  } catch (const msgpack::size_overflow& e) {
+    return fail(DecodeError::over_limit, e.what());
+  } catch (const std::exception& e) {
+    return fail(DecodeError::frame_not_msgpack, e.what());
+  }
+  if (outer.type != msgpack::type::MAP) return fail(DecodeError::frame_not_map, {});
+  const msgpack::object* body = map_find(outer, "body");
+  if (body == nullptr) return fail(DecodeError::no_body, {});
+  auto bytes = as_string(*body);
+  if (!bytes) return fail(DecodeError::body_not_bytes, {});
+  return finish_event(zone, bytes->data(), bytes->size(), frame.size());
+}
+
+std::optional<Event> EventDecoder::decode_body(std::string_view body) {
+  msgpack::zone zone(zone_chunk_for(body.size()));
+  char* copy = static_cast<char*>(zone.allocate_no_align(body.size()));
+  std::memcpy(copy, body.data(), body.size());
+  return finish_event(zone, copy, body.size(), body.size());
+}
+
+std::optional<Event> EventDecoder::finish_event(msgpack::zone& zone, const char* body, std::size_t size,
+                                                std::size_t wire_bytes) {
+  const std::string_view all(body, size);
+  std::string_view tag;
+  std::size_t data_off = 0;
+  if (auto sep = all.find(kTagEnd); sep != std::string_view::npos) {
+    tag = all.substr(0, sep);
+    data_off = sep + kTagEnd.size();
+  } else if (size > kOldTagLen && static_cast<unsigned char>(body[kOldTagLen]) >= 0x80) {
+    // Salt <= 2014.7: the tag is padded with '|' to 20 chars, no separator.
+    tag = all.substr(0, kOldTagLen);
+    while (!tag.empty() && tag.back() == '|') tag.remove_suffix(1);
+    data_off = kOldTagLen;
+  } else {
+    return fail(DecodeError::no_separator, {});
+  }
+
+  msgpack::object data;
+  try {
+    std::size_t off = data_off;
+    bool referenced = false;
+    data = msgpack::unpack(zone, body, size, off, referenced, reference_everything, nullptr, limit_);
+  } catch (const msgpack::size_overflow& e) {
+    return fail(DecodeError::over_limit, e.what());
+  } catch (const std::exception& e) {
+    return fail(DecodeError::data_not_msgpack, e.what());
+  }
+  ++stats_.events;
+  return Event(std::move(zone), tag, data, wire_bytes);
+}
+
+}  // namespace salttap::tap

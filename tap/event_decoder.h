@@ -1,0 +1,62 @@
+#pragma once
+// EventDecoder turns one frame into an Event (salt-event-bus.md §1.3-1.4):
+//   frame = msgpack map {"head": {}, "body": <bin or str>}   (keys in any order)
+//   body  = UTF-8 tag  "\n\n"  msgpack(data)
+// It accepts every variant Salt has sent: raw or bin bodies, str or raw keys,
+// invalid UTF-8, ext types 78/79, non-string map keys, integers up to uint64,
+// and the pre-2015.5 20-character padded tag with no separator.
+// Every failure is returned and counted; none throws.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tap/decode_limits.h"
+#include "tap/event.h"
+
+namespace salttap::tap {
+
+enum class DecodeError : std::uint8_t {
+  frame_not_msgpack,  // the frame bytes do not parse
+  frame_not_map,      // the frame is not a map
+  no_body,            // the map has no "body"
+  body_not_bytes,     // "body" is neither str nor bin
+  no_separator,       // no "\n\n" after the tag
+  data_not_msgpack,   // the data after the tag does not parse
+  over_limit,         // a size, count or depth limit was exceeded
+  count_,
+};
+std::string_view to_string(DecodeError e);
+
+struct DecodeStats {
+  std::uint64_t events = 0;
+  std::array<std::uint64_t, static_cast<std::size_t>(DecodeError::count_)> errors{};
+  std::uint64_t total_errors() const;
+};
+
+class EventDecoder {
+ public:
+  explicit EventDecoder(const DecodeLimits& limits = {});
+
+  // One {"head","body"} frame, as delivered by FrameDecoder.
+  std::optional<Event> decode_frame(std::string_view frame);
+  // One bare event body: a ZeroMQ message on Salt 2015.x (era B).
+  std::optional<Event> decode_body(std::string_view body);
+
+  const DecodeStats& stats() const { return stats_; }
+  // Human-readable reason of the last failure, for logs.
+  const std::string& last_error() const { return last_error_; }
+
+ private:
+  std::optional<Event> finish_event(msgpack::zone& zone, const char* body, std::size_t size,
+                                    std::size_t wire_bytes);
+  std::nullopt_t fail(DecodeError e, std::string_view detail);
+
+  msgpack::unpack_limit limit_;
+  DecodeStats stats_;
+  std::string last_error_;
+};
+
+}  // namespace salttap::tap

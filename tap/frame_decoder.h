@@ -1,0 +1,71 @@
+#pragma once
+// FrameDecoder turns the bytes of one connection to master_event_pub.ipc
+// (or the TCP pub port) into frames: msgpack maps {"head": {}, "body": ...}.
+//
+// Salt has shipped two framings on this socket (salt-event-bus.md §1.1):
+//   plain  - maps back to back, no delimiter (2016.3-3006.25, 3007.x, 3008.x)
+//   len32  - a 4-byte big-endian length before each map (3006.26+)
+// The framing is detected from the first byte of each connection (§1.5) and
+// kept for the connection. Corrupt bytes are skipped until the next frame
+// signature; an oversize frame is skipped without being buffered. Every byte
+// skipped is counted in FrameStats; nothing stops the stream.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "tap/decode_limits.h"
+#include "tap/msgpack_scanner.h"
+
+namespace salttap::tap {
+
+enum class Framing : std::uint8_t { unknown, plain, len32 };
+std::string_view to_string(Framing f);
+
+struct FrameStats {
+  std::uint64_t bytes = 0;             // bytes fed
+  std::uint64_t frames = 0;            // frames delivered
+  std::uint64_t oversize_frames = 0;   // over max_frame_bytes, skipped
+  std::uint64_t invalid_frames = 0;    // not msgpack, or over a structural limit
+  std::uint64_t resyncs = 0;           // times the stream was re-found after bad bytes
+  std::uint64_t skipped_bytes = 0;     // every byte not delivered in a frame
+  std::uint64_t truncated_frames = 0;  // the stream ended inside a frame
+
+  FrameStats& operator+=(const FrameStats& o);
+};
+
+class FrameDecoder {
+ public:
+  // The view handed to the sink is valid only during the call.
+  using FrameSink = std::function<void(std::string_view frame)>;
+
+  explicit FrameDecoder(const DecodeLimits& limits = {});
+
+  void feed(std::string_view bytes, const FrameSink& sink);
+  // End of the stream (EOF, reconnect): a partial frame is counted as
+  // truncated, and the decoder is ready for a new connection.
+  void finish();
+
+  Framing framing() const { return framing_; }
+  const FrameStats& stats() const { return stats_; }
+  std::size_t buffered() const { return pending_.size(); }
+
+ private:
+  enum class State { detect, plain, plain_skip, len32, len32_skip, resync };
+
+  std::size_t process(std::string_view span, const FrameSink& sink);
+  bool resync(std::string_view span, std::size_t& cur);
+  void skip(std::size_t n) { stats_.skipped_bytes += n; }
+
+  DecodeLimits limits_;
+  MsgpackScanner scanner_;
+  State state_ = State::detect;
+  Framing framing_ = Framing::unknown;
+  std::uint64_t skip_base_ = 0;  // plain_skip: frame offset of the span start
+  std::uint64_t skip_left_ = 0;  // len32_skip: bytes still to drop
+  std::string pending_;          // bytes of an incomplete frame
+  FrameStats stats_;
+};
+
+}  // namespace salttap::tap

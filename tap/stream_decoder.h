@@ -1,0 +1,35 @@
+#pragma once
+// StreamDecoder: bytes of one pub-socket connection -> Events.
+// FrameDecoder (framing, resync, limits) + EventDecoder (frame -> Event), the
+// one decode path shared by the live reader, replay and the benchmark.
+
+#include <functional>
+
+#include "tap/event_decoder.h"
+#include "tap/frame_decoder.h"
+
+namespace salttap::tap {
+
+class StreamDecoder {
+ public:
+  using EventSink = std::function<void(Event&&)>;
+
+  explicit StreamDecoder(const DecodeLimits& limits = {}) : frames_(limits), events_(limits) {}
+
+  // Decodes every complete frame in `bytes`; a frame that fails to decode is
+  // counted (events().stats()) and reported through on_error, never thrown.
+  void feed(std::string_view bytes, const EventSink& on_event);
+  void finish() { frames_.finish(); }
+
+  void set_error_sink(std::function<void(const std::string&)> on_error) { on_error_ = std::move(on_error); }
+
+  const FrameDecoder& frames() const { return frames_; }
+  const EventDecoder& events() const { return events_; }
+
+ private:
+  FrameDecoder frames_;
+  EventDecoder events_;
+  std::function<void(const std::string&)> on_error_;
+};
+
+}  // namespace salttap::tap
