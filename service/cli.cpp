@@ -1,16 +1,29 @@
 #include "service/cli.h"
 
 #include <cstdio>
+#include <exception>
 
 #include <CLI/CLI.hpp>
 
+#include "common/log.h"
+#include "service/fire.h"
 #include "service/replay.h"
+#include "service/watch.h"
 
 namespace salttap::service {
+namespace {
+
+void add_limits(CLI::App& cmd, std::uint64_t& max_frame_mib) {
+  cmd.add_option("--max-frame-mib", max_frame_mib, "Skip (and count) frames larger than this")->capture_default_str();
+}
+
+}  // namespace
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"salttap - know what your Salt fleet actually did"};
   app.require_subcommand(1);
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "Debug logging");
 
   ReplayOptions replay;
   std::uint64_t max_frame_mib = replay.limits.max_frame_bytes >> 20;
@@ -19,13 +32,47 @@ int run_cli(int argc, char** argv) {
   replay_cmd->add_option("--output", replay.output, "What to print")
       ->check(CLI::IsMember({"events"}))
       ->capture_default_str();
-  replay_cmd->add_option("--max-frame-mib", max_frame_mib, "Skip frames larger than this")->capture_default_str();
+  add_limits(*replay_cmd, max_frame_mib);
+
+  WatchOptions watch;
+  auto* watch_cmd = app.add_subcommand("watch", "Live, filtered view of the master's event bus");
+  watch.bus.add_to(*watch_cmd);
+  watch_cmd->add_option("--tag", watch.filter.tags, "Tag glob (repeatable)");
+  watch_cmd->add_option("--fun", watch.filter.funs, "Function glob, e.g. 'state.*' (repeatable)");
+  watch_cmd->add_option("--minion", watch.filter.minions, "Minion id glob (repeatable)");
+  watch_cmd->add_option("--jid", watch.filter.jids, "Job id glob (repeatable)");
+  watch_cmd->add_option("--user", watch.filter.users, "User glob (repeatable)");
+  watch_cmd->add_option("--format", watch.format, "pretty or json (one JSON object per line)")
+      ->check(CLI::IsMember({"pretty", "json"}))
+      ->capture_default_str();
+  watch_cmd->add_option("--count", watch.count, "Exit after this many matching events");
+  add_limits(*watch_cmd, max_frame_mib);
+
+  FireOptions fire;
+  auto* fire_cmd = app.add_subcommand("fire", "Fire one salttap/... event into the master's bus (for reactors)");
+  fire.bus.add_to(*fire_cmd);
+  fire_cmd->add_option("--tag", fire.tag, "Event tag; must start with salttap/")->required();
+  fire_cmd->add_option("--data", fire.data_json, "Event data, a JSON object")->capture_default_str();
+  fire_cmd->add_option("--framing", fire.framing, "Pull-socket framing: auto probes it")
+      ->check(CLI::IsMember({"auto", "plain", "len32"}))
+      ->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);
+  if (verbose) log::set_level(log::Level::debug);
 
-  if (replay_cmd->parsed()) {
-    replay.limits.max_frame_bytes = max_frame_mib << 20;
-    return run_replay(replay, stdout);
+  try {
+    if (replay_cmd->parsed()) {
+      replay.limits.max_frame_bytes = max_frame_mib << 20;
+      return run_replay(replay, stdout);
+    }
+    if (watch_cmd->parsed()) {
+      watch.limits.max_frame_bytes = max_frame_mib << 20;
+      return run_watch(watch, stdout);
+    }
+    if (fire_cmd->parsed()) return run_fire(fire);
+  } catch (const std::exception& e) {
+    log::error("{}", e.what());
+    return 1;
   }
   return 2;
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include <rapidjson/prettywriter.h>
 #include <rapidjson/writer.h>
 
 #include "common/text.h"
@@ -21,8 +22,10 @@ struct StringOut {
   void Put(char c) { s.push_back(c); }
   void Flush() {}
 };
-using Writer = rapidjson::Writer<StringOut>;
+using CompactWriter = rapidjson::Writer<StringOut>;
+using PrettyWriter = rapidjson::PrettyWriter<StringOut>;
 
+template <typename Writer>
 void write_text(Writer& w, std::string_view s) {
   if (is_valid_utf8(s)) {
     w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
@@ -34,9 +37,11 @@ void write_text(Writer& w, std::string_view s) {
   w.String(fixed.data(), static_cast<rapidjson::SizeType>(fixed.size()));
 }
 
+template <typename Writer>
 void write_value(Writer& w, const msgpack::object& o, std::size_t ext_depth);
 
 // Salt's ext 78 payload is "%Y%m%dT%H:%M:%S.%f"; render it as isoformat().
+template <typename Writer>
 void write_datetime(Writer& w, std::string_view p) {
   if (p.size() >= 17 && p[8] == 'T') {
     std::string iso;
@@ -49,6 +54,7 @@ void write_datetime(Writer& w, std::string_view p) {
   }
 }
 
+template <typename Writer>
 void write_ext(Writer& w, const msgpack::object& o, std::size_t ext_depth) {
   const std::string_view payload(o.via.ext.data(), o.via.ext.size);
   const std::int8_t type = o.via.ext.type();
@@ -80,6 +86,7 @@ void write_ext(Writer& w, const msgpack::object& o, std::size_t ext_depth) {
 }
 
 // Map keys must be strings in JSON; render others the way Python's json does.
+template <typename Writer>
 void write_key(Writer& w, const msgpack::object& k) {
   switch (k.type) {
     case msgpack::type::STR:
@@ -114,6 +121,7 @@ void write_key(Writer& w, const msgpack::object& k) {
   }
 }
 
+template <typename Writer>
 void write_value(Writer& w, const msgpack::object& o, std::size_t ext_depth) {
   switch (o.type) {
     case msgpack::type::NIL: w.Null(); return;
@@ -156,13 +164,20 @@ void write_value(Writer& w, const msgpack::object& o, std::size_t ext_depth) {
 
 void append_msgpack_json(std::string& out, const msgpack::object& value) {
   StringOut os{out};
-  Writer w(os);
+  CompactWriter w(os);
+  write_value(w, value, 0);
+}
+
+void append_msgpack_json_pretty(std::string& out, const msgpack::object& value) {
+  StringOut os{out};
+  PrettyWriter w(os);
+  w.SetIndent(' ', 4);
   write_value(w, value, 0);
 }
 
 void append_event_json(std::string& out, const Event& event) {
   StringOut os{out};
-  Writer w(os);
+  CompactWriter w(os);
   w.StartObject();
   w.Key("tag");
   write_text(w, event.tag());

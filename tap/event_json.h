@@ -21,5 +21,7 @@ namespace salttap::tap {
 void append_event_json(std::string& out, const Event& event);
 // Appends the JSON of one msgpack value.
 void append_msgpack_json(std::string& out, const msgpack::object& value);
+// Same, indented by 4 spaces like `salt-run state.event pretty=True`.
+void append_msgpack_json_pretty(std::string& out, const msgpack::object& value);
 
 }  // namespace salttap::tap

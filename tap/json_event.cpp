@@ -48,6 +48,20 @@ void pack_json(msgpack::packer<msgpack::sbuffer>& pk, const rapidjson::Value& v)
 
 }  // namespace
 
+std::optional<std::string> msgpack_from_json(std::string_view json, std::string* error) {
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseNanAndInfFlag>(json.data(), json.size());
+  if (doc.HasParseError()) {
+    *error = std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
+             std::to_string(doc.GetErrorOffset());
+    return std::nullopt;
+  }
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pack_json(pk, doc);
+  return std::string(buf.data(), buf.size());
+}
+
 std::optional<std::string> event_body_from_json(std::string_view line, std::string* error) {
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseNanAndInfFlag>(line.data(), line.size());

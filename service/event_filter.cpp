@@ -1,0 +1,67 @@
+#include "service/event_filter.h"
+
+#include <algorithm>
+
+#include "common/text.h"
+
+namespace salttap::service {
+namespace {
+
+// Splits "a/b/c" and returns part `index`, or "" when there are fewer parts.
+std::string_view tag_part(std::string_view tag, std::size_t index) {
+  for (std::size_t i = 0; i < index; ++i) {
+    const auto slash = tag.find('/');
+    if (slash == std::string_view::npos) return {};
+    tag.remove_prefix(slash + 1);
+  }
+  return tag.substr(0, tag.find('/'));
+}
+
+bool any_match(const std::vector<std::string>& globs, std::string_view value) {
+  return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return glob_match(g, value); });
+}
+
+bool any_match(const std::vector<std::string>& globs, std::initializer_list<std::string_view> values) {
+  for (auto v : values)
+    if (!v.empty() && any_match(globs, v)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string_view jid_from_tag(std::string_view tag) {
+  if (tag.starts_with("salt/job/") || tag.starts_with("salt/run/") || tag.starts_with("salt/wheel/"))
+    return tag_part(tag, 2);
+  if (tag.size() >= 20 && std::all_of(tag.begin(), tag.begin() + 20, [](char c) { return c >= '0' && c <= '9'; }))
+    return tag;  // the bare-jid event
+  return {};
+}
+
+std::string_view minion_from_tag(std::string_view tag) {
+  if (!tag.starts_with("salt/job/")) return {};
+  const std::string_view kind = tag_part(tag, 3);
+  return kind == "ret" || kind == "prog" ? tag_part(tag, 4) : std::string_view{};
+}
+
+bool EventFilter::matches(const tap::Event& e) const {
+  if (!tags.empty() && !any_match(tags, e.tag())) return false;
+  if (!funs.empty()) {
+    // `fun` is a list for multi-function jobs: any element may match.
+    const msgpack::object* fun = e.find("fun");
+    bool ok = false;
+    if (fun && fun->type == msgpack::type::ARRAY) {
+      for (std::uint32_t i = 0; i < fun->via.array.size && !ok; ++i)
+        if (auto s = tap::as_string(fun->via.array.ptr[i])) ok = any_match(funs, *s);
+    } else if (fun) {
+      if (auto s = tap::as_string(*fun)) ok = any_match(funs, *s);
+    }
+    if (!ok) return false;
+  }
+  if (!minions.empty() && !any_match(minions, {e.string_field("id").value_or(""), minion_from_tag(e.tag())}))
+    return false;
+  if (!jids.empty() && !any_match(jids, {e.string_field("jid").value_or(""), jid_from_tag(e.tag())})) return false;
+  if (!users.empty() && !any_match(users, e.string_field("user").value_or(""))) return false;
+  return true;
+}
+
+}  // namespace salttap::service

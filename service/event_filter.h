@@ -1,0 +1,28 @@
+#pragma once
+// Filters for `salttap watch`: each option is repeatable (any value matches)
+// and different options combine (all must match). Values are shell globs.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tap/event.h"
+
+namespace salttap::service {
+
+struct EventFilter {
+  std::vector<std::string> tags;     // the event tag
+  std::vector<std::string> funs;     // data.fun (job new/ret, runner, wheel)
+  std::vector<std::string> minions;  // data.id, or <minion> in salt/job/<jid>/ret|prog/<minion>
+  std::vector<std::string> jids;     // data.jid, or <jid> in the tag
+  std::vector<std::string> users;    // data.user
+
+  bool empty() const { return tags.empty() && funs.empty() && minions.empty() && jids.empty() && users.empty(); }
+  bool matches(const tap::Event& event) const;
+};
+
+// Parts of well-known tags: salt/job/<jid>/ret/<minion>, salt/run/<jid>/new, <jid>.
+std::string_view jid_from_tag(std::string_view tag);
+std::string_view minion_from_tag(std::string_view tag);
+
+}  // namespace salttap::service

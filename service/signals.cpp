@@ -1,0 +1,24 @@
+#include "service/signals.h"
+
+#include <atomic>
+#include <csignal>
+
+namespace salttap::service {
+namespace {
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
+extern "C" void on_stop_signal(int) { g_stop.store(true); }
+}  // namespace
+
+void install_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+bool stop_requested() { return g_stop.load(); }
+
+}  // namespace salttap::service

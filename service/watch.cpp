@@ -1,0 +1,56 @@
+#include "service/watch.h"
+
+#include "common/log.h"
+#include "service/signals.h"
+#include "tap/event_json.h"
+#include "tap/event_source.h"
+
+namespace salttap::service {
+
+void format_event(std::string& out, const tap::Event& event, const std::string& format) {
+  if (format == "json") {
+    tap::append_event_json(out, event);
+    out.push_back('\n');
+    return;
+  }
+  out.append(event.tag());
+  out.push_back('\t');
+  tap::append_msgpack_json_pretty(out, event.data());
+  out.push_back('\n');
+}
+
+int run_watch(const WatchOptions& options, std::FILE* out) {
+  install_stop_signals();
+  tap::ReaderOptions reader_options;
+  reader_options.endpoint = options.bus.pub();
+  reader_options.limits = options.limits;
+  tap::EventQueue queue(options.queue);
+  tap::EventSourcePtr source = tap::make_event_source(reader_options, queue);
+  source->start();
+
+  std::vector<tap::Event> events;
+  std::string text;
+  std::uint64_t printed = 0;
+  while (!stop_requested() && (options.count == 0 || printed < options.count)) {
+    events.clear();
+    queue.pop_all(events, std::chrono::milliseconds(200));
+    text.clear();
+    for (const tap::Event& e : events) {
+      if (!options.filter.matches(e)) continue;
+      format_event(text, e, options.format);
+      if (++printed == options.count) break;
+    }
+    if (text.empty()) continue;
+    // A closed stdout (EPIPE: `watch | head`) is a normal end for a CLI filter.
+    if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0) break;
+  }
+  source->stop();
+  const tap::TapStats& s = source->stats();
+  log::info("watch: {} events read, {} printed; skipped {} undecodable, {} oversize, {} invalid frames, {} bytes; "
+            "{} dropped (slow output); {} reconnects",
+            s.events.load(), printed, s.decode_errors.load(), s.oversize_frames.load(), s.invalid_frames.load(),
+            s.skipped_bytes.load(), s.queue_drops.load(), s.disconnects.load());
+  return 0;
+}
+
+}  // namespace salttap::service

@@ -1,0 +1,46 @@
+#include "tap/salt_era.h"
+
+#include <algorithm>
+
+namespace salttap::tap {
+namespace {
+
+bool is_bare_jid(std::string_view tag) {
+  return tag.size() >= 20 && std::all_of(tag.begin(), tag.begin() + 20, [](char c) { return c >= '0' && c <= '9'; }) &&
+         (tag.size() == 20 || tag[20] == '_');
+}
+
+bool is_publish_tag(std::string_view tag) {
+  return tag.starts_with("salt/job/") && tag.ends_with("/publish");
+}
+
+}  // namespace
+
+bool SaltEraDetector::observe(const Event& event) {
+  const std::string before = describe();
+  if (auto stamp = event.string_field("_stamp")) {
+    if (stamp->ends_with("+00:00")) tz_stamp_ = true;
+    else naive_stamp_ = true;
+  }
+  if (is_publish_tag(event.tag())) publish_event_ = true;
+  if (is_bare_jid(event.tag())) bare_jid_event_ = true;
+  return describe() != before;
+}
+
+std::string SaltEraDetector::describe() const {
+  if (framing_ == Framing::len32) return "3006.26+ (length-prefixed pub)";
+  if (framing_ == Framing::unknown) return "unknown";
+  if (tz_stamp_) return "3008.x (timezone-aware _stamp)";
+  if (publish_event_) return "3007.x (publish events, naive _stamp)";
+  if (bare_jid_event_ && naive_stamp_) return "2016.3-3006.25 or 3007.x (plain pub)";
+  if (naive_stamp_) return "2016.3-3007.x (plain pub, naive _stamp)";
+  return "plain pub (release not yet known)";
+}
+
+Framing SaltEraDetector::known_pull_framing() const {
+  if (framing_ == Framing::len32) return Framing::len32;  // era D: both sides prefixed
+  // 3008.0/3008.1 want plain, 3008.2+ len32, 3007.15+ is unconfirmed: probe.
+  return Framing::unknown;
+}
+
+}  // namespace salttap::tap

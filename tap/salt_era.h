@@ -1,0 +1,32 @@
+#pragma once
+// Which Salt release line is on the other end, as far as the pub stream can
+// tell (salt-event-bus.md §2.4 and §6). Used for the operator's log line and
+// to pick the framing for firing into master_event_pull.ipc.
+
+#include <string>
+#include <string_view>
+
+#include "tap/event.h"
+#include "tap/frame_decoder.h"
+
+namespace salttap::tap {
+
+class SaltEraDetector {
+ public:
+  void set_framing(Framing f) { framing_ = f; }
+  // Returns true when the description changed.
+  bool observe(const Event& event);
+  std::string describe() const;
+  Framing framing() const { return framing_; }
+  // What the pull socket wants, when the pub stream settles it.
+  Framing known_pull_framing() const;
+
+ private:
+  Framing framing_ = Framing::unknown;
+  bool tz_stamp_ = false;        // _stamp ends with +00:00: 3008.0+
+  bool naive_stamp_ = false;     // no timezone: <= 3007.x
+  bool publish_event_ = false;   // salt/job/<jid>/publish: 3007.0+
+  bool bare_jid_event_ = false;  // <jid> tag: <= 3007.x
+};
+
+}  // namespace salttap::tap

@@ -1,0 +1,34 @@
+#pragma once
+// ZmqBusReader: Salt 2015.5-2015.8 (era B) publish events on a ZeroMQ PUB
+// socket at ipc://<sock_dir>/master_event_pub.ipc; each message is one bare
+// event body. libzmq reconnects by itself; we only poll so stop() is prompt.
+
+#include <atomic>
+#include <thread>
+
+#include "tap/event_decoder.h"
+#include "tap/event_source.h"
+
+namespace salttap::tap {
+
+class ZmqBusReader final : public EventSource {
+ public:
+  ZmqBusReader(const ReaderOptions& options, EventQueue& queue);
+  ~ZmqBusReader() override;
+
+  void start() override;
+  void stop() override;
+  const TapStats& stats() const override { return stats_; }
+  std::string era() const override { return "2015.5-2015.8 (ZeroMQ bus)"; }
+
+ private:
+  void run();
+
+  ReaderOptions options_;
+  EventQueue& queue_;
+  TapStats stats_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace salttap::tap

@@ -1,0 +1,37 @@
+#pragma once
+// The real event-bus captures in ../shared/captures (never edited).
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace salttap::testing {
+
+inline std::filesystem::path captures_dir() { return SALTTAP_CAPTURES_DIR; }
+
+// Every <scenario>.raw of every Salt version folder, sorted.
+inline std::vector<std::filesystem::path> capture_raw_files() {
+  std::vector<std::filesystem::path> out;
+  for (const auto& dir : std::filesystem::directory_iterator(captures_dir())) {
+    if (!dir.is_directory()) continue;
+    for (const auto& f : std::filesystem::directory_iterator(dir.path()))
+      if (f.path().extension() == ".raw") out.push_back(f.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline std::string capture_name(const std::filesystem::path& raw) {
+  return raw.parent_path().filename().string() + "/" + raw.stem().string();
+}
+
+}  // namespace salttap::testing
