@@ -1,0 +1,171 @@
+"""Fixtures for the real-Salt integration suite.
+
+Environment:
+  SALTTAP_SALT_VERSIONS  Salt versions to test, space/comma separated
+                         (default "3006.25 3006.30 3007.17 3008.5"). A missing
+                         venv is installed with tests/salt/install-salt.sh; if that
+                         fails the version's tests error (never skipped).
+  SALTTAP_BIN            salttap binary (default build/dev/salttap under the repo).
+  SALTTAP_WATCHER        "salttap" (default) or "salt": watch the bus with Salt's own
+                         `salt-run state.event` instead, to check the harness itself
+                         without a salttap binary (tests that need salttap's own
+                         output are then skipped with a reason).
+  SALTTAP_KEEP_LAB=1     keep the lab temp dirs (they are kept anyway after a failure).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import saltlab  # noqa: E402
+
+DEFAULT_VERSIONS = "3006.25 3006.30 3007.17 3008.5"
+VERSIONS = [v for v in re.split(r"[\s,]+", os.environ.get("SALTTAP_SALT_VERSIONS",
+                                                          DEFAULT_VERSIONS)) if v]
+WATCHER_MODE = os.environ.get("SALTTAP_WATCHER", "salttap")
+if WATCHER_MODE not in ("salttap", "salt"):
+    raise pytest.UsageError(f"SALTTAP_WATCHER must be 'salttap' or 'salt', not {WATCHER_MODE!r}")
+
+# per-version facts for the final summary: {version: {key: value}}
+SUMMARY: dict[str, dict] = {}
+
+
+def salttap_bin_path() -> Path:
+    p = Path(os.environ.get("SALTTAP_BIN", "build/dev/salttap"))
+    return p if p.is_absolute() else saltlab.REPO_ROOT / p
+
+
+def pytest_configure(config):
+    # Turn SIGTERM into KeyboardInterrupt so fixture teardown stops the daemons;
+    # saltlab's atexit hook is the last resort.
+    def _term(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, _term)
+
+
+@pytest.fixture(scope="session", params=VERSIONS, ids=lambda v: f"salt-{v}")
+def salt_lab(request):
+    """One running master + minion-a + minion-b per Salt version (versions run
+    one after another; the previous lab is stopped before the next starts)."""
+    version = request.param
+    info = SUMMARY.setdefault(version, {})
+    t0 = time.monotonic()
+    try:
+        saltlab.ensure_salt(version)
+    except RuntimeError as e:
+        info["error"] = "install failed"
+        pytest.fail(str(e), pytrace=False)
+    info["install_s"] = time.monotonic() - t0
+    lab = saltlab.SaltLab(version)
+    failed_before = request.session.testsfailed
+    try:
+        try:
+            lab.start()
+        except Exception as e:
+            info["error"] = f"lab start failed: {type(e).__name__}"
+            pytest.fail(f"salt {version}: lab did not start: {e}", pytrace=False)
+        info["lab_up_s"] = lab.timings.get("lab_up")
+        yield lab
+    finally:
+        lab.stop()
+        info["total_s"] = time.monotonic() - t0
+        if request.session.testsfailed > failed_before or os.environ.get("SALTTAP_KEEP_LAB"):
+            info["kept"] = str(lab.base)
+        else:
+            lab.cleanup()
+
+
+@pytest.fixture
+def lab(salt_lab, request):
+    """The version's lab, made healthy again if an earlier test left it degraded."""
+    lab = salt_lab
+    request.node._saltlab = lab
+    if not lab.master.running():
+        lab.master.start()
+        lab.wait_master_up()
+    stopped = [m for m in lab.minion_ids if not lab.minions[m].running()]
+    for m in stopped:
+        lab.start_minion(m)
+    if stopped:
+        lab.wait_minions()
+    return lab
+
+
+@pytest.fixture(scope="session")
+def salttap_bin() -> Path:
+    p = salttap_bin_path()
+    if not (p.is_file() and os.access(p, os.X_OK)):
+        pytest.fail(f"salttap binary not found or not executable: {p} "
+                    f"(build it, or set SALTTAP_BIN=/path/to/salttap)", pytrace=False)
+    return p
+
+
+@pytest.fixture
+def start_watcher(lab, request):
+    """start_watcher(kind=None) -> a running, synced EventWatcher on the master bus.
+
+    kind "salttap": `salttap watch --sock-dir <sock_dir> --format json`;
+    kind "salt": `salt-run state.event pretty=False`; default: SALTTAP_WATCHER.
+    All watchers are stopped (process group, by PID) at teardown.
+    """
+    watchers = []
+    request.node._watchers = watchers
+    counter = [0]
+
+    def start(kind: str | None = None, sync: bool = True):
+        kind = kind or WATCHER_MODE
+        counter[0] += 1
+        name = f"{request.node.name}-{kind}-{counter[0]}"
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+        if kind == "salttap":
+            binp = request.getfixturevalue("salttap_bin")
+            w = saltlab.EventWatcher(
+                [str(binp), "watch", "--sock-dir", str(lab.sock_dir), "--format", "json"],
+                name=name, parse=saltlab.parse_json_line, log_dir=lab.log_dir)
+        else:
+            w = lab.salt_event_watcher(name=name)
+        watchers.append(w)
+        if sync:
+            w.sync(lab)
+        return w
+
+    yield start
+    for w in watchers:
+        w.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if not rep.failed:
+        return
+    for w in getattr(item, "_watchers", []):
+        rep.sections.append((f"watcher {w.name}", w.diagnostics()))
+    lab = getattr(item, "_saltlab", None)
+    if lab is not None:
+        rep.sections.append((f"saltlab {lab.version} daemon logs", lab.logs()))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not SUMMARY:
+        return
+    tr = terminalreporter
+    tr.section("salttap integration: per Salt version")
+    tr.write_line(f"watcher: {WATCHER_MODE}" + (f" ({salttap_bin_path()})"
+                                                if WATCHER_MODE == "salttap" else ""))
+    for v, info in SUMMARY.items():
+        parts = []
+        for k in ("error", "lab_up_s", "total_s", "pub_framing_probe", "tap_framing", "kept"):
+            if k in info and info[k] is not None:
+                val = info[k]
+                parts.append(f"{k}={val:.1f}" if isinstance(val, float) else f"{k}={val}")
+        tr.write_line(f"salt {v}: " + " ".join(parts))
