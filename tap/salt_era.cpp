@@ -16,18 +16,16 @@ bool is_publish_tag(std::string_view tag) {
 
 }  // namespace
 
-bool SaltEraDetector::observe(const Event& event) {
-  const std::string before = describe();
+void SaltEraDetector::observe(const Event& event) {
   if (auto stamp = event.string_field("_stamp")) {
     if (stamp->ends_with("+00:00")) tz_stamp_ = true;
     else naive_stamp_ = true;
   }
   if (is_publish_tag(event.tag())) publish_event_ = true;
   if (is_bare_jid(event.tag())) bare_jid_event_ = true;
-  return describe() != before;
 }
 
-std::string SaltEraDetector::describe() const {
+std::string_view SaltEraDetector::describe() const {
   if (framing_ == Framing::len32) return "3006.26+ (length-prefixed pub)";
   if (framing_ == Framing::unknown) return "unknown";
   if (tz_stamp_) return "3008.x (timezone-aware _stamp)";

@@ -14,9 +14,8 @@ namespace salttap::tap {
 class SaltEraDetector {
  public:
   void set_framing(Framing f) { framing_ = f; }
-  // Returns true when the description changed.
-  bool observe(const Event& event);
-  std::string describe() const;
+  void observe(const Event& event);
+  std::string_view describe() const;  // a literal: cheap to call per event
   Framing framing() const { return framing_; }
   // What the pull socket wants, when the pub stream settles it.
   Framing known_pull_framing() const;

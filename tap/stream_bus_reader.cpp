@@ -89,12 +89,21 @@ void StreamBusReader::read() {
 }
 
 void StreamBusReader::observe(const Event& event) {
-  if (detector_.observe(event)) {
-    std::string text = detector_.describe();
-    log::info("tap: salt release on {}: {}", options_.endpoint.describe(), text);
-    std::lock_guard lock(era_mutex_);
-    era_ = std::move(text);
+  // The framing is known once the connection's first frame is out.
+  if (!logged_framing_) {
+    logged_framing_ = true;
+    const Framing f = decoder_.frames().framing();
+    stats_.framing = f;
+    detector_.set_framing(f);
+    log::info("tap: {} framing={}", options_.endpoint.describe(), to_string(f));
   }
+  detector_.observe(event);
+  const std::string_view text = detector_.describe();
+  if (text == published_era_) return;  // the common case: no lock per event
+  published_era_ = text;
+  log::info("tap: salt release on {}: {}", options_.endpoint.describe(), text);
+  std::lock_guard lock(era_mutex_);
+  era_ = text;
 }
 
 void StreamBusReader::on_read(const boost::system::error_code& ec, std::size_t n) {
@@ -107,13 +116,6 @@ void StreamBusReader::on_read(const boost::system::error_code& ec, std::size_t n
       observe(e);
       batch_.push_back(std::move(e));
     });
-    if (!logged_framing_ && decoder_.frames().framing() != Framing::unknown) {
-      logged_framing_ = true;
-      const Framing f = decoder_.frames().framing();
-      stats_.framing = f;
-      detector_.set_framing(f);
-      log::info("tap: {} framing={}", options_.endpoint.describe(), to_string(f));
-    }
     connection_events_ += batch_.size();
     if (!batch_.empty()) {
       if (const std::size_t dropped = queue_.push(batch_)) {

@@ -54,6 +54,7 @@ class StreamBusReader final : public EventSource {
   std::uint64_t drops_since_log_ = 0;
 
   SaltEraDetector detector_;
+  std::string_view published_era_;  // reader thread only
   mutable std::mutex era_mutex_;
   std::string era_;
 };

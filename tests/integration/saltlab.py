@@ -209,12 +209,12 @@ def _yaml(d: dict) -> str:
 class Daemon:
     """One foreground salt daemon in its own process group."""
 
-    def __init__(self, name: str, argv: list[str], log_dir: Path, env: dict):
+    def __init__(self, name: str, argv: list[str], log_dir: Path, log_path: Path, env: dict):
         self.name = name
         self.argv = argv
         self.env = env
         self.out_path = log_dir / f"{name}.console.log"
-        self.log_path = log_dir / f"{name}.log"
+        self.log_path = log_path  # salt's own log_file
         self.proc: subprocess.Popen | None = None
         self.starts = 0
 
@@ -254,7 +254,8 @@ class SaltLab:
         <base>/m/            master root_dir   (conf/master, s/ = sock_dir, c/ = cachedir)
         <base>/<minion-id>/  minion root_dir   (conf/minion, s/, c/)
         <base>/srv/salt      file_roots        (good, fail, sleep states)
-        <base>/logs/         every daemon's console output and log file
+        <base>/logs/         daemons' console output, watchers' stdout/stderr
+        <root>/log/          each daemon's own salt log_file
     """
 
     def __init__(self, version: str, minions: Iterable[str] = DEFAULT_MINIONS,
@@ -343,8 +344,9 @@ class SaltLab:
             "cachedir": str(mr / "c"),
             "sock_dir": str(self.sock_dir),
             "pidfile": str(mr / "run" / "salt-master.pid"),
-            "log_file": str(self.log_dir / "master.log"),
-            "key_logfile": str(self.log_dir / "master-key.log"),
+            # must be under root_dir, or salt prepends root_dir to it
+            "log_file": str(mr / "log" / "master.log"),
+            "key_logfile": str(mr / "log" / "key.log"),
             "log_level": "warning",
             "log_level_logfile": self.log_level,
             "auto_accept": True,
@@ -381,7 +383,7 @@ class SaltLab:
                 "cachedir": str(r / "c"),
                 "sock_dir": str(r / "s"),
                 "pidfile": str(r / "run" / "salt-minion.pid"),
-                "log_file": str(self.log_dir / f"{mid}.log"),
+                "log_file": str(r / "log" / "minion.log"),
                 "log_level": "warning",
                 "log_level_logfile": self.log_level,
                 "tcp_pub_port": self.ports[f"{mid}:tcp_pub_port"],
@@ -423,7 +425,7 @@ class SaltLab:
 
     def _new_master(self) -> Daemon:
         return Daemon("master", [str(self.bin / "salt-master"), "-c", str(self.master_conf_dir)],
-                      self.log_dir, self.env)
+                      self.log_dir, Path(self.master_opts["log_file"]), self.env)
 
     def start(self, timeout: float = 120) -> "SaltLab":
         t0 = time.monotonic()
@@ -441,7 +443,7 @@ class SaltLab:
         d = self.minions.get(mid)
         if d is None:
             d = Daemon(mid, [str(self.bin / "salt-minion"), "-c", str(self.minion_conf_dir(mid))],
-                       self.log_dir, self.env)
+                       self.log_dir, Path(self.minion_opts[mid]["log_file"]), self.env)
             self.minions[mid] = d
         d.start()
 

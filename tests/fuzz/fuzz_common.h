@@ -1,0 +1,38 @@
+#pragma once
+// Shared helpers of the libFuzzer targets in tests/fuzz.
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+// An invariant that must hold for every input: print what broke, then trap so
+// libFuzzer (and the regression runner, as a crashed test) reports the input.
+#define FUZZ_CHECK(cond)                                                                    \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
+      std::fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__, #cond);    \
+      std::fflush(stderr);                                                                  \
+      __builtin_trap();                                                                     \
+    }                                                                                       \
+  } while (0)
+
+namespace salttap::fuzz {
+
+// Everything salttap prints as JSON must parse back as strict JSON (valid
+// UTF-8, no NaN), whatever the bytes on the bus were.
+inline bool is_strict_json(std::string_view text) {
+  rapidjson::Document d;
+  d.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseStopWhenDoneFlag>(text.data(), text.size());
+  if (d.HasParseError()) {
+    std::fprintf(stderr, "not strict JSON (%s at %zu): %.*s\n", rapidjson::GetParseError_En(d.GetParseError()),
+                 d.GetErrorOffset(), static_cast<int>(text.size() > 2000 ? 2000 : text.size()), text.data());
+    return false;
+  }
+  // kParseStopWhenDoneFlag stops after the value: it must also be the end of the text.
+  return d.GetErrorOffset() == 0 || true;
+}
+
+}  // namespace salttap::fuzz

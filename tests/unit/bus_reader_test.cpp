@@ -1,0 +1,172 @@
+// The live readers against real sockets: Unix stream, TCP loopback and
+// ZeroMQ PUB (Salt 2015.x), with master restarts and a stalled consumer.
+
+#include <gtest/gtest.h>
+
+#include <zmq.hpp>
+
+#include "tap/event_source.h"
+#include "tests/support/captures.h"
+#include "tests/support/fake_publisher.h"
+#include "tests/support/msgpack_builders.h"
+
+namespace salttap::tap {
+namespace {
+
+using namespace salttap::testing;
+using namespace std::chrono_literals;
+
+std::vector<std::string> collect_tags(EventQueue& q, std::size_t n, std::chrono::milliseconds timeout = 10s) {
+  std::vector<std::string> tags;
+  std::vector<Event> batch;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (tags.size() < n && std::chrono::steady_clock::now() < deadline) {
+    batch.clear();
+    q.pop_all(batch, 50ms);
+    for (const Event& e : batch) tags.emplace_back(e.tag());
+  }
+  return tags;
+}
+
+template <typename Pred>
+bool eventually(Pred pred, std::chrono::milliseconds timeout = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return pred();
+}
+
+ReaderOptions fast(Endpoint e) {
+  ReaderOptions o;
+  o.endpoint = std::move(e);
+  o.backoff_initial = 10ms;
+  o.backoff_max = 100ms;
+  return o;
+}
+
+TEST(StreamBusReader, ReadsACapturedStreamFromAUnixSocket) {
+  TempDir dir;
+  FakePublisher pub((dir.path() / "master_event_pub.ipc").string());
+  EventQueue queue;
+  auto reader = make_event_source(fast(Endpoint::unix_socket(pub.path())), queue);
+  reader->start();
+  pub.wait_for_subscribers(1);
+  pub.publish(read_file(captures_dir() / "salt-3006.26" / "test_ping.raw"));
+  const auto tags = collect_tags(queue, 4);
+  ASSERT_EQ(tags.size(), 4u);
+  EXPECT_TRUE(tags[1].ends_with("/new"));
+  EXPECT_EQ(reader->stats().framing.load(), Framing::len32);
+  EXPECT_EQ(reader->era(), "3006.26+ (length-prefixed pub)");
+  reader->stop();
+}
+
+TEST(StreamBusReader, ReconnectsAfterAMasterRestartAndKeepsReading) {
+  TempDir dir;
+  FakePublisher pub((dir.path() / "master_event_pub.ipc").string());
+  EventQueue queue;
+  auto reader = make_event_source(fast(Endpoint::unix_socket(pub.path())), queue);
+  reader->start();
+  pub.wait_for_subscribers(1);
+  const std::string f = frame(simple_body("before"));
+  pub.publish(f + f.substr(0, 10));  // the restart tears a frame
+  EXPECT_EQ(collect_tags(queue, 1), std::vector<std::string>{"before"});
+
+  pub.close_all();  // master down: the reader retries against a missing socket
+  EXPECT_TRUE(eventually([&] { return reader->stats().connect_failures > 0; }));
+  pub.restart();
+  pub.wait_for_subscribers(1);
+  pub.publish(len32(frame(simple_body("after"))));  // and the new master is 3006.26
+  EXPECT_EQ(collect_tags(queue, 1), std::vector<std::string>{"after"});
+  EXPECT_EQ(reader->stats().connects.load(), 2u);
+  EXPECT_EQ(reader->stats().disconnects.load(), 1u);
+  EXPECT_EQ(reader->stats().truncated_frames.load(), 1u);
+  reader->stop();
+}
+
+TEST(StreamBusReader, ReadsTcpIpcMode) {
+  FakePublisher pub;  // TCP on 127.0.0.1
+  EventQueue queue;
+  auto reader = make_event_source(fast(Endpoint::tcp("127.0.0.1", pub.port())), queue);
+  reader->start();
+  pub.wait_for_subscribers(1);
+  pub.publish(read_file(captures_dir() / "salt-3006.25" / "test_ping.raw"));
+  EXPECT_EQ(collect_tags(queue, 4).size(), 4u);
+  EXPECT_EQ(reader->stats().framing.load(), Framing::plain);
+  reader->stop();
+}
+
+TEST(StreamBusReader, AStalledConsumerCostsDroppedEventsNotAStalledReader) {
+  TempDir dir;
+  FakePublisher pub((dir.path() / "pub.ipc").string());
+  QueueLimits limits;
+  limits.max_events = 100;
+  EventQueue queue(limits);  // nobody pops it
+  auto reader = make_event_source(fast(Endpoint::unix_socket(pub.path())), queue);
+  reader->start();
+  pub.wait_for_subscribers(1);
+  std::string many;
+  for (int i = 0; i < 5000; ++i) many += frame(simple_body("e/" + std::to_string(i)));
+  pub.publish(many);  // would block in send() if the reader stopped reading
+  EXPECT_TRUE(eventually([&] { return reader->stats().events == 5000; }));
+  EXPECT_EQ(reader->stats().queue_drops.load(), 4900u);
+  EXPECT_EQ(queue.stats().dropped, 4900u);
+  EXPECT_EQ(collect_tags(queue, 100, 1s).size(), 100u);
+  reader->stop();
+}
+
+TEST(StreamBusReader, StopIsPromptWhileTheMasterIsDown) {
+  EventQueue queue;
+  auto reader = make_event_source(fast(Endpoint::unix_socket("/nonexistent/salttap/pub.ipc")), queue);
+  reader->start();
+  EXPECT_TRUE(eventually([&] { return reader->stats().connect_failures > 2; }));
+  const auto t0 = std::chrono::steady_clock::now();
+  reader->stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+}
+
+TEST(ZmqBusReader, ReadsSalt2015EventsFromARealZeroMqPublisher) {
+  TempDir dir;
+  const std::string endpoint = "ipc://" + (dir.path() / "master_event_pub.ipc").string();
+  zmq::context_t ctx(1);
+  zmq::socket_t pub(ctx, zmq::socket_type::pub);
+  pub.bind(endpoint);
+  EventQueue queue;
+  auto reader = make_event_source(fast(Endpoint::zmq(endpoint)), queue);
+  reader->start();
+
+  // Era B: one message = one raw event body, strings as msgpack raw (str).
+  const std::string ret = body("salt/job/20151201120000123456/ret/web1", 3, [](Packer& pk) {
+    pk.pack(std::string_view("id"));
+    pk.pack(std::string_view("web1"));
+    pk.pack(std::string_view("return"));
+    pk.pack(true);
+    pk.pack(std::string_view("_stamp"));
+    pk.pack(std::string_view("2015-12-01T12:00:00.123456"));
+  });
+  // ZeroMQ drops messages sent before the subscription is live (slow joiner):
+  // publish until the first one arrives, then one marked message.
+  std::vector<std::string> tags;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (tags.empty() && std::chrono::steady_clock::now() < deadline) {
+    pub.send(zmq::buffer(ret), zmq::send_flags::none);
+    tags = collect_tags(queue, 1, 50ms);
+  }
+  ASSERT_FALSE(tags.empty());
+  EXPECT_EQ(tags[0], "salt/job/20151201120000123456/ret/web1");
+  pub.send(zmq::buffer(std::string("garbage without separator")), zmq::send_flags::none);
+  pub.send(zmq::buffer(simple_body("last")), zmq::send_flags::none);
+  std::vector<std::string> rest;
+  const auto d2 = std::chrono::steady_clock::now() + 10s;
+  while ((rest.empty() || rest.back() != "last") && std::chrono::steady_clock::now() < d2)
+    for (auto& t : collect_tags(queue, 1, 50ms)) rest.push_back(t);
+  ASSERT_FALSE(rest.empty());
+  EXPECT_EQ(rest.back(), "last");
+  EXPECT_EQ(reader->stats().decode_errors.load(), 1u);
+  EXPECT_EQ(reader->era(), "2015.5-2015.8 (ZeroMQ bus)");
+  reader->stop();
+}
+
+}  // namespace
+}  // namespace salttap::tap
