@@ -1,0 +1,156 @@
+// libFuzzer target: one frame / one event body / one JSON line.
+//
+// The same input is given to
+//   EventDecoder::decode_frame   (a {"head","body"} frame from FrameDecoder)
+//   EventDecoder::decode_body    (a bare body: ZeroMQ message on Salt 2015.x)
+// with production limits and with tiny ones, every decoded event rendered by
+// append_event_json / append_msgpack_json(_pretty) and checked to be strict
+// JSON; and to the JSON-lines parsers event_body_from_json / msgpack_from_json.
+//
+// Round trip: the JSON salttap prints for an event, read back by
+// event_body_from_json (what `salttap replay` of a .jsonl does) and decoded
+// again, must reach a fixed point after one trip (the first trip may change
+// what JSON cannot carry: ext types, non-string keys, invalid UTF-8).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tap/event_decoder.h"
+#include "tap/event_json.h"
+#include "tap/json_event.h"
+#include "tests/fuzz/fuzz_common.h"
+
+namespace {
+
+using namespace salttap::tap;
+using salttap::fuzz::is_strict_json;
+
+DecodeLimits tiny_limits() {
+  DecodeLimits l;
+  l.max_frame_bytes = 256;
+  l.max_container_items = 8;
+  l.max_depth = 4;
+  return l;
+}
+
+std::string render(const Event& e) {
+  std::string json;
+  append_event_json(json, e);
+  FUZZ_CHECK(is_strict_json(json));
+  return json;
+}
+
+void render_all_forms(const Event& e) {
+  render(e);
+  std::string compact;
+  append_msgpack_json(compact, e.data());
+  FUZZ_CHECK(is_strict_json(compact));
+  std::string pretty;
+  append_msgpack_json_pretty(pretty, e.data());
+  FUZZ_CHECK(is_strict_json(pretty));
+}
+
+void check_failure(const EventDecoder& d, std::uint64_t errors_before) {
+  FUZZ_CHECK(d.stats().total_errors() == errors_before + 1);
+  FUZZ_CHECK(!d.last_error().empty());
+}
+
+// JSON line -> body -> Event -> JSON line, as `salttap replay` would.
+std::optional<std::string> json_trip(const std::string& line, EventDecoder& d) {
+  std::string error;
+  auto body = event_body_from_json(line, &error);
+  FUZZ_CHECK(body.has_value());  // salttap's own output must always read back
+  auto e = d.decode_body(*body);
+  if (!e) {
+    // Ext 79 constants become nested JSON, so the data may now be deeper
+    // than max_depth; nothing else may fail.
+    FUZZ_CHECK(d.last_error().rfind("over_limit", 0) == 0);
+    return std::nullopt;
+  }
+  return render(*e);
+}
+
+void round_trip(const Event& e) {
+  EventDecoder d;
+  const std::string first = render(e);
+  auto second = json_trip(first, d);
+  if (!second) return;
+  auto third = json_trip(*second, d);
+  if (!third) return;
+  if (*second != *third) {
+    std::fprintf(stderr, "round trip is not a fixed point:\n  %s\n  %s\n", second->c_str(), third->c_str());
+  }
+  FUZZ_CHECK(*second == *third);
+}
+
+void decode_as_frame_and_body(std::string_view input, const DecodeLimits& limits, bool trip) {
+  EventDecoder d(limits);
+  std::uint64_t errors = d.stats().total_errors();
+  if (auto e = d.decode_frame(input)) {
+    FUZZ_CHECK(e->wire_bytes() == input.size());
+    FUZZ_CHECK(d.stats().events == 1);
+    render_all_forms(*e);
+    if (trip) round_trip(*e);
+  } else {
+    check_failure(d, errors);
+  }
+  errors = d.stats().total_errors();
+  const std::uint64_t events = d.stats().events;
+  if (auto e = d.decode_body(input)) {
+    FUZZ_CHECK(e->wire_bytes() == input.size());
+    FUZZ_CHECK(d.stats().events == events + 1);
+    // The tag is a prefix of the body (up to 20 chars on pre-2015.5 masters).
+    FUZZ_CHECK(input.substr(0, e->tag().size()) == e->tag());
+    render_all_forms(*e);
+    if (trip) round_trip(*e);
+  } else {
+    check_failure(d, errors);
+  }
+}
+
+void parse_as_json(std::string_view input) {
+  std::string error;
+  if (auto packed = msgpack_from_json(input, &error)) {
+    // Whatever JSON gives must be one whole msgpack value.
+    msgpack::object_handle h = msgpack::unpack(packed->data(), packed->size());
+    std::string json;
+    append_msgpack_json(json, h.get());
+    FUZZ_CHECK(is_strict_json(json));
+  } else {
+    FUZZ_CHECK(!error.empty());
+  }
+
+  error.clear();
+  if (auto body = event_body_from_json(input, &error)) {
+    const auto sep = body->find("\n\n");
+    FUZZ_CHECK(sep != std::string::npos);
+    EventDecoder d;
+    auto e = d.decode_body(*body);
+    // A tag without "\n" cannot be split wrongly: the event must come back
+    // with the same tag (or hit a depth/size limit).
+    const std::string_view tag(body->data(), sep);
+    if (tag.find('\n') == std::string_view::npos) {
+      if (e) {
+        FUZZ_CHECK(e->tag() == tag);
+      } else {
+        FUZZ_CHECK(d.last_error().rfind("over_limit", 0) == 0);
+      }
+    }
+    if (e) render_all_forms(*e);
+  } else {
+    FUZZ_CHECK(!error.empty());
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  decode_as_frame_and_body(input, DecodeLimits{}, true);
+  decode_as_frame_and_body(input, tiny_limits(), false);
+  parse_as_json(input);
+  return 0;
+}

@@ -1,0 +1,85 @@
+// Finding the bus from the master's own config, as Salt resolves it.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tap/master_config.h"
+#include "tests/support/fake_publisher.h"
+
+namespace salttap::tap {
+namespace {
+
+using salttap::testing::TempDir;
+
+void write(const std::filesystem::path& p, const std::string& text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+TEST(MasterConfig, NoFileMeansSaltDefaults) {
+  const MasterBus bus = load_master_config("/nonexistent/salt/master");
+  EXPECT_EQ(bus.pub().describe(), "unix:/var/run/salt/master/master_event_pub.ipc");
+  EXPECT_EQ(bus.pull().describe(), "unix:/var/run/salt/master/master_event_pull.ipc");
+  EXPECT_THROW(load_master_config("/nonexistent/salt/master", /*required=*/true), MasterConfigError);
+}
+
+TEST(MasterConfig, RootDirIsPrependedLikeSaltDoes) {
+  EXPECT_EQ(prepend_root_dir("/srv/salt-root", "/var/run/salt/master"), "/srv/salt-root/var/run/salt/master");
+  EXPECT_EQ(prepend_root_dir("/srv/salt-root/", "/srv/salt-root/sock"), "/srv/salt-root/sock");
+  EXPECT_EQ(prepend_root_dir("/", "/var/run/salt/master"), "/var/run/salt/master");
+  TempDir dir;
+  write(dir.path() / "master", "root_dir: /tmp/r\n");
+  EXPECT_EQ(load_master_config((dir.path() / "master").string()).sock_dir, "/tmp/r/var/run/salt/master");
+}
+
+TEST(MasterConfigTest, MasterDFilesOverrideTheMainFile) {
+  TempDir dir;
+  write(dir.path() / "master", "sock_dir: /a\nuser: salt\n");
+  write(dir.path() / "master.d" / "10-sock.conf", "sock_dir: /b\n");
+  write(dir.path() / "master.d" / "20-sock.conf", "sock_dir: /c\n");
+  write(dir.path() / "master.d" / "ignored.txt", "sock_dir: /d\n");
+  const MasterBus bus = load_master_config((dir.path() / "master").string());
+  EXPECT_EQ(bus.sock_dir, "/c");
+  EXPECT_EQ(bus.user, "salt");
+}
+
+TEST(MasterConfigTest, IncludeAndCustomDefaultInclude) {
+  TempDir dir;
+  write(dir.path() / "master", "default_include: conf.d/*.yaml\ninclude: extra.conf\nsock_dir: /a\n");
+  write(dir.path() / "conf.d" / "x.yaml", "sock_dir: /b\n");
+  write(dir.path() / "extra.conf", "tcp_master_pub_port: 5512\n");
+  const MasterBus bus = load_master_config((dir.path() / "master").string());
+  EXPECT_EQ(bus.sock_dir, "/b");
+  EXPECT_EQ(bus.tcp_pub_port, 5512);
+}
+
+TEST(MasterConfigTest, IpcModeTcpUsesTheTcpPorts) {
+  TempDir dir;
+  write(dir.path() / "master", "ipc_mode: tcp\ntcp_master_pub_port: 6512\ntcp_master_pull_port: 6513\n");
+  const MasterBus bus = load_master_config((dir.path() / "master").string());
+  EXPECT_EQ(bus.pub().describe(), "tcp:127.0.0.1:6512");
+  EXPECT_EQ(bus.pull().describe(), "tcp:127.0.0.1:6513");
+}
+
+TEST(MasterConfigTest, ALongSockDirMovesUnderCachedir) {
+  TempDir dir;
+  write(dir.path() / "master", "cachedir: /c\nsock_dir: /a/very/long/socket/directory/path\n");
+  EXPECT_EQ(load_master_config((dir.path() / "master").string()).sock_dir, "/c/.salt-unix");
+}
+
+TEST(MasterConfigTest, BadYamlIsAClearError) {
+  TempDir dir;
+  write(dir.path() / "master", "sock_dir: [unclosed\n");
+  try {
+    load_master_config((dir.path() / "master").string());
+    FAIL() << "no error";
+  } catch (const MasterConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("master"), std::string::npos);
+  }
+  write(dir.path() / "master", "tcp_master_pub_port: not-a-port\n");
+  EXPECT_THROW(load_master_config((dir.path() / "master").string()), MasterConfigError);
+}
+
+}  // namespace
+}  // namespace salttap::tap
