@@ -3,15 +3,13 @@
 #include <cstring>
 #include <exception>
 
+#include "tap/msgpack_tree.h"
+
 namespace salttap::tap {
 namespace {
 
 constexpr std::string_view kTagEnd = "\n\n";
 constexpr std::size_t kOldTagLen = 20;  // pre-2015.5 padded tags
-
-// The copied frame lives in the same zone as the tree, so every str/bin/ext
-// may point into it instead of being copied again.
-bool reference_everything(msgpack::type::object_type, std::size_t, void*) { return true; }
 
 // The zone's first chunk holds the frame copy and, usually, the whole tree.
 std::size_t zone_chunk_for(std::size_t frame_size) { return frame_size * 2 + 512; }
@@ -38,9 +36,13 @@ std::uint64_t DecodeStats::total_errors() const {
   return n;
 }
 
-EventDecoder::EventDecoder(const DecodeLimits& limits)
-    : limit_(limits.max_container_items, limits.max_container_items, limits.max_frame_bytes,
-             limits.max_frame_bytes, limits.max_frame_bytes, limits.max_depth) {}
+EventDecoder::EventDecoder(const DecodeLimits& limits) : limits_(limits) {}
+
+std::nullopt_t EventDecoder::fail_tree(TreeStatus status, DecodeError parse_error, std::size_t at) {
+  if (status == TreeStatus::over_limit) return fail(DecodeError::over_limit, "at byte " + std::to_string(at));
+  return fail(parse_error, (status == TreeStatus::truncated ? "truncated at byte " : "invalid byte at ") +
+                               std::to_string(at));
+}
 
 std::nullopt_t EventDecoder::fail(DecodeError e, std::string_view detail) {
   ++stats_.errors[static_cast<std::size_t>(e)];
@@ -57,16 +59,11 @@ std::optional<Event> EventDecoder::decode_frame(std::string_view frame) {
   char* copy = static_cast<char*>(zone.allocate_no_align(frame.size()));
   std::memcpy(copy, frame.data(), frame.size());
 
+  // The tree references the copy, which lives as long as the zone.
   msgpack::object outer;
-  try {
-    std::size_t off = 0;
-    bool referenced = false;
-    outer = msgpack::unpack(zone, copy, frame.size(), off, referenced, reference_everything, nullptr, limit_);
-  } catch (const msgpack::size_overflow& e) {
-    return fail(DecodeError::over_limit, e.what());
-  } catch (const std::exception& e) {
-    return fail(DecodeError::frame_not_msgpack, e.what());
-  }
+  if (const TreeResult r = build_tree(zone, std::string_view(copy, frame.size()), 0, limits_, outer);
+      r.status != TreeStatus::ok)
+    return fail_tree(r.status, DecodeError::frame_not_msgpack, r.end);
   if (outer.type != msgpack::type::MAP) return fail(DecodeError::frame_not_map, {});
   const msgpack::object* body = map_find(outer, "body");
   if (body == nullptr) return fail(DecodeError::no_body, {});
@@ -100,15 +97,8 @@ std::optional<Event> EventDecoder::finish_event(msgpack::zone& zone, const char*
   }
 
   msgpack::object data;
-  try {
-    std::size_t off = data_off;
-    bool referenced = false;
-    data = msgpack::unpack(zone, body, size, off, referenced, reference_everything, nullptr, limit_);
-  } catch (const msgpack::size_overflow& e) {
-    return fail(DecodeError::over_limit, e.what());
-  } catch (const std::exception& e) {
-    return fail(DecodeError::data_not_msgpack, e.what());
-  }
+  if (const TreeResult r = build_tree(zone, all, data_off, limits_, data); r.status != TreeStatus::ok)
+    return fail_tree(r.status, DecodeError::data_not_msgpack, r.end);
   ++stats_.events;
   return Event(std::move(zone), tag, data, wire_bytes);
 }

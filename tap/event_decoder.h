@@ -15,6 +15,7 @@
 
 #include "tap/decode_limits.h"
 #include "tap/event.h"
+#include "tap/msgpack_tree.h"
 
 namespace salttap::tap {
 
@@ -53,8 +54,9 @@ class EventDecoder {
   std::optional<Event> finish_event(msgpack::zone& zone, const char* body, std::size_t size,
                                     std::size_t wire_bytes);
   std::nullopt_t fail(DecodeError e, std::string_view detail);
+  std::nullopt_t fail_tree(TreeStatus status, DecodeError parse_error, std::size_t at);
 
-  msgpack::unpack_limit limit_;
+  DecodeLimits limits_;
   DecodeStats stats_;
   std::string last_error_;
 };

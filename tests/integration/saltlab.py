@@ -209,8 +209,10 @@ def _yaml(d: dict) -> str:
 class Daemon:
     """One foreground salt daemon in its own process group."""
 
-    def __init__(self, name: str, argv: list[str], log_dir: Path, log_path: Path, env: dict):
+    def __init__(self, name: str, argv: list[str], log_dir: Path, log_path: Path, env: dict,
+                 term_timeout: float = 10.0):
         self.name = name
+        self.term_timeout = term_timeout
         self.argv = argv
         self.env = env
         self.out_path = log_dir / f"{name}.console.log"
@@ -240,7 +242,7 @@ class Daemon:
 
     def stop(self) -> None:
         if self.proc is not None:
-            stop_process_group(self.proc)
+            stop_process_group(self.proc, self.term_timeout)
 
     def logs(self) -> str:
         return (f"--- {self.name} console ({self.out_path})\n{tail(self.out_path)}\n"
@@ -360,7 +362,7 @@ class SaltLab:
             "pillar_roots": {"base": [str(self.base / "srv" / "pillar")]},
             "fileserver_backend": ["roots"],
             "keep_jobs_seconds": 3600,
-            "gather_job_timeout": 5,
+            "gather_job_timeout": 3,
         }
         self._check_sock_dir_rule(master)
         self.master_conf_dir.mkdir(parents=True, exist_ok=True)
@@ -443,7 +445,9 @@ class SaltLab:
         d = self.minions.get(mid)
         if d is None:
             d = Daemon(mid, [str(self.bin / "salt-minion"), "-c", str(self.minion_conf_dir(mid))],
-                       self.log_dir, Path(self.minion_opts[mid]["log_file"]), self.env)
+                       self.log_dir, Path(self.minion_opts[mid]["log_file"]), self.env,
+                       # a salt-minion takes ~7 s to honour SIGTERM; no point waiting
+                       term_timeout=3.0)
             self.minions[mid] = d
         d.start()
 
@@ -521,7 +525,7 @@ class SaltLab:
                 if d is None or not d.running():
                     raise RuntimeError(f"{mid} is not running\n" + self.logs())
             r = self.salt(["-L", ",".join(want), "test.ping", "--out=json", "--static",
-                           "-t", "5"], check=False, timeout=60)
+                           "-t", "3"], check=False, timeout=60)
             last = r
             try:
                 got = json.loads(r.stdout) if r.stdout.strip() else {}
