@@ -19,7 +19,7 @@ def main(cpp_json, salt_jsonl, manifest_json):
         decoder = "salttap" if name.startswith("BM_salttap") else "msgpack-c"
         file = name.split('"')[1]
         unit = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}[b["time_unit"]]
-        runs.setdefault((decoder, file), []).append(b["cpu_time"] * unit)
+        runs.setdefault((decoder, file), []).append(b["real_time"] * unit)  # wall, like salt_decode.py
     for line in open(salt_jsonl):
         r = json.loads(line)
         file = r["file"].rsplit("/", 1)[-1]
