@@ -17,6 +17,8 @@ bool is_publish_tag(std::string_view tag) {
 }  // namespace
 
 void SaltEraDetector::observe(const Event& event) {
+  // Our own fired events carry our _stamp, not the master's.
+  if (event.tag().starts_with("salttap/")) return;
   if (auto stamp = event.string_field("_stamp")) {
     if (stamp->ends_with("+00:00")) tz_stamp_ = true;
     else naive_stamp_ = true;
