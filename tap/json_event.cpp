@@ -50,7 +50,7 @@ void pack_json(msgpack::packer<msgpack::sbuffer>& pk, const rapidjson::Value& v)
 
 std::optional<std::string> msgpack_from_json(std::string_view json, std::string* error) {
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseNanAndInfFlag>(json.data(), json.size());
+  doc.Parse<rapidjson::kParseNanAndInfFlag | rapidjson::kParseFullPrecisionFlag>(json.data(), json.size());
   if (doc.HasParseError()) {
     *error = std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
              std::to_string(doc.GetErrorOffset());
@@ -64,7 +64,7 @@ std::optional<std::string> msgpack_from_json(std::string_view json, std::string*
 
 std::optional<std::string> event_body_from_json(std::string_view line, std::string* error) {
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseNanAndInfFlag>(line.data(), line.size());
+  doc.Parse<rapidjson::kParseNanAndInfFlag | rapidjson::kParseFullPrecisionFlag>(line.data(), line.size());
   if (doc.HasParseError()) {
     *error = std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
              std::to_string(doc.GetErrorOffset());
