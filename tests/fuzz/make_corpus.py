@@ -310,7 +310,6 @@ MASTER_CONFIGS = {
     "anchors": "base: &b /var/run/x\nsock_dir: *b\ncachedir: *b\n",
     "tabs-and-unicode": "id: \"m\\u00e9\\t1\"\nuser: ' root '\n",
     "null-values": "sock_dir: ~\ncachedir:\nipc_mode: null\n",
-    "complex-key": "? [a, b]\n: c\ninclude: '*'\n",
 }
 
 
