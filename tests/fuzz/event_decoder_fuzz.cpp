@@ -7,13 +7,19 @@
 // append_event_json / append_msgpack_json(_pretty) and checked to be strict
 // JSON; and to the JSON-lines parsers event_body_from_json / msgpack_from_json.
 //
+// Differential: build_tree (the decoder's own msgpack parser) must accept
+// exactly what msgpack::unpack accepts, with the same limits, and build the
+// same tree (bit-equal floats, same end offset).
+//
 // Round trip: the JSON salttap prints for an event, read back by
 // event_body_from_json (what `salttap replay` of a .jsonl does) and decoded
 // again, must reach a fixed point after one trip (the first trip may change
 // what JSON cannot carry: ext types, non-string keys, invalid UTF-8).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +27,7 @@
 #include "tap/event_decoder.h"
 #include "tap/event_json.h"
 #include "tap/json_event.h"
+#include "tap/msgpack_tree.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace {
@@ -39,6 +46,7 @@ DecodeLimits tiny_limits() {
 std::string render(const Event& e) {
   std::string json;
   append_event_json(json, e);
+  FUZZ_CHECK(salttap::fuzz::is_linear_size(json, e.wire_bytes()));
   FUZZ_CHECK(is_strict_json(json));
   return json;
 }
@@ -84,6 +92,64 @@ void round_trip(const Event& e) {
     std::fprintf(stderr, "round trip is not a fixed point:\n  %s\n  %s\n", second->c_str(), third->c_str());
   }
   FUZZ_CHECK(*second == *third);
+}
+
+bool same_tree(const msgpack::object& a, const msgpack::object& b) {
+  if (a.type != b.type) return false;
+  switch (a.type) {
+    case msgpack::type::NIL: return true;
+    case msgpack::type::BOOLEAN: return a.via.boolean == b.via.boolean;
+    case msgpack::type::POSITIVE_INTEGER: return a.via.u64 == b.via.u64;
+    case msgpack::type::NEGATIVE_INTEGER: return a.via.i64 == b.via.i64;
+    case msgpack::type::FLOAT32:
+    case msgpack::type::FLOAT64: return std::memcmp(&a.via.f64, &b.via.f64, sizeof(double)) == 0;
+    case msgpack::type::STR:
+    case msgpack::type::BIN:
+      // msgpack-c leaves ptr null for an empty str/bin: compare as views.
+      return std::string_view(a.via.str.ptr, a.via.str.size) == std::string_view(b.via.str.ptr, b.via.str.size);
+    case msgpack::type::EXT:
+      return a.via.ext.size == b.via.ext.size && std::memcmp(a.via.ext.ptr, b.via.ext.ptr, a.via.ext.size + 1) == 0;
+    case msgpack::type::ARRAY:
+      if (a.via.array.size != b.via.array.size) return false;
+      for (std::uint32_t i = 0; i < a.via.array.size; ++i)
+        if (!same_tree(a.via.array.ptr[i], b.via.array.ptr[i])) return false;
+      return true;
+    case msgpack::type::MAP:
+      if (a.via.map.size != b.via.map.size) return false;
+      for (std::uint32_t i = 0; i < a.via.map.size; ++i)
+        if (!same_tree(a.via.map.ptr[i].key, b.via.map.ptr[i].key) ||
+            !same_tree(a.via.map.ptr[i].val, b.via.map.ptr[i].val))
+          return false;
+      return true;
+  }
+  return false;
+}
+
+void differential_tree(std::string_view bytes, std::size_t offset, const DecodeLimits& limits) {
+  msgpack::zone zone;
+  msgpack::object ours;
+  const TreeResult r = build_tree(zone, bytes, offset, limits, ours);
+  FUZZ_CHECK(r.end >= offset && r.end <= bytes.size());
+
+  std::size_t off = offset;
+  std::optional<msgpack::object_handle> theirs;
+  bool their_over_limit = false;
+  try {
+    const msgpack::unpack_limit l(limits.max_container_items, limits.max_container_items, 0xffffffff, 0xffffffff,
+                                  0xffffffff, limits.max_depth);
+    theirs = msgpack::unpack(bytes.data(), bytes.size(), off, nullptr, nullptr, l);
+  } catch (const msgpack::size_overflow&) {
+    their_over_limit = true;
+  } catch (const std::exception&) {
+  }
+  if ((r.status == TreeStatus::ok) != theirs.has_value()) {
+    std::fprintf(stderr, "build_tree status %d at %zu, msgpack::unpack %s\n", static_cast<int>(r.status), r.end,
+                 theirs ? "ok" : their_over_limit ? "over limit" : "failed");
+  }
+  FUZZ_CHECK((r.status == TreeStatus::ok) == theirs.has_value());
+  if (!theirs) return;
+  FUZZ_CHECK(r.end == off);
+  FUZZ_CHECK(same_tree(ours, theirs->get()));
 }
 
 void decode_as_frame_and_body(std::string_view input, const DecodeLimits& limits, bool trip) {
@@ -149,6 +215,15 @@ void parse_as_json(std::string_view input) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
+  differential_tree(input, 0, tiny_limits());
+  {
+    // Production depth; msgpack-c allocates a container's count up front, so
+    // cap the count at the input size (no valid tree has more items anyway).
+    DecodeLimits l;
+    l.max_container_items = static_cast<std::uint32_t>(std::min<std::size_t>(l.max_container_items, size));
+    differential_tree(input, 0, l);
+  }
+  if (const auto sep = input.find("\n\n"); sep != std::string_view::npos) differential_tree(input, sep + 2, tiny_limits());
   decode_as_frame_and_body(input, DecodeLimits{}, true);
   decode_as_frame_and_body(input, tiny_limits(), false);
   parse_as_json(input);

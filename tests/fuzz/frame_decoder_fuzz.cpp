@@ -125,6 +125,7 @@ Result reference_pass(std::string_view stream, const Options& o) {
         FUZZ_CHECK(e->wire_bytes() == frame.size());
         std::string json;
         salttap::tap::append_event_json(json, *e);
+        FUZZ_CHECK(salttap::fuzz::is_linear_size(json, e->wire_bytes()));
         FUZZ_CHECK(salttap::fuzz::is_strict_json(json));
         r.out.push_back("E" + json);
       } else {

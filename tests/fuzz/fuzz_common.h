@@ -1,6 +1,7 @@
 #pragma once
 // Shared helpers of the libFuzzer targets in tests/fuzz.
 
+#include <cstddef>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -32,6 +33,18 @@ inline bool is_strict_json(std::string_view text) {
     return false;
   }
   return true;
+}
+
+// Rendering must stay linear in the wire size. The worst legitimate case is
+// about 15 bytes of JSON per input byte (a 3-byte fixext as a map key:
+// {"__ext__":{"type":5,"b64":"AA=="}} escaped); 64 leaves room.
+constexpr std::size_t kMaxJsonPerByte = 64;
+
+inline bool is_linear_size(std::string_view json, std::size_t wire_bytes) {
+  if (json.size() <= kMaxJsonPerByte * wire_bytes + 256) return true;
+  std::fprintf(stderr, "%zu wire bytes rendered as %zu bytes of JSON: %.*s...\n", wire_bytes, json.size(),
+               static_cast<int>(json.size() > 300 ? 300 : json.size()), json.data());
+  return false;
 }
 
 }  // namespace salttap::fuzz
