@@ -29,9 +29,12 @@ int run_cli(int argc, char** argv) {
   std::uint64_t max_frame_mib = replay.limits.max_frame_bytes >> 20;
   auto* replay_cmd = app.add_subcommand("replay", "Decode captures (raw pub-socket bytes or JSON lines)");
   replay_cmd->add_option("files", replay.files, "Capture files")->required()->check(CLI::ExistingFile);
-  replay_cmd->add_option("--output", replay.output, "What to print")
-      ->check(CLI::IsMember({"events"}))
+  replay_cmd->add_option("--output", replay.output, "events: one JSON object per event; jobs: one per settled job")
+      ->check(CLI::IsMember({"events", "jobs"}))
       ->capture_default_str();
+  double missing_after = -1;
+  replay_cmd->add_option("--missing-after", missing_after, "Seconds after a job's start when its silent minions are "
+                                                           "missing (overrides every deadline)");
   add_limits(*replay_cmd, max_frame_mib);
 
   WatchOptions watch;
@@ -45,7 +48,12 @@ int run_cli(int argc, char** argv) {
   watch_cmd->add_option("--format", watch.format, "pretty or json (one JSON object per line)")
       ->check(CLI::IsMember({"pretty", "json"}))
       ->capture_default_str();
-  watch_cmd->add_option("--count", watch.count, "Exit after this many matching events");
+  watch_cmd->add_option("--count", watch.count, "Exit after this many matching events (jobs with --jobs)");
+  watch_cmd->add_flag("--jobs", watch.jobs, "One line per settled job: who ran what where; who succeeded, failed, "
+                                            "never returned");
+  double watch_missing_after = -1;
+  watch_cmd->add_option("--missing-after", watch_missing_after, "With --jobs: seconds until silent minions are "
+                                                                "missing (overrides every deadline)");
   add_limits(*watch_cmd, max_frame_mib);
 
   FireOptions fire;
@@ -63,10 +71,17 @@ int run_cli(int argc, char** argv) {
   try {
     if (replay_cmd->parsed()) {
       replay.limits.max_frame_bytes = max_frame_mib << 20;
+      if (missing_after >= 0) replay.correlator.missing_after = static_cast<Micros>(missing_after * kMicrosPerSecond);
+      replay.auditor = std::make_shared<correlator::Auditor>(correlator::Auditor::default_rules());
+      replay.redactor = std::make_shared<correlator::Redactor>();
       return run_replay(replay, stdout);
     }
     if (watch_cmd->parsed()) {
       watch.limits.max_frame_bytes = max_frame_mib << 20;
+      if (watch_missing_after >= 0)
+        watch.correlator.missing_after = static_cast<Micros>(watch_missing_after * kMicrosPerSecond);
+      watch.auditor = std::make_shared<correlator::Auditor>(correlator::Auditor::default_rules());
+      watch.redactor = std::make_shared<correlator::Redactor>();
       return run_watch(watch, stdout);
     }
     if (fire_cmd->parsed()) return run_fire(fire);

@@ -1,23 +1,33 @@
 #pragma once
-// `salttap replay FILE... --output events`: decode captures and print one
-// JSON object per event, in stream order (same output as `watch --format json`).
+// `salttap replay FILE...`: decode captures and print, in stream order,
+//   --output events  one JSON object per event (same as `watch --format json`)
+//   --output jobs    one JSON object per settled job (correlator/job_json.h),
+//                    on the events' own time (_stamp); at the end every open
+//                    job is settled as if its deadline had passed.
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "correlator/audit.h"
+#include "correlator/correlator_config.h"
+#include "correlator/redactor.h"
 #include "tap/decode_limits.h"
 
 namespace salttap::service {
 
 struct ReplayOptions {
   std::vector<std::string> files;
-  std::string output = "events";
+  std::string output = "events";  // events | jobs
   tap::DecodeLimits limits;
+  correlator::CorrelatorConfig correlator;
+  std::shared_ptr<const correlator::Auditor> auditor;
+  std::shared_ptr<const correlator::Redactor> redactor;
 };
 
-// Returns the process exit code: 0 when every file was read (bad frames are
-// counted and reported on stderr, not fatal), 1 when a file could not be read.
+// 0 when every file was read (bad frames are counted and reported on stderr,
+// not fatal); 1 when a file could not be read.
 int run_replay(const ReplayOptions& options, std::FILE* out);
 
 }  // namespace salttap::service

@@ -1,6 +1,9 @@
 #include "service/watch.h"
 
 #include "common/log.h"
+#include "correlator/correlator.h"
+#include "correlator/job_json.h"
+#include "service/job_output.h"
 #include "service/signals.h"
 #include "tap/event_json.h"
 #include "tap/event_source.h"
@@ -31,15 +34,41 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
   std::vector<tap::Event> events;
   std::string text;
   std::uint64_t printed = 0;
+
+  SystemClock clock;
+  std::unique_ptr<correlator::Correlator> jobs;
+  if (options.jobs) {
+    jobs = std::make_unique<correlator::Correlator>(
+        options.correlator, clock,
+        [&](correlator::JobUpdate update, const correlator::Job& job) {
+          if (update == correlator::JobUpdate::final) return;
+          if (options.count && printed >= options.count) return;
+          if (options.format == "json") {
+            correlator::append_job_json(text, job, jobs->minions());
+            text.push_back('\n');
+          } else {
+            append_job_line(text, job, jobs->minions());
+          }
+          ++printed;
+        },
+        options.auditor, options.redactor);
+  }
+
   while (!stop_requested() && (options.count == 0 || printed < options.count)) {
     events.clear();
     queue.pop_all(events, std::chrono::milliseconds(200));
     text.clear();
     for (const tap::Event& e : events) {
       if (!options.filter.matches(e)) continue;
+      if (jobs) {
+        jobs->advance();
+        jobs->on_event(e);
+        continue;
+      }
       format_event(text, e, options.format);
       if (++printed == options.count) break;
     }
+    if (jobs) jobs->advance();
     if (text.empty()) continue;
     // A closed stdout (EPIPE: `watch | head`) is a normal end for a CLI filter.
     if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0) break;

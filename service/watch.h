@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <string>
 
+#include "correlator/audit.h"
+#include "correlator/correlator_config.h"
+#include "correlator/redactor.h"
 #include "service/bus_options.h"
 #include "service/event_filter.h"
 #include "tap/decode_limits.h"
@@ -21,6 +24,12 @@ struct WatchOptions {
   std::uint64_t count = 0;        // stop after this many matching events (0: run until signalled)
   tap::DecodeLimits limits;
   tap::QueueLimits queue;
+  // --jobs: one line per settled job instead of events (filters then apply to
+  // the events the correlator sees: keep them empty to see every job).
+  bool jobs = false;
+  correlator::CorrelatorConfig correlator;
+  std::shared_ptr<const correlator::Auditor> auditor;
+  std::shared_ptr<const correlator::Redactor> redactor;
 };
 
 int run_watch(const WatchOptions& options, std::FILE* out);

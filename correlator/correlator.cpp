@@ -1,0 +1,397 @@
+#include "correlator/correlator.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "common/text.h"
+#include "tap/event_json.h"
+
+namespace salttap::correlator {
+namespace {
+
+using tap::as_string;
+using tap::map_find;
+
+constexpr std::size_t kMaxArgsJson = 64 * 1024;
+
+// "a/b/c" -> part i, or "".
+std::string_view part(std::string_view tag, std::size_t index) {
+  for (std::size_t i = 0; i < index; ++i) {
+    const auto slash = tag.find('/');
+    if (slash == std::string_view::npos) return {};
+    tag.remove_prefix(slash + 1);
+  }
+  return tag.substr(0, tag.find('/'));
+}
+
+std::string joined(const msgpack::object* o) {
+  if (!o) return {};
+  if (auto s = as_string(*o)) return std::string(*s);
+  std::string out;
+  if (o->type == msgpack::type::ARRAY) {
+    for (std::uint32_t i = 0; i < o->via.array.size; ++i) {
+      if (auto s = as_string(o->via.array.ptr[i])) {
+        if (!out.empty()) out += ',';
+        out += *s;
+      }
+    }
+  }
+  return out;
+}
+
+std::string string_or_empty(const tap::Event& e, std::string_view key) {
+  return std::string(e.string_field(key).value_or(""));
+}
+
+}  // namespace
+
+Correlator::Correlator(CorrelatorConfig config, const Clock& clock, Sink sink, std::shared_ptr<const Auditor> auditor,
+                       std::shared_ptr<const Redactor> redactor)
+    : config_(std::move(config)), clock_(clock), sink_(std::move(sink)), auditor_(std::move(auditor)),
+      redactor_(std::move(redactor)) {}
+
+std::size_t Correlator::memory_bytes() const {
+  std::size_t bytes = minions_.memory_bytes() + jobs_.bucket_count() * sizeof(void*) +
+                      timers_.size() * (sizeof(Timer) + 24) + order_.size() * 64;
+  for (const auto& [jid, job] : jobs_) bytes += job->memory_bytes() + sizeof(jid) + 2 * sizeof(void*);
+  return bytes;
+}
+
+void Correlator::on_event(const tap::Event& e) {
+  ++stats_.events;
+  const std::string_view tag = e.tag();
+  if (tag.starts_with("salt/job/")) {
+    const std::string_view jid = part(tag, 2);
+    const std::string_view what = part(tag, 3);
+    if (is_noise(e)) {
+      ++stats_.noise_events;
+      if (what == "ret") on_find_job_ret(minions_.intern(part(tag, 4)), e);
+    } else if (what == "new") {
+      on_new(jid, e);
+    } else if (what == "ret") {
+      on_ret(jid, part(tag, 4), e);
+    } else if (what == "prog") {
+      ++stats_.progress_events;
+      if (auto it = jobs_.find(std::string(jid)); it != jobs_.end()) ++it->second->progress_events;
+      minions_.facts(minions_.intern(part(tag, 4))).last_seen = clock_.now();
+    } else {
+      ++stats_.other_events;  // publish (3007+), error, sub/.../error
+    }
+  } else if (tag.starts_with("salt/run/")) {
+    on_runner(part(tag, 2), part(tag, 3), JobKind::runner, e);
+  } else if (tag.starts_with("salt/wheel/")) {
+    on_runner(part(tag, 2), part(tag, 3), JobKind::wheel, e);
+  } else {
+    on_minion_event(tag, e);
+  }
+  enforce_cap();
+}
+
+bool Correlator::is_noise(const tap::Event& e) const {
+  const auto fun = e.string_field("fun");
+  if (!fun) return false;
+  return std::any_of(config_.noise_funs.begin(), config_.noise_funs.end(),
+                     [&](const std::string& g) { return glob_match(g, *fun); });
+}
+
+Job& Correlator::open_job(std::string_view jid, JobKind kind, Micros started_at) {
+  auto [it, inserted] = jobs_.try_emplace(std::string(jid));
+  if (inserted) {
+    it->second = std::make_unique<Job>();
+    Job& job = *it->second;
+    job.jid = std::string(jid);
+    job.kind = kind;
+    job.started_at = started_at;
+    job.open_seq = next_seq_++;
+    order_.emplace(job.open_seq, job.jid);
+    ++stats_.jobs_opened;
+  }
+  return *it->second;
+}
+
+void Correlator::describe_call(Job& job, const msgpack::object* fun, const msgpack::object* args,
+                               const msgpack::object* tgt, const tap::Event& e) {
+  job.fun = joined(fun);
+  job.user = string_or_empty(e, "user");
+  job.tgt = joined(tgt);
+  job.tgt_type = string_or_empty(e, "tgt_type");
+  if (args) {
+    msgpack::zone zone;
+    const msgpack::object safe = redactor_ ? redactor_->redact(*args, zone) : *args;
+    job.args_json.clear();
+    tap::append_msgpack_json(job.args_json, safe);
+    if (job.args_json.size() > kMaxArgsJson) job.args_json = "\"<arguments over 64 KiB not kept>\"";
+  }
+  if (auditor_) {
+    job.risk = auditor_->assess(
+        {job.fun, args, tgt, job.tgt_type, std::max(job.expected, job.minions.size()), job.user});
+  }
+}
+
+void Correlator::on_new(std::string_view jid, const tap::Event& e) {
+  const Micros now = clock_.now();
+  const auto stamp = e.string_field("_stamp");
+  const Micros started = (stamp ? parse_salt_stamp(*stamp) : std::nullopt).value_or(now);
+  Job& job = open_job(jid, JobKind::job, started);
+  job.kind = JobKind::job;  // returns may have arrived first and opened it as an orphan
+  job.started_at = std::min(job.started_at, started);
+
+  if (const msgpack::object* list = e.find("minions"); list && list->type == msgpack::type::ARRAY) {
+    for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
+      auto name = as_string(list->via.array.ptr[i]);
+      if (!name) continue;
+      const std::size_t s = job.slot(minions_.intern(*name));
+      if (!(job.flags[s] & kExpected)) {
+        job.flags[s] |= kExpected;
+        ++job.expected;
+      }
+    }
+  }
+  // `missing`: list-target entries without an accepted key; the CLI reports them failed.
+  if (const msgpack::object* list = e.find("missing"); list && list->type == msgpack::type::ARRAY) {
+    for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
+      auto name = as_string(list->via.array.ptr[i]);
+      if (!name) continue;
+      const MinionId m = minions_.intern(*name);
+      const std::size_t s = job.slot(m);
+      if ((job.flags[s] & kOutcomeMask) != kPending) continue;
+      job.flags[s] = kExpected | kFailed;
+      ++job.expected;
+      --job.pending;
+      ++job.failed;
+      if (job.failures.size() < config_.max_failures) job.failures.emplace_back(m, "no accepted key for this minion");
+    }
+  }
+  describe_call(job, e.find("fun"), e.find("arg"), e.find("tgt"), e);
+  job.deadline = job.started_at + config_.deadline_for(job.fun);
+  if (job.pending == 0) return settle(job);  // matched nothing, or every return came first
+  schedule(job, job.deadline);
+}
+
+void Correlator::on_ret(std::string_view jid, std::string_view minion_name, const tap::Event& e) {
+  ++stats_.returns;
+  const Micros now = clock_.now();
+  if (minion_name.empty()) minion_name = e.string_field("id").value_or("");
+  const MinionId m = minions_.intern(minion_name);
+  minions_.facts(m).last_seen = now;
+
+  auto it = jobs_.find(std::string(jid));
+  if (it == jobs_.end()) {
+    // No `new`: a minion schedule, salt-call, or a job begun before we connected.
+    Job& job = open_job(jid, e.find("schedule") ? JobKind::scheduled : JobKind::orphan, now);
+    describe_call(job, e.find("fun"), e.find("fun_args"), e.find("tgt"), e);
+    it = jobs_.find(std::string(jid));
+  }
+  Job& job = *it->second;
+  const bool without_new = job.kind == JobKind::scheduled || job.kind == JobKind::orphan;
+
+  std::size_t s;
+  if (auto found = job.find(m)) {
+    s = *found;
+  } else {
+    if (!without_new) ++stats_.unexpected_returns;
+    s = job.slot(m);
+  }
+  const std::uint8_t before = job.flags[s] & kOutcomeMask;
+  if (before == kSucceeded || before == kFailed) {
+    ++stats_.duplicate_returns;  // the job cache keeps the first one too
+    return;
+  }
+  const ReturnAnalysis a = analyze_return(e.data(), config_.max_failed_states);
+  const bool late = before == kMissing || (job.settled && !without_new);
+  if (before == kMissing) --job.missing;
+  else --job.pending;
+  job.flags[s] = static_cast<std::uint8_t>((job.flags[s] & ~kOutcomeMask) | (a.failed ? kFailed : kSucceeded) |
+                                           (late ? kLate : 0));
+  ++(a.failed ? job.failed : job.succeeded);
+  if (late) {
+    ++job.late;
+    ++stats_.late_returns;
+  }
+  if (a.failed && job.failures.size() < config_.max_failures) job.failures.emplace_back(m, a.reason);
+  if (a.state_run) {
+    job.state_run = true;
+    job.states += a.states;
+    for (const FailedState& f : a.failed_states) {
+      if (job.failed_states.size() >= config_.max_failed_states) break;
+      job.failed_states.emplace_back(m, f);
+    }
+  }
+
+  if (without_new && !job.settled) {
+    schedule(job, now + config_.orphan_settle);  // more returns for this jid may follow
+  } else if (job.settled) {
+    ++job.updates;
+    sink_(JobUpdate::updated, job);
+  } else if (job.pending == 0) {
+    settle(job);
+  }
+}
+
+void Correlator::on_find_job_ret(MinionId minion, const tap::Event& e) {
+  // A non-empty return is the minion's proc data: the job is still running there.
+  const msgpack::object* ret = e.find("return");
+  if (!ret || ret->type != msgpack::type::MAP || ret->via.map.size == 0) return;
+  const msgpack::object* running = map_find(*ret, "jid");
+  auto jid = running ? as_string(*running) : std::nullopt;
+  if (!jid) return;
+  auto it = jobs_.find(std::string(*jid));
+  if (it == jobs_.end() || it->second->settled) return;
+  Job& job = *it->second;
+  const auto s = job.find(minion);
+  if (!s || (job.flags[*s] & kOutcomeMask) != kPending) return;
+  const Micros until = clock_.now() + (job.deadline - job.started_at);
+  auto ext = std::find_if(job.extended.begin(), job.extended.end(), [&](const auto& x) { return x.first == minion; });
+  if (ext == job.extended.end()) job.extended.emplace_back(minion, until);
+  else ext->second = std::max(ext->second, until);
+  ++stats_.find_job_extensions;
+}
+
+void Correlator::on_runner(std::string_view jid, std::string_view what, JobKind kind, const tap::Event& e) {
+  const Micros now = clock_.now();
+  if (what == "new") {
+    const auto stamp = e.string_field("_stamp");
+    Job& job = open_job(jid, kind, (stamp ? parse_salt_stamp(*stamp) : std::nullopt).value_or(now));
+    describe_call(job, e.find("fun"), e.find("fun_args"), nullptr, e);
+    job.deadline = job.started_at + config_.deadline_for(job.fun);
+    schedule(job, job.deadline);
+  } else if (what == "ret") {
+    auto it = jobs_.find(std::string(jid));
+    if (it == jobs_.end()) {
+      Job& job = open_job(jid, kind, now);
+      describe_call(job, e.find("fun"), e.find("fun_args"), nullptr, e);
+      it = jobs_.find(std::string(jid));
+    }
+    Job& job = *it->second;
+    const ReturnAnalysis a = analyze_return(e.data(), config_.max_failed_states);
+    job.outcome_success = !a.failed;
+    job.outcome_reason = a.reason;
+    if (job.settled) {
+      ++job.updates;
+      sink_(JobUpdate::updated, job);
+    } else {
+      settle(job);
+    }
+  } else {
+    ++stats_.progress_events;  // args (orchestration), __jid_event__ progress
+    if (auto it = jobs_.find(std::string(jid)); it != jobs_.end()) ++it->second->progress_events;
+  }
+}
+
+void Correlator::on_minion_event(std::string_view tag, const tap::Event& e) {
+  const Micros now = clock_.now();
+  auto touch = [&](std::string_view id) -> MinionFacts& {
+    MinionFacts& f = minions_.facts(minions_.intern(id));
+    f.last_seen = now;
+    return f;
+  };
+  if (tag.starts_with("salt/minion/") && tag.ends_with("/start")) {
+    touch(part(tag, 2)).last_start = now;
+  } else if (tag == "minion_start") {
+    if (auto id = e.string_field("id")) touch(*id).last_start = now;
+  } else if (tag == "salt/auth") {
+    if (auto id = e.string_field("id")) touch(*id).last_auth = now;
+  } else if (tag == "salt/presence/present" || tag == "salt/presence/change") {
+    for (const char* key : {"present", "new", "lost"}) {
+      const msgpack::object* list = e.find(key);
+      if (!list || list->type != msgpack::type::ARRAY) continue;
+      for (std::uint32_t i = 0; i < list->via.array.size; ++i)
+        if (auto id = as_string(list->via.array.ptr[i])) touch(*id).present = std::string_view(key) != "lost";
+    }
+  } else {
+    ++stats_.other_events;
+    return;
+  }
+  ++stats_.minion_events;
+}
+
+void Correlator::schedule(Job& job, Micros at) {
+  job.next_check = at;
+  timers_.emplace(at, job.jid);
+}
+
+void Correlator::advance() {
+  const Micros now = clock_.now();
+  while (!timers_.empty() && timers_.top().first <= now) {
+    const auto [at, jid] = timers_.top();
+    timers_.pop();
+    auto it = jobs_.find(jid);
+    if (it == jobs_.end() || it->second->next_check != at) continue;  // stale timer
+    if (it->second->settled) evict(jid, /*early=*/false);
+    else expire(*it->second);
+  }
+}
+
+void Correlator::expire(Job& job) {
+  const Micros now = clock_.now();
+  Micros next = std::numeric_limits<Micros>::max();
+  for (std::size_t i = 0; i < job.minions.size(); ++i) {
+    if ((job.flags[i] & kOutcomeMask) != kPending) continue;
+    const Micros d = job.deadline_of(job.minions[i]);
+    if (d <= now) {
+      job.flags[i] = static_cast<std::uint8_t>((job.flags[i] & ~kOutcomeMask) | kMissing);
+      --job.pending;
+      ++job.missing;
+      ++stats_.missing_minions;
+    } else {
+      next = std::min(next, d);
+    }
+  }
+  if (job.pending == 0) settle(job);
+  else schedule(job, next);
+}
+
+void Correlator::settle(Job& job) {
+  job.settled = true;
+  job.settled_at = clock_.now();
+  ++stats_.jobs_settled;
+  sink_(JobUpdate::settled, job);
+  schedule(job, job.settled_at + config_.late_grace);
+}
+
+void Correlator::evict(const std::string& jid, bool early) {
+  auto it = jobs_.find(jid);
+  if (it == jobs_.end()) return;
+  sink_(JobUpdate::final, *it->second);
+  if (early) ++stats_.evicted_jobs;
+  order_.erase(it->second->open_seq);
+  jobs_.erase(it);
+}
+
+void Correlator::enforce_cap() {
+  while (jobs_.size() > config_.max_jobs && !order_.empty()) {
+    const std::string jid = order_.begin()->second;
+    Job& job = *jobs_.at(jid);
+    if (!job.settled) {
+      // Out of room before its deadline: what is still pending is reported missing.
+      for (auto& f : job.flags) {
+        if ((f & kOutcomeMask) != kPending) continue;
+        f = static_cast<std::uint8_t>((f & ~kOutcomeMask) | kMissing);
+        ++job.missing;
+        ++stats_.missing_minions;
+      }
+      job.pending = 0;
+      settle(job);
+    }
+    evict(jid, /*early=*/true);
+  }
+}
+
+void Correlator::settle_all() {
+  // The replay is over: every deadline has passed.
+  std::vector<Job*> open;
+  for (auto& [jid, job] : jobs_)
+    if (!job->settled) open.push_back(job.get());
+  std::sort(open.begin(), open.end(), [](const Job* a, const Job* b) { return a->open_seq < b->open_seq; });
+  for (Job* job : open) {
+    job->extended.clear();
+    job->deadline = std::numeric_limits<Micros>::min();
+    expire(*job);
+  }
+  while (!order_.empty()) evict(order_.begin()->second, /*early=*/false);
+  timers_ = {};
+}
+
+}  // namespace salttap::correlator

@@ -1,0 +1,110 @@
+#pragma once
+// Correlator: follows every job from `salt/job/<jid>/new` to each
+// `ret/<minion>` and decides who succeeded, who failed and who never
+// returned (salt-event-bus.md §4), for every job - not only the ones a CLI
+// process happened to wait for.
+//
+//   new           opens a job with its expected minions (none: matched nothing)
+//   ret/<minion>  settles that minion: succeeded or failed (return_analysis.h);
+//                 a duplicate is ignored, a return after the deadline is late
+//   prog/...      counted as progress
+//   deadline      (per function glob) minions still pending become missing;
+//                 a saltutil.find_job answer saying the job still runs on a
+//                 minion extends that minion's deadline
+//   no `new`      returns alone form jobs of kind scheduled (data.schedule)
+//                 or orphan (salt-call, jobs begun before we connected)
+//   salt/run, salt/wheel   jobs of kind runner / wheel
+// Time comes from the injected Clock; call advance() to fire deadlines.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <map>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "correlator/audit.h"
+#include "correlator/correlator_config.h"
+#include "correlator/job.h"
+#include "correlator/minion_registry.h"
+#include "correlator/redactor.h"
+#include "tap/event.h"
+
+namespace salttap::correlator {
+
+enum class JobUpdate : std::uint8_t {
+  settled,  // every minion settled, or the deadline passed
+  updated,  // a late return changed a settled job
+  final,    // evicted after late_grace (or at the end of a replay): the last word
+};
+
+struct CorrelatorStats {
+  std::uint64_t events = 0;
+  std::uint64_t jobs_opened = 0;
+  std::uint64_t jobs_settled = 0;
+  std::uint64_t returns = 0;
+  std::uint64_t duplicate_returns = 0;
+  std::uint64_t late_returns = 0;
+  std::uint64_t unexpected_returns = 0;  // from a minion not in the job's list
+  std::uint64_t missing_minions = 0;
+  std::uint64_t noise_events = 0;        // find_job / saltutil.running traffic
+  std::uint64_t find_job_extensions = 0;
+  std::uint64_t progress_events = 0;
+  std::uint64_t minion_events = 0;       // start, auth, presence
+  std::uint64_t other_events = 0;
+  std::uint64_t evicted_jobs = 0;        // over max_jobs, before their grace ended
+};
+
+class Correlator {
+ public:
+  using Sink = std::function<void(JobUpdate, const Job&)>;
+
+  Correlator(CorrelatorConfig config, const Clock& clock, Sink sink, std::shared_ptr<const Auditor> auditor = nullptr,
+             std::shared_ptr<const Redactor> redactor = nullptr);
+
+  void on_event(const tap::Event& event);
+  // Fires every deadline and eviction due at clock.now().
+  void advance();
+  // End of a replay: every open job's deadline passes now, then every job is
+  // emitted as final.
+  void settle_all();
+
+  const CorrelatorStats& stats() const { return stats_; }
+  const MinionRegistry& minions() const { return minions_; }
+  std::size_t tracked_jobs() const { return jobs_.size(); }
+  std::size_t memory_bytes() const;
+
+ private:
+  Job& open_job(std::string_view jid, JobKind kind, Micros started_at);
+  void on_new(std::string_view jid, const tap::Event& e);
+  void on_ret(std::string_view jid, std::string_view minion, const tap::Event& e);
+  void on_find_job_ret(MinionId minion, const tap::Event& e);
+  void on_runner(std::string_view jid, std::string_view what, JobKind kind, const tap::Event& e);
+  void on_minion_event(std::string_view tag, const tap::Event& e);
+  bool is_noise(const tap::Event& e) const;
+  void describe_call(Job& job, const msgpack::object* fun, const msgpack::object* args, const msgpack::object* tgt,
+                     const tap::Event& e);
+  void schedule(Job& job, Micros at);
+  void expire(Job& job);
+  void settle(Job& job);
+  void evict(const std::string& jid, bool early);
+  void enforce_cap();
+
+  CorrelatorConfig config_;
+  const Clock& clock_;
+  Sink sink_;
+  std::shared_ptr<const Auditor> auditor_;
+  std::shared_ptr<const Redactor> redactor_;
+  MinionRegistry minions_;
+  std::unordered_map<std::string, std::unique_ptr<Job>> jobs_;
+  using Timer = std::pair<Micros, std::string>;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::map<std::uint64_t, std::string> order_;  // open jobs by opening order, for the cap and final flush
+  std::uint64_t next_seq_ = 0;
+  CorrelatorStats stats_;
+};
+
+}  // namespace salttap::correlator

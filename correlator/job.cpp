@@ -1,0 +1,69 @@
+#include "correlator/job.h"
+
+#include <algorithm>
+
+namespace salttap::correlator {
+
+std::string_view to_string(JobKind k) {
+  switch (k) {
+    case JobKind::job: return "job";
+    case JobKind::runner: return "runner";
+    case JobKind::wheel: return "wheel";
+    case JobKind::scheduled: return "scheduled";
+    case JobKind::orphan: return "orphan";
+  }
+  return "job";
+}
+
+std::string_view to_string(JobStatus s) {
+  switch (s) {
+    case JobStatus::running: return "running";
+    case JobStatus::succeeded: return "succeeded";
+    case JobStatus::failed: return "failed";
+    case JobStatus::missing: return "missing";
+  }
+  return "running";
+}
+
+JobStatus Job::status() const {
+  if (failed > 0 || (outcome_success && !*outcome_success)) return JobStatus::failed;  // failed wins over missing
+  if (missing > 0) return JobStatus::missing;
+  if (!settled) return JobStatus::running;
+  if ((kind == JobKind::runner || kind == JobKind::wheel) && !outcome_success) return JobStatus::missing;
+  return JobStatus::succeeded;
+}
+
+std::optional<std::size_t> Job::find(MinionId m) const {
+  auto it = std::lower_bound(minions.begin(), minions.end(), m);
+  if (it == minions.end() || *it != m) return std::nullopt;
+  return static_cast<std::size_t>(it - minions.begin());
+}
+
+std::size_t Job::slot(MinionId m) {
+  auto it = std::lower_bound(minions.begin(), minions.end(), m);
+  const auto i = static_cast<std::size_t>(it - minions.begin());
+  if (it == minions.end() || *it != m) {
+    minions.insert(it, m);
+    flags.insert(flags.begin() + static_cast<std::ptrdiff_t>(i), kPending);
+    ++pending;
+  }
+  return i;
+}
+
+Micros Job::deadline_of(MinionId m) const {
+  for (const auto& [id, until] : extended)
+    if (id == m) return std::max(until, deadline);
+  return deadline;
+}
+
+std::size_t Job::memory_bytes() const {
+  std::size_t bytes = sizeof(Job) + jid.capacity() + fun.capacity() + user.capacity() + tgt.capacity() +
+                      tgt_type.capacity() + args_json.capacity() + minions.capacity() * sizeof(MinionId) +
+                      flags.capacity() + extended.capacity() * sizeof(extended[0]);
+  for (const auto& f : failed_states)
+    bytes += sizeof(f) + f.second.id.capacity() + f.second.name.capacity() + f.second.comment.capacity();
+  for (const auto& f : failures) bytes += sizeof(f) + f.second.capacity();
+  return bytes;
+}
+
+}  // namespace salttap::correlator
