@@ -36,6 +36,8 @@ if WATCHER_MODE not in ("salttap", "salt"):
 
 # per-version facts for the final summary: {version: {key: value}}
 SUMMARY: dict[str, dict] = {}
+# version -> installer error, for versions whose venv could not be installed
+INSTALL_ERRORS: dict[str, str] = {}
 
 
 def salttap_bin_path() -> Path:
@@ -51,6 +53,24 @@ def pytest_configure(config):
     signal.signal(signal.SIGTERM, _term)
 
 
+def pytest_collection_finish(session):
+    """Install missing Salt venvs before any test runs (outside per-test timeouts)."""
+    if session.config.option.collectonly:
+        return
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    for v in VERSIONS:
+        if saltlab.venv_ok(v):
+            continue
+        if tr:
+            tr.write_line(f"installing salt {v} with {saltlab.INSTALL_SCRIPT} ...")
+        t0 = time.monotonic()
+        try:
+            saltlab.ensure_salt(v)
+            SUMMARY.setdefault(v, {})["install_s"] = time.monotonic() - t0
+        except RuntimeError as e:
+            INSTALL_ERRORS[v] = str(e)
+
+
 @pytest.fixture(scope="session", params=VERSIONS, ids=lambda v: f"salt-{v}")
 def salt_lab(request):
     """One running master + minion-a + minion-b per Salt version (versions run
@@ -58,12 +78,13 @@ def salt_lab(request):
     version = request.param
     info = SUMMARY.setdefault(version, {})
     t0 = time.monotonic()
-    try:
-        saltlab.ensure_salt(version)
-    except RuntimeError as e:
+    if version in INSTALL_ERRORS:
         info["error"] = "install failed"
-        pytest.fail(str(e), pytrace=False)
-    info["install_s"] = time.monotonic() - t0
+        pytest.fail(INSTALL_ERRORS[version], pytrace=False)
+    if not saltlab.venv_ok(version):
+        info["error"] = "not installed"
+        pytest.fail(f"salt {version}: no working venv at {saltlab.venv_dir(version)}",
+                    pytrace=False)
     lab = saltlab.SaltLab(version)
     failed_before = request.session.testsfailed
     try:
@@ -93,7 +114,7 @@ def lab(salt_lab, request):
         lab.wait_master_up()
     stopped = [m for m in lab.minion_ids if not lab.minions[m].running()]
     for m in stopped:
-        lab.start_minion(m)
+        lab.start_minion(m, wait=False)
     if stopped:
         lab.wait_minions()
     return lab
@@ -164,7 +185,7 @@ def pytest_terminal_summary(terminalreporter):
                                                 if WATCHER_MODE == "salttap" else ""))
     for v, info in SUMMARY.items():
         parts = []
-        for k in ("error", "lab_up_s", "total_s", "pub_framing_probe", "tap_framing", "kept"):
+        for k in ("error", "install_s", "lab_up_s", "total_s", "pub_framing_probe", "tap_framing", "kept"):
             if k in info and info[k] is not None:
                 val = info[k]
                 parts.append(f"{k}={val:.1f}" if isinstance(val, float) else f"{k}={val}")

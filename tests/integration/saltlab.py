@@ -227,6 +227,10 @@ class Daemon:
         out.write(f"==== start #{self.starts} {time.strftime('%H:%M:%S')}: "
                   f"{' '.join(self.argv)}\n".encode())
         out.flush()
+        try:
+            self.log_offset = self.log_path.stat().st_size
+        except FileNotFoundError:
+            self.log_offset = 0
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=out,
                                      stderr=subprocess.STDOUT, env=self.env,
                                      start_new_session=True, close_fds=True)
@@ -243,6 +247,21 @@ class Daemon:
     def stop(self) -> None:
         if self.proc is not None:
             stop_process_group(self.proc, self.term_timeout)
+
+    def wait_log(self, pattern: str, timeout: float) -> bool:
+        """True once salt's log_file shows `pattern` (regex) since the last start."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.running():
+            try:
+                with open(self.log_path, "rb") as f:
+                    f.seek(self.log_offset)
+                    if rx.search(f.read().decode("utf-8", "replace")):
+                        return True
+            except FileNotFoundError:
+                pass
+            time.sleep(0.2)
+        return False
 
     def logs(self) -> str:
         return (f"--- {self.name} console ({self.out_path})\n{tail(self.out_path)}\n"
@@ -436,12 +455,13 @@ class SaltLab:
         self.wait_master_up(timeout)
         self.timings["master_up"] = time.monotonic() - t0
         for mid in self.minion_ids:
-            self.start_minion(mid)
+            self.start_minion(mid, wait=False)
         self.wait_minions(timeout=timeout)
         self.timings["lab_up"] = time.monotonic() - t0
         return self
 
-    def start_minion(self, mid: str) -> None:
+    def start_minion(self, mid: str, wait: bool = True, timeout: float = 120) -> None:
+        """Start (or restart) one minion; with wait, until it answers test.ping."""
         d = self.minions.get(mid)
         if d is None:
             d = Daemon(mid, [str(self.bin / "salt-minion"), "-c", str(self.minion_conf_dir(mid))],
@@ -471,10 +491,13 @@ class SaltLab:
             self.wait_minions(timeout=timeout)
 
     def stop(self) -> None:
-        """Stop every daemon by process group (minions first)."""
-        for d in list(self.minions.values()):
-            d.stop()
-        self.stop_master()
+        """Stop every daemon by process group, in parallel (minions take a while)."""
+        daemons = list(self.minions.values()) + ([self.master] if self.master else [])
+        threads = [threading.Thread(target=d.stop, name=f"stop-{d.name}") for d in daemons]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
 
     def cleanup(self) -> None:
         self.stop()
@@ -518,6 +541,14 @@ class SaltLab:
         if not want:
             return
         deadline = time.monotonic() + timeout
+        for mid in want:
+            d = self.minions.get(mid)
+            if d is not None and d.running():
+                # Fast path only; the ping loop below is what counts. A publish sent
+                # before the minion's SUB socket is up is lost, and costs a whole
+                # -t + gather_job_timeout round.
+                d.wait_log(r"Minion is ready to receive requests",
+                           max(1.0, deadline - time.monotonic()))
         last = None
         while time.monotonic() < deadline:
             for mid in want:
@@ -821,13 +852,13 @@ def main(argv: list[str]) -> int:
         print(f"up in {time.monotonic() - t0:.1f}s; pub framing: {lab.probe_pub_framing()}")
         print(lab.describe(), flush=True)
         if a.watch:
-            w = lab.salt_event_watcher()
-            n = 0
-            while True:
-                time.sleep(0.5)
-                for ev in w.events[n:]:
-                    print(ev["tag"], json.dumps(ev["data"])[:300], flush=True)
-                n = len(w.events)
+            with lab.salt_event_watcher() as w:
+                n = 0
+                while True:
+                    time.sleep(0.5)
+                    for ev in w.events[n:]:
+                        print(ev["tag"], json.dumps(ev["data"])[:300], flush=True)
+                    n = len(w.events)
         else:
             signal.pause()
     except KeyboardInterrupt:
