@@ -1,0 +1,119 @@
+#include "correlator/alert.h"
+
+#include <rapidjson/writer.h>
+
+#include "common/clock.h"
+
+namespace salttap::correlator {
+namespace {
+
+struct StringOut {
+  using Ch = char;
+  std::string& s;
+  void Put(char c) { s.push_back(c); }
+  void Flush() {}
+};
+using Writer = rapidjson::Writer<StringOut>;
+
+void str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+
+void names(Writer& w, const Job& job, const MinionRegistry& reg, std::uint8_t outcome, std::size_t cap) {
+  w.StartArray();
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < job.minions.size() && n < cap; ++i) {
+    if ((job.flags[i] & kOutcomeMask) != outcome) continue;
+    str(w, reg.name(job.minions[i]));
+    ++n;
+  }
+  w.EndArray();
+}
+
+}  // namespace
+
+std::string_view to_string(AlertKind kind) {
+  switch (kind) {
+    case AlertKind::failed: return "failed";
+    case AlertKind::missing: return "missing";
+    case AlertKind::risky: return "risky";
+  }
+  return "failed";
+}
+
+std::optional<Alert> make_alert(const Job& job, const MinionRegistry& reg, const AlertConfig& config,
+                                std::string_view master_id) {
+  Alert alert;
+  const JobStatus status = job.status();
+  if (config.on_failed && status == JobStatus::failed) alert.kinds.push_back(AlertKind::failed);
+  if (config.on_missing && job.missing > 0) alert.kinds.push_back(AlertKind::missing);
+  if (config.min_risk != RiskLevel::none && job.risk.level >= config.min_risk) alert.kinds.push_back(AlertKind::risky);
+  if (alert.kinds.empty()) return std::nullopt;
+  alert.kind = alert.kinds.front();
+  alert.jid = job.jid;
+
+  StringOut os{alert.json};
+  Writer w(os);
+  w.StartObject();
+  w.Key("alert"), str(w, to_string(alert.kind));
+  w.Key("kinds");
+  w.StartArray();
+  for (auto k : alert.kinds) str(w, to_string(k));
+  w.EndArray();
+  if (!master_id.empty()) w.Key("master"), str(w, master_id);
+  w.Key("jid"), str(w, job.jid);
+  w.Key("kind"), str(w, to_string(job.kind));
+  w.Key("fun"), str(w, job.fun);
+  w.Key("args");
+  if (job.args_json.empty()) w.Null();
+  else w.RawValue(job.args_json.data(), job.args_json.size(), rapidjson::kArrayType);
+  w.Key("user"), str(w, job.user);
+  w.Key("tgt"), str(w, job.tgt);
+  w.Key("tgt_type"), str(w, job.tgt_type);
+  w.Key("status"), str(w, to_string(status));
+  w.Key("started_at"), str(w, format_utc(job.started_at));
+  w.Key("settled_at"), str(w, format_utc(job.settled_at));
+  w.Key("counts");
+  w.StartObject();
+  w.Key("expected"), w.Uint64(job.expected);
+  w.Key("succeeded"), w.Uint64(job.succeeded);
+  w.Key("failed"), w.Uint64(job.failed);
+  w.Key("missing"), w.Uint64(job.missing);
+  w.EndObject();
+  w.Key("failed"), names(w, job, reg, kFailed, config.list_cap);
+  w.Key("missing"), names(w, job, reg, kMissing, config.list_cap);
+  w.Key("failures");
+  w.StartArray();
+  for (std::size_t i = 0; i < job.failures.size() && i < config.list_cap; ++i) {
+    w.StartObject();
+    w.Key("minion"), str(w, reg.name(job.failures[i].first));
+    w.Key("reason"), str(w, job.failures[i].second);
+    w.EndObject();
+  }
+  w.EndArray();
+  if (job.state_run) {
+    w.Key("failed_states");
+    w.StartArray();
+    for (std::size_t i = 0; i < job.failed_states.size() && i < config.list_cap; ++i) {
+      const auto& [m, f] = job.failed_states[i];
+      w.StartObject();
+      w.Key("minion"), str(w, reg.name(m));
+      w.Key("id"), str(w, f.id);
+      w.Key("function"), str(w, f.function);
+      w.Key("comment"), str(w, f.comment);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (!job.outcome_reason.empty()) w.Key("reason"), str(w, job.outcome_reason);
+  w.Key("risk");
+  w.StartObject();
+  w.Key("level"), str(w, to_string(job.risk.level));
+  w.Key("reasons");
+  w.StartArray();
+  for (const auto& r : job.risk.reasons) str(w, r);
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  return alert;
+}
+
+}  // namespace salttap::correlator

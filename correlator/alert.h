@@ -1,0 +1,39 @@
+#pragma once
+// Alerts: one per job (never one per minion of a 10,000-minion job), when it
+// settles failed, with missing minions, or risky. The payload carries the
+// minion lists capped at list_cap, with exact counts. Field reference in
+// README.md ("Alerts").
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "correlator/audit.h"
+#include "correlator/job.h"
+#include "correlator/minion_registry.h"
+
+namespace salttap::correlator {
+
+enum class AlertKind : std::uint8_t { failed, missing, risky };
+std::string_view to_string(AlertKind kind);
+
+struct AlertConfig {
+  bool on_failed = true;
+  bool on_missing = true;
+  RiskLevel min_risk = RiskLevel::high;  // risky alert at or above this level (none: never)
+  std::size_t list_cap = 50;             // minion names per list in the payload
+};
+
+struct Alert {
+  AlertKind kind;                 // the first of failed > missing > risky
+  std::vector<AlertKind> kinds;   // every reason this job alerts
+  std::string jid;
+  std::string json;               // the payload (webhook body, alert event data)
+};
+
+// Nothing when the job does not alert. Call once, when the job settles.
+std::optional<Alert> make_alert(const Job& job, const MinionRegistry& minions, const AlertConfig& config,
+                                std::string_view master_id = {});
+
+}  // namespace salttap::correlator
