@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/log.h"
+#include "service/config.h"
 #include "service/fire.h"
 #include "service/replay.h"
 #include "service/watch.h"
@@ -24,6 +25,10 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Debug logging");
+  std::string config_path;
+
+  auto* check_cmd = app.add_subcommand("check-config", "Validate a salttap config file and exit");
+  check_cmd->add_option("file", config_path, "Config file (YAML)")->required();
 
   ReplayOptions replay;
   std::uint64_t max_frame_mib = replay.limits.max_frame_bytes >> 20;
@@ -36,6 +41,7 @@ int run_cli(int argc, char** argv) {
   replay_cmd->add_option("--missing-after", missing_after, "Seconds after a job's start when its silent minions are "
                                                            "missing (overrides every deadline)");
   add_limits(*replay_cmd, max_frame_mib);
+  replay_cmd->add_option("--config", config_path, "salttap config file (YAML): deadlines, audit rules, redaction");
 
   WatchOptions watch;
   auto* watch_cmd = app.add_subcommand("watch", "Live, filtered view of the master's event bus");
@@ -55,6 +61,7 @@ int run_cli(int argc, char** argv) {
   watch_cmd->add_option("--missing-after", watch_missing_after, "With --jobs: seconds until silent minions are "
                                                                 "missing (overrides every deadline)");
   add_limits(*watch_cmd, max_frame_mib);
+  watch_cmd->add_option("--config", config_path, "salttap config file (YAML): deadlines, audit, redaction, alerts");
 
   FireOptions fire;
   auto* fire_cmd = app.add_subcommand("fire", "Fire one salttap/... event into the master's bus (for reactors)");
@@ -69,19 +76,27 @@ int run_cli(int argc, char** argv) {
   if (verbose) log::set_level(log::Level::debug);
 
   try {
+    const Config config = config_path.empty() ? default_config() : load_config(config_path);
+    if (check_cmd->parsed()) {
+      std::printf("%s: ok\n", config_path.c_str());
+      return 0;
+    }
     if (replay_cmd->parsed()) {
       replay.limits.max_frame_bytes = max_frame_mib << 20;
-      if (missing_after >= 0) replay.correlator.missing_after = static_cast<Micros>(missing_after * kMicrosPerSecond);
-      replay.auditor = std::make_shared<correlator::Auditor>(correlator::Auditor::default_rules());
-      replay.redactor = std::make_shared<correlator::Redactor>();
+      replay.config = config;
+      if (missing_after >= 0)
+        replay.config.correlator.missing_after = static_cast<Micros>(missing_after * kMicrosPerSecond);
       return run_replay(replay, stdout);
     }
     if (watch_cmd->parsed()) {
       watch.limits.max_frame_bytes = max_frame_mib << 20;
+      watch.config = config;
       if (watch_missing_after >= 0)
-        watch.correlator.missing_after = static_cast<Micros>(watch_missing_after * kMicrosPerSecond);
-      watch.auditor = std::make_shared<correlator::Auditor>(correlator::Auditor::default_rules());
-      watch.redactor = std::make_shared<correlator::Redactor>();
+        watch.config.correlator.missing_after = static_cast<Micros>(watch_missing_after * kMicrosPerSecond);
+      if (config.master_config && !watch.bus.master_config_given) {
+        watch.bus.master_config = *config.master_config;
+        watch.bus.master_config_given = true;
+      }
       return run_watch(watch, stdout);
     }
     if (fire_cmd->parsed()) return run_fire(fire);

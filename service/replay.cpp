@@ -55,7 +55,7 @@ int run_replay(const ReplayOptions& options, std::FILE* out) {
     // Replay runs on the events' own time: deterministic, whenever it runs.
     ManualClock clock;
     correlator::Correlator corr(
-        options.correlator, clock,
+        options.config.correlator, clock,
         [&](correlator::JobUpdate update, const correlator::Job& job) {
           if (update != correlator::JobUpdate::final) return;
           line.clear();
@@ -63,7 +63,7 @@ int run_replay(const ReplayOptions& options, std::FILE* out) {
           line.push_back('\n');
           write(out, line);
         },
-        options.auditor, options.redactor);
+        options.config.auditor, options.config.redactor);
     rc = for_each_event(options, [&](tap::Event&& event) {
       if (auto stamp = event.string_field("_stamp"))
         if (auto t = parse_salt_stamp(*stamp); t && *t > clock.now()) clock.set(*t);

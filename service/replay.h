@@ -10,9 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "correlator/audit.h"
-#include "correlator/correlator_config.h"
-#include "correlator/redactor.h"
+#include "service/config.h"
 #include "tap/decode_limits.h"
 
 namespace salttap::service {
@@ -21,9 +19,7 @@ struct ReplayOptions {
   std::vector<std::string> files;
   std::string output = "events";  // events | jobs
   tap::DecodeLimits limits;
-  correlator::CorrelatorConfig correlator;
-  std::shared_ptr<const correlator::Auditor> auditor;
-  std::shared_ptr<const correlator::Redactor> redactor;
+  Config config = default_config();  // correlator, audit and redaction settings
 };
 
 // 0 when every file was read (bad frames are counted and reported on stderr,

@@ -1,6 +1,7 @@
 #include "service/watch.h"
 
 #include "common/log.h"
+#include "correlator/alert_outlets.h"
 #include "correlator/correlator.h"
 #include "correlator/job_json.h"
 #include "service/job_output.h"
@@ -37,10 +38,19 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
 
   SystemClock clock;
   std::unique_ptr<correlator::Correlator> jobs;
+  const Config& cfg = options.config;
+  correlator::AlertDispatcher alerts(cfg.alerts, cfg.master_id);
+  std::vector<std::shared_ptr<correlator::AsyncAlertOutlet>> async_outlets;
   if (options.jobs) {
+    if (cfg.alert_log) alerts.add(std::make_shared<correlator::LogAlertOutlet>());
+    if (cfg.webhook) async_outlets.push_back(std::make_shared<correlator::WebhookAlertOutlet>(*cfg.webhook));
+    if (cfg.alert_fire_event)
+      async_outlets.push_back(std::make_shared<correlator::FireAlertOutlet>(options.bus.pub(), options.bus.pull()));
+    for (auto& o : async_outlets) alerts.add(o);
     jobs = std::make_unique<correlator::Correlator>(
-        options.correlator, clock,
+        cfg.correlator, clock,
         [&](correlator::JobUpdate update, const correlator::Job& job) {
+          alerts.on_job(update, job, jobs->minions());
           if (update == correlator::JobUpdate::final) return;
           if (options.count && printed >= options.count) return;
           if (options.format == "json") {
@@ -51,7 +61,7 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
           }
           ++printed;
         },
-        options.auditor, options.redactor);
+        cfg.auditor, cfg.redactor);
   }
 
   while (!stop_requested() && (options.count == 0 || printed < options.count)) {
@@ -74,6 +84,7 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
     if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0) break;
   }
   source->stop();
+  for (auto& o : async_outlets) o->stop();  // lets queued alerts go out (5 s at most)
   const tap::TapStats& s = source->stats();
   log::info("watch: {} events read, {} printed; skipped {} undecodable, {} oversize, {} invalid frames, {} bytes; "
             "{} dropped (slow output); {} reconnects",

@@ -7,10 +7,8 @@
 #include <cstdio>
 #include <string>
 
-#include "correlator/audit.h"
-#include "correlator/correlator_config.h"
-#include "correlator/redactor.h"
 #include "service/bus_options.h"
+#include "service/config.h"
 #include "service/event_filter.h"
 #include "tap/decode_limits.h"
 #include "tap/event_queue.h"
@@ -27,9 +25,7 @@ struct WatchOptions {
   // --jobs: one line per settled job instead of events (filters then apply to
   // the events the correlator sees: keep them empty to see every job).
   bool jobs = false;
-  correlator::CorrelatorConfig correlator;
-  std::shared_ptr<const correlator::Auditor> auditor;
-  std::shared_ptr<const correlator::Redactor> redactor;
+  Config config = default_config();  // correlator, audit, redaction, alerts
 };
 
 int run_watch(const WatchOptions& options, std::FILE* out);

@@ -24,9 +24,7 @@ std::string replay_jobs(const std::filesystem::path& raw, std::optional<double> 
   ReplayOptions options;
   options.files = {raw.string()};
   options.output = "jobs";
-  options.auditor = std::make_shared<correlator::Auditor>(correlator::Auditor::default_rules());
-  options.redactor = std::make_shared<correlator::Redactor>();
-  if (missing_after) options.correlator.missing_after = static_cast<Micros>(*missing_after * kMicrosPerSecond);
+  if (missing_after) options.config.correlator.missing_after = static_cast<Micros>(*missing_after * kMicrosPerSecond);
   char* buf = nullptr;
   std::size_t size = 0;
   std::FILE* out = ::open_memstream(&buf, &size);

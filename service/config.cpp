@@ -1,0 +1,130 @@
+#include "service/config.h"
+
+#include <set>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+namespace salttap::service {
+namespace {
+
+void only_keys(const YAML::Node& node, const std::string& where, const std::set<std::string>& allowed) {
+  if (!node) return;
+  if (!node.IsMap()) throw ConfigError(fmt::format("{}: expected a mapping", where));
+  for (const auto& kv : node) {
+    const auto key = kv.first.as<std::string>();
+    if (!allowed.count(key)) throw ConfigError(fmt::format("{}: unknown key '{}'", where, key));
+  }
+}
+
+template <typename T>
+T get(const YAML::Node& node, const char* key, const std::string& where, T fallback) {
+  const YAML::Node v = node[key];
+  if (!v || v.IsNull()) return fallback;
+  try {
+    return v.as<T>();
+  } catch (const YAML::Exception&) {
+    throw ConfigError(fmt::format("{}.{}: wrong type", where, key));
+  }
+}
+
+Micros seconds(double s) { return static_cast<Micros>(s * kMicrosPerSecond); }
+
+std::vector<std::string> strings(const YAML::Node& node, const std::string& where) {
+  std::vector<std::string> out;
+  if (!node) return out;
+  if (node.IsScalar()) return {node.as<std::string>()};
+  if (!node.IsSequence()) throw ConfigError(where + ": expected a list of strings");
+  for (const auto& item : node) out.push_back(item.as<std::string>());
+  return out;
+}
+
+void load_correlator(const YAML::Node& n, Config& c) {
+  only_keys(n, "correlator",
+            {"deadlines", "missing_after_seconds", "orphan_settle_seconds", "late_grace_seconds", "max_jobs",
+             "noise_funs"});
+  if (!n) return;
+  auto& cc = c.correlator;
+  if (const YAML::Node d = n["deadlines"]) {
+    if (!d.IsSequence()) throw ConfigError("correlator.deadlines: expected a list of {fun, seconds}");
+    cc.deadlines.clear();
+    for (const auto& rule : d) {
+      only_keys(rule, "correlator.deadlines[]", {"fun", "seconds"});
+      if (!rule["fun"] || !rule["seconds"]) throw ConfigError("correlator.deadlines[]: needs fun and seconds");
+      cc.deadlines.push_back({rule["fun"].as<std::string>(), seconds(get<double>(rule, "seconds", "deadlines", 0))});
+    }
+  }
+  if (n["missing_after_seconds"]) cc.missing_after = seconds(get<double>(n, "missing_after_seconds", "correlator", 0));
+  cc.orphan_settle = seconds(get<double>(n, "orphan_settle_seconds", "correlator", 10));
+  cc.late_grace = seconds(get<double>(n, "late_grace_seconds", "correlator", 3600));
+  cc.max_jobs = get<std::size_t>(n, "max_jobs", "correlator", cc.max_jobs);
+  if (n["noise_funs"]) cc.noise_funs = strings(n["noise_funs"], "correlator.noise_funs");
+}
+
+void load_alerts(const YAML::Node& n, Config& c) {
+  only_keys(n, "alerts", {"on_failed", "on_missing", "min_risk", "list_cap", "log", "webhook", "fire_event"});
+  if (!n) return;
+  c.alerts.on_failed = get<bool>(n, "on_failed", "alerts", true);
+  c.alerts.on_missing = get<bool>(n, "on_missing", "alerts", true);
+  if (n["min_risk"]) {
+    const auto level = correlator::parse_risk_level(n["min_risk"].as<std::string>());
+    if (!level) throw ConfigError("alerts.min_risk: none, low, medium, high or critical");
+    c.alerts.min_risk = *level;
+  }
+  c.alerts.list_cap = get<std::size_t>(n, "list_cap", "alerts", 50);
+  c.alert_log = get<bool>(n, "log", "alerts", true);
+  c.alert_fire_event = get<bool>(n, "fire_event", "alerts", false);
+  if (const YAML::Node w = n["webhook"]) {
+    only_keys(w, "alerts.webhook",
+              {"url", "headers", "timeout_seconds", "max_attempts", "backoff_initial_ms", "backoff_max_ms"});
+    correlator::WebhookConfig hook;
+    hook.url = get<std::string>(w, "url", "alerts.webhook", "");
+    if (hook.url.empty()) throw ConfigError("alerts.webhook.url: required");
+    hook.headers = strings(w["headers"], "alerts.webhook.headers");
+    hook.timeout = std::chrono::milliseconds(static_cast<long>(get<double>(w, "timeout_seconds", "alerts.webhook", 10) * 1000));
+    hook.retry.max_attempts = get<int>(w, "max_attempts", "alerts.webhook", 8);
+    hook.retry.initial = std::chrono::milliseconds(get<long>(w, "backoff_initial_ms", "alerts.webhook", 1000));
+    hook.retry.max = std::chrono::milliseconds(get<long>(w, "backoff_max_ms", "alerts.webhook", 60000));
+    c.webhook = hook;
+  }
+}
+
+}  // namespace
+
+Config default_config() {
+  Config c;
+  c.auditor = std::make_shared<correlator::Auditor>(correlator::Auditor::default_rules());
+  c.redactor = std::make_shared<correlator::Redactor>();
+  return c;
+}
+
+Config load_config(const std::string& path) {
+  Config c = default_config();
+  try {
+    const YAML::Node root = YAML::LoadFile(path);
+    if (root.IsNull()) return c;
+    only_keys(root, path, {"master_config", "master_id", "correlator", "audit", "redaction", "alerts"});
+    if (root["master_config"]) c.master_config = root["master_config"].as<std::string>();
+    c.master_id = get<std::string>(root, "master_id", "master_id", "");
+    load_correlator(root["correlator"], c);
+    if (const YAML::Node a = root["audit"]) {
+      only_keys(a, "audit", {"default_rules", "rules"});
+      std::vector<correlator::AuditRule> rules;
+      if (get<bool>(a, "default_rules", "audit", true)) rules = correlator::Auditor::default_rules();
+      for (auto& r : correlator::parse_audit_rules(a["rules"])) rules.push_back(std::move(r));
+      c.auditor = std::make_shared<correlator::Auditor>(std::move(rules));
+    }
+    if (const YAML::Node r = root["redaction"])
+      c.redactor = std::make_shared<correlator::Redactor>(correlator::parse_redaction_config(r));
+    load_alerts(root["alerts"], c);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("{}: {}", path, e.what()));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}: {}", path, e.what()));
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(fmt::format("{}: {}", path, e.what()));
+  }
+  return c;
+}
+
+}  // namespace salttap::service

@@ -1,0 +1,65 @@
+#pragma once
+// salttap's own config file (YAML), strictly validated: an unknown key is an
+// error naming it. Every key is optional; README.md ("Configuration") lists
+// them with their defaults. `salttap check-config FILE` validates one.
+//
+//   master_config: /etc/salt/master     where the bus is (see tap/master_config.h)
+//   master_id: ""                       carried in alerts
+//   correlator:
+//     deadlines: [{fun: "state.*", seconds: 3600}, ...]   first match wins; replaces the defaults
+//     missing_after_seconds: N          overrides every deadline
+//     orphan_settle_seconds: 10
+//     late_grace_seconds: 3600
+//     max_jobs: 100000
+//     noise_funs: [saltutil.find_job, saltutil.running]
+//   audit:
+//     default_rules: true               keep the built-in rules (correlator/audit.h)
+//     rules: [...]                      more rules (correlator/audit.h parse_audit_rules)
+//   redaction:                          correlator/redactor.h parse_redaction_config
+//     key_patterns: [...]
+//     redact_return_funs: [...]
+//   alerts:
+//     on_failed: true
+//     on_missing: true
+//     min_risk: high                    none | low | medium | high | critical
+//     list_cap: 50
+//     log: true
+//     webhook: {url: ..., headers: ["Authorization: Bearer ..."], timeout_seconds: 10,
+//               max_attempts: 8, backoff_initial_ms: 1000, backoff_max_ms: 60000}
+//     fire_event: false                 salttap/alert/<kind>/<jid> on the master bus (for reactors)
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "correlator/alert.h"
+#include "correlator/alert_outlets.h"
+#include "correlator/audit.h"
+#include "correlator/correlator_config.h"
+#include "correlator/redactor.h"
+
+namespace salttap::service {
+
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Config {
+  std::optional<std::string> master_config;
+  std::string master_id;
+  correlator::CorrelatorConfig correlator;
+  std::shared_ptr<const correlator::Auditor> auditor;
+  std::shared_ptr<const correlator::Redactor> redactor;
+  correlator::AlertConfig alerts;
+  bool alert_log = true;
+  std::optional<correlator::WebhookConfig> webhook;
+  bool alert_fire_event = false;
+};
+
+// The defaults (no file).
+Config default_config();
+// Throws ConfigError naming the file and key.
+Config load_config(const std::string& path);
+
+}  // namespace salttap::service
