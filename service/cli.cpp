@@ -61,6 +61,8 @@ int run_cli(int argc, char** argv) {
   watch_cmd->add_option("--missing-after", watch_missing_after, "With --jobs: seconds until silent minions are "
                                                                 "missing (overrides every deadline)");
   add_limits(*watch_cmd, max_frame_mib);
+  watch_cmd->add_option("--metrics-listen", watch.metrics_listen, "Serve /metrics and /healthz on HOST:PORT "
+                                                                  "(e.g. 127.0.0.1:9108)");
   watch_cmd->add_option("--config", config_path, "salttap config file (YAML): deadlines, audit, redaction, alerts");
 
   FireOptions fire;

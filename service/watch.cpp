@@ -1,6 +1,9 @@
 #include "service/watch.h"
 
 #include "common/log.h"
+#include "common/metrics_server.h"
+#include "correlator/correlator_metrics.h"
+#include "tap/tap_metrics.h"
 #include "correlator/alert_outlets.h"
 #include "correlator/correlator.h"
 #include "correlator/job_json.h"
@@ -64,7 +67,24 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
         cfg.auditor, cfg.redactor);
   }
 
+  Metrics metrics;
+  std::unique_ptr<MetricsServer> metrics_server;
+  if (!options.metrics_listen.empty())
+    metrics_server = std::make_unique<MetricsServer>(options.metrics_listen, metrics,
+                                                     [&] { return source->stats().connected.load(); });
+  const auto publish = [&] {
+    if (!metrics_server) return;
+    tap::publish_tap_metrics(metrics, source->stats(), queue.stats());
+    if (!jobs) return;
+    correlator::publish_correlator_metrics(metrics, *jobs);
+    correlator::publish_alert_metrics(metrics, alerts, "", nullptr);
+    for (std::size_t i = 0; i < async_outlets.size(); ++i)
+      correlator::publish_alert_metrics(metrics, alerts, i == 0 && cfg.webhook ? "webhook" : "fire",
+                                        async_outlets[i].get());
+  };
+
   while (!stop_requested() && (options.count == 0 || printed < options.count)) {
+    publish();
     events.clear();
     queue.pop_all(events, std::chrono::milliseconds(200));
     text.clear();

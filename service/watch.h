@@ -25,6 +25,7 @@ struct WatchOptions {
   // --jobs: one line per settled job instead of events (filters then apply to
   // the events the correlator sees: keep them empty to see every job).
   bool jobs = false;
+  std::string metrics_listen;  // HOST:PORT for /metrics and /healthz; empty: off
   Config config = default_config();  // correlator, audit, redaction, alerts
 };
 
