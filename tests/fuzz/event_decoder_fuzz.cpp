@@ -157,7 +157,13 @@ void differential_tree(std::string_view bytes, std::size_t offset, const DecodeL
 void decode_as_frame_and_body(std::string_view input, const DecodeLimits& limits, bool trip) {
   EventDecoder d(limits);
   std::uint64_t errors = d.stats().total_errors();
-  if (auto e = d.decode_frame(input)) {
+  std::optional<Event> frame_event;
+  {
+    salttap::fuzz::HeapPeak heap;
+    frame_event = d.decode_frame(input);
+    FUZZ_CHECK(salttap::fuzz::is_linear_heap(heap.growth(), input.size(), "decode_frame"));
+  }
+  if (auto& e = frame_event) {
     FUZZ_CHECK(e->wire_bytes() == input.size());
     FUZZ_CHECK(d.stats().events == 1);
     render_all_forms(*e);
@@ -167,7 +173,13 @@ void decode_as_frame_and_body(std::string_view input, const DecodeLimits& limits
   }
   errors = d.stats().total_errors();
   const std::uint64_t events = d.stats().events;
-  if (auto e = d.decode_body(input)) {
+  std::optional<Event> body_event;
+  {
+    salttap::fuzz::HeapPeak heap;
+    body_event = d.decode_body(input);
+    FUZZ_CHECK(salttap::fuzz::is_linear_heap(heap.growth(), input.size(), "decode_body"));
+  }
+  if (auto& e = body_event) {
     FUZZ_CHECK(e->wire_bytes() == input.size());
     FUZZ_CHECK(d.stats().events == events + 1);
     // The tag is a prefix of the body (up to 20 chars on pre-2015.5 masters).

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,7 +122,13 @@ Result reference_pass(std::string_view stream, const Options& o) {
       delivered += frame.size() + (frames.framing() == Framing::len32 ? 4 : 0);
       // The view must lie inside what was fed (fast path) or the decoder's buffer:
       // either way ASan flags a read of freed or foreign memory here.
-      if (auto e = events.decode_frame(frame)) {
+      std::optional<Event> e;
+      {
+        salttap::fuzz::HeapPeak heap;
+        e = events.decode_frame(frame);
+        FUZZ_CHECK(salttap::fuzz::is_linear_heap(heap.growth(), frame.size(), "decode_frame"));
+      }
+      if (e) {
         FUZZ_CHECK(e->wire_bytes() == frame.size());
         if (salttap::fuzz::hits_known_bug(e->data())) {
           r.out.push_back("K");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -24,7 +25,65 @@
     }                                                                                       \
   } while (0)
 
+// Sanitizer allocator hooks, declared weak so the targets link without ASan
+// (the regression runners of a plain build): no ASan, no heap measurement.
+extern "C" {
+__attribute__((weak)) int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, std::size_t),
+                                                                    void (*free_hook)(const volatile void*));
+__attribute__((weak)) std::size_t __sanitizer_get_allocated_size(const volatile void* p);
+}
+
 namespace salttap::fuzz {
+
+// Peak heap growth over a scope (single-threaded targets), from ASan's hooks.
+class HeapPeak {
+ public:
+  HeapPeak() {
+    if (!available()) return;
+    state().base = state().current;
+    state().peak = state().current;
+  }
+  static bool available() {
+    static const bool ok = __sanitizer_install_malloc_and_free_hooks != nullptr &&
+                           __sanitizer_get_allocated_size != nullptr &&
+                           __sanitizer_install_malloc_and_free_hooks(&on_malloc, &on_free) != 0;
+    return ok;
+  }
+  // Bytes allocated at the peak beyond what was allocated at construction.
+  std::size_t growth() const { return available() ? static_cast<std::size_t>(state().peak - state().base) : 0; }
+
+ private:
+  struct State {  // signed: blocks allocated before the hooks may be freed
+    std::int64_t current = 0, peak = 0, base = 0;
+  };
+  static State& state() {
+    static State s;
+    return s;
+  }
+  static void on_malloc(const volatile void*, std::size_t size) {
+    State& s = state();
+    s.current += static_cast<std::int64_t>(size);
+    if (s.current > s.peak) s.peak = s.current;
+  }
+  static void on_free(const volatile void* p) {
+    State& s = state();
+    s.current -= static_cast<std::int64_t>(__sanitizer_get_allocated_size(p));
+  }
+};
+
+// Decoding N bytes may allocate the frame copy (2N + 512: zone_chunk_for)
+// and a tree of at most one 24-byte msgpack::object per input byte for the
+// frame and again for the body, with msgpack::zone rounding its chunks up;
+// plus a constant: a fixmap/fixarray header reserves up to 15 entries (720
+// bytes) before they are read, at each of max_depth (256) levels, per tree.
+// Anything beyond is memory reserved for items the input cannot hold.
+constexpr std::size_t kMaxDecodeHeapPerByte = 128;
+constexpr std::size_t kMaxDecodeHeapSlack = 512u << 10;
+inline bool is_linear_heap(std::size_t grown, std::size_t wire_bytes, const char* what) {
+  if (grown <= kMaxDecodeHeapPerByte * wire_bytes + kMaxDecodeHeapSlack) return true;
+  std::fprintf(stderr, "%s of %zu bytes allocated %zu bytes at its peak\n", what, wire_bytes, grown);
+  return false;
+}
 
 // Everything salttap prints as JSON must parse back as strict JSON (valid
 // UTF-8, no NaN), whatever the bytes on the bus were.
