@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <string>
 
+#include <yaml-cpp/exceptions.h>
+
 #include "tap/master_config.h"
 #include "tests/fuzz/fuzz_common.h"
 
@@ -51,6 +53,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)bus.pub();
     (void)bus.pull();
   } catch (const salttap::tap::MasterConfigError&) {
+  } catch (const YAML::Exception&) {
+    // Known, unfixed bug: yaml-cpp's BadConversion escapes from include
+    // patterns that are not strings (master_config.cpp include_patterns) and
+    // from non-scalar keys of included files (overlay). Regression inputs:
+    // corpus/master_config/crash-*. See fuzz_common.h skip_known_bugs().
+    if (!salttap::fuzz::skip_known_bugs()) throw;
   }
   return 0;
 }

@@ -50,6 +50,14 @@ run_one() {
   local execs rate
   execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -n1 || true)
   rate=$(grep -Eo 'stat::average_exec_per_sec: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -n1 || true)
+  if [[ -z $execs ]]; then  # -fork=N prints "#<execs>: cov: ... time: <s>s" lines instead
+    local last
+    last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -n1 || true)
+    execs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")
+    local secs
+    secs=$(grep -Eo 'time: [0-9]+s' <<<"$last" | grep -Eo '[0-9]+' || true)
+    [[ -n $execs && -n $secs && $secs -gt 0 ]] && rate=$((execs / secs))
+  fi
   local cov
   cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n1 || true)
   printf '%-14s %6ss  %10s execs  %7s exec/s  %s  corpus %s files\n' "$t" "$SECONDS_PER_TARGET" \
