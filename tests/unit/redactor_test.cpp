@@ -17,23 +17,40 @@
 #include "tests/support/captures.h"
 
 // Heap allocations on this thread while `g_counting` is set (to prove that
-// redact() allocates nothing when nothing changes).
+// redact() allocates nothing when nothing changes). Not under AddressSanitizer,
+// which owns operator new itself.
+#define SALTTAP_COUNT_ALLOCATIONS 1
+#if defined(__SANITIZE_ADDRESS__)
+#undef SALTTAP_COUNT_ALLOCATIONS
+#define SALTTAP_COUNT_ALLOCATIONS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#undef SALTTAP_COUNT_ALLOCATIONS
+#define SALTTAP_COUNT_ALLOCATIONS 0
+#endif
+#endif
 namespace {
 thread_local bool g_counting = false;
 thread_local std::size_t g_allocations = 0;
 }  // namespace
 
+#if SALTTAP_COUNT_ALLOCATIONS
 void* operator new(std::size_t n) {
   if (g_counting) ++g_allocations;
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
 // GCC cannot see that these pair with the malloc-based operator new above.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
+#endif
 
 namespace salttap::correlator {
 namespace {
@@ -250,7 +267,9 @@ TEST(Redactor, NothingToRedactAllocatesNothing) {
   g_counting = true;
   const msgpack::object out = r.redact(in.get(), zone, &n);
   g_counting = false;
-  EXPECT_EQ(g_allocations, 0u);
+  if (SALTTAP_COUNT_ALLOCATIONS) {
+    EXPECT_EQ(g_allocations, 0u);
+  }
   EXPECT_EQ(static_cast<const char*>(zone.allocate_no_align(1)), before + 1);  // the zone did not move
   EXPECT_EQ(n, 0u);
   EXPECT_EQ(out.via.map.ptr, in.get().via.map.ptr);
