@@ -6,6 +6,7 @@ find_package(cppzmq REQUIRED)               # cppzmq-dev + libzmq3-dev
 find_package(fmt REQUIRED)                  # libfmt-dev
 find_package(yaml-cpp REQUIRED)             # libyaml-cpp-dev
 find_package(Boost 1.74 REQUIRED)           # Asio (header only)
+find_package(absl REQUIRED)                 # libabsl-dev (flat_hash_map)
 find_package(CURL REQUIRED)                 # libcurl4-openssl-dev
 find_package(CLI11 REQUIRED)                # libcli11-dev (header only)
 

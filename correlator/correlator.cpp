@@ -50,12 +50,15 @@ std::string string_or_empty(const tap::Event& e, std::string_view key) {
 Correlator::Correlator(CorrelatorConfig config, const Clock& clock, Sink sink, std::shared_ptr<const Auditor> auditor,
                        std::shared_ptr<const Redactor> redactor)
     : config_(std::move(config)), clock_(clock), sink_(std::move(sink)), auditor_(std::move(auditor)),
-      redactor_(std::move(redactor)) {}
+      redactor_(std::move(redactor)) {
+  for (const auto& f : config_.noise_funs)
+    (f.find_first_of("*?[") == std::string::npos ? noise_exact_ : noise_globs_).push_back(f);
+}
 
 std::size_t Correlator::memory_bytes() const {
-  std::size_t bytes = minions_.memory_bytes() + jobs_.bucket_count() * sizeof(void*) +
+  std::size_t bytes = minions_.memory_bytes() + jobs_.capacity() * (sizeof(std::string) + sizeof(void*) + 1) +
                       timers_.size() * (sizeof(Timer) + 24) + order_.size() * 64;
-  for (const auto& [jid, job] : jobs_) bytes += job->memory_bytes() + sizeof(jid) + 2 * sizeof(void*);
+  for (const auto& [jid, job] : jobs_) bytes += job->memory_bytes();
   return bytes;
 }
 
@@ -74,7 +77,7 @@ void Correlator::on_event(const tap::Event& e) {
       on_ret(jid, part(tag, 4), e);
     } else if (what == "prog") {
       ++stats_.progress_events;
-      if (auto it = jobs_.find(std::string(jid)); it != jobs_.end()) ++it->second->progress_events;
+      if (Job* job = find_job(jid)) ++job->progress_events;
       minions_.facts(minions_.intern(part(tag, 4))).last_seen = clock_.now();
     } else {
       ++stats_.other_events;  // publish (3007+), error, sub/.../error
@@ -92,12 +95,13 @@ void Correlator::on_event(const tap::Event& e) {
 bool Correlator::is_noise(const tap::Event& e) const {
   const auto fun = e.string_field("fun");
   if (!fun) return false;
-  return std::any_of(config_.noise_funs.begin(), config_.noise_funs.end(),
-                     [&](const std::string& g) { return glob_match(g, *fun); });
+  for (const auto& f : noise_exact_)
+    if (*fun == f) return true;
+  return std::any_of(noise_globs_.begin(), noise_globs_.end(), [&](const std::string& g) { return glob_match(g, *fun); });
 }
 
 Job& Correlator::open_job(std::string_view jid, JobKind kind, Micros started_at) {
-  auto [it, inserted] = jobs_.try_emplace(std::string(jid));
+  auto [it, inserted] = jobs_.try_emplace(std::string(jid));  // the one allocation per job
   if (inserted) {
     it->second = std::make_unique<Job>();
     Job& job = *it->second;
@@ -139,15 +143,13 @@ void Correlator::on_new(std::string_view jid, const tap::Event& e) {
   job.started_at = std::min(job.started_at, started);
 
   if (const msgpack::object* list = e.find("minions"); list && list->type == msgpack::type::ARRAY) {
-    for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-      auto name = as_string(list->via.array.ptr[i]);
-      if (!name) continue;
-      const std::size_t s = job.slot(minions_.intern(*name));
-      if (!(job.flags[s] & kExpected)) {
-        job.flags[s] |= kExpected;
-        ++job.expected;
-      }
-    }
+    std::vector<MinionId> ids;
+    ids.reserve(list->via.array.size);
+    for (std::uint32_t i = 0; i < list->via.array.size; ++i)
+      if (auto name = as_string(list->via.array.ptr[i])) ids.push_back(minions_.intern(*name));
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    job.expect(ids);
   }
   // `missing`: list-target entries without an accepted key; the CLI reports them failed.
   if (const msgpack::object* list = e.find("missing"); list && list->type == msgpack::type::ARRAY) {
@@ -177,14 +179,13 @@ void Correlator::on_ret(std::string_view jid, std::string_view minion_name, cons
   const MinionId m = minions_.intern(minion_name);
   minions_.facts(m).last_seen = now;
 
-  auto it = jobs_.find(std::string(jid));
-  if (it == jobs_.end()) {
+  Job* found = find_job(jid);
+  if (!found) {
     // No `new`: a minion schedule, salt-call, or a job begun before we connected.
-    Job& job = open_job(jid, e.find("schedule") ? JobKind::scheduled : JobKind::orphan, now);
-    describe_call(job, e.find("fun"), e.find("fun_args"), e.find("tgt"), e);
-    it = jobs_.find(std::string(jid));
+    found = &open_job(jid, e.find("schedule") ? JobKind::scheduled : JobKind::orphan, now);
+    describe_call(*found, e.find("fun"), e.find("fun_args"), e.find("tgt"), e);
   }
-  Job& job = *it->second;
+  Job& job = *found;
   const bool without_new = job.kind == JobKind::scheduled || job.kind == JobKind::orphan;
 
   std::size_t s;
@@ -237,9 +238,9 @@ void Correlator::on_find_job_ret(MinionId minion, const tap::Event& e) {
   const msgpack::object* running = map_find(*ret, "jid");
   auto jid = running ? as_string(*running) : std::nullopt;
   if (!jid) return;
-  auto it = jobs_.find(std::string(*jid));
-  if (it == jobs_.end() || it->second->settled) return;
-  Job& job = *it->second;
+  Job* found = find_job(*jid);
+  if (!found || found->settled) return;
+  Job& job = *found;
   const auto s = job.find(minion);
   if (!s || (job.flags[*s] & kOutcomeMask) != kPending) return;
   const Micros until = clock_.now() + (job.deadline - job.started_at);
@@ -258,13 +259,12 @@ void Correlator::on_runner(std::string_view jid, std::string_view what, JobKind 
     job.deadline = job.started_at + config_.deadline_for(job.fun);
     schedule(job, job.deadline);
   } else if (what == "ret") {
-    auto it = jobs_.find(std::string(jid));
-    if (it == jobs_.end()) {
-      Job& job = open_job(jid, kind, now);
-      describe_call(job, e.find("fun"), e.find("fun_args"), nullptr, e);
-      it = jobs_.find(std::string(jid));
+    Job* found = find_job(jid);
+    if (!found) {
+      found = &open_job(jid, kind, now);
+      describe_call(*found, e.find("fun"), e.find("fun_args"), nullptr, e);
     }
-    Job& job = *it->second;
+    Job& job = *found;
     const ReturnAnalysis a = analyze_return(e.data(), config_.max_failed_states);
     job.outcome_success = !a.failed;
     job.outcome_reason = a.reason;
@@ -276,7 +276,7 @@ void Correlator::on_runner(std::string_view jid, std::string_view what, JobKind 
     }
   } else {
     ++stats_.progress_events;  // args (orchestration), __jid_event__ progress
-    if (auto it = jobs_.find(std::string(jid)); it != jobs_.end()) ++it->second->progress_events;
+    if (Job* job = find_job(jid)) ++job->progress_events;
   }
 }
 
@@ -317,10 +317,10 @@ void Correlator::advance() {
   while (!timers_.empty() && timers_.top().first <= now) {
     const auto [at, jid] = timers_.top();
     timers_.pop();
-    auto it = jobs_.find(jid);
-    if (it == jobs_.end() || it->second->next_check != at) continue;  // stale timer
-    if (it->second->settled) evict(jid, /*early=*/false);
-    else expire(*it->second);
+    Job* job = find_job(jid);
+    if (!job || job->next_check != at) continue;  // stale timer
+    if (job->settled) evict(jid, /*early=*/false);
+    else expire(*job);
   }
 }
 
@@ -352,7 +352,7 @@ void Correlator::settle(Job& job) {
 }
 
 void Correlator::evict(const std::string& jid, bool early) {
-  auto it = jobs_.find(jid);
+  auto it = jobs_.find(absl::string_view(jid));
   if (it == jobs_.end()) return;
   sink_(JobUpdate::final, *it->second);
   if (early) ++stats_.evicted_jobs;
@@ -363,7 +363,7 @@ void Correlator::evict(const std::string& jid, bool early) {
 void Correlator::enforce_cap() {
   while (jobs_.size() > config_.max_jobs && !order_.empty()) {
     const std::string jid = order_.begin()->second;
-    Job& job = *jobs_.at(jid);
+    Job& job = *find_job(jid);
     if (!job.settled) {
       // Out of room before its deadline: what is still pending is reported missing.
       for (auto& f : job.flags) {

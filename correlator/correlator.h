@@ -22,7 +22,7 @@
 #include <map>
 #include <queue>
 #include <string>
-#include <unordered_map>
+#include <absl/container/flat_hash_map.h>
 #include <vector>
 
 #include "common/clock.h"
@@ -99,7 +99,13 @@ class Correlator {
   std::shared_ptr<const Auditor> auditor_;
   std::shared_ptr<const Redactor> redactor_;
   MinionRegistry minions_;
-  std::unordered_map<std::string, std::unique_ptr<Job>> jobs_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Job>> jobs_;  // looked up on every return
+  Job* find_job(std::string_view jid) {
+    auto it = jobs_.find(absl::string_view(jid.data(), jid.size()));
+    return it == jobs_.end() ? nullptr : it->second.get();
+  }
+  std::vector<std::string> noise_exact_;  // noise_funs without glob characters: compared directly
+  std::vector<std::string> noise_globs_;
   using Timer = std::pair<Micros, std::string>;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::map<std::uint64_t, std::string> order_;  // open jobs by opening order, for the cap and final flush

@@ -50,6 +50,29 @@ std::size_t Job::slot(MinionId m) {
   return i;
 }
 
+void Job::expect(const std::vector<MinionId>& ids) {
+  std::vector<MinionId> merged;
+  std::vector<std::uint8_t> merged_flags;
+  merged.reserve(minions.size() + ids.size());
+  merged_flags.reserve(minions.size() + ids.size());
+  std::size_t i = 0, j = 0;
+  while (i < minions.size() || j < ids.size()) {
+    if (j == ids.size() || (i < minions.size() && minions[i] < ids[j])) {
+      merged.push_back(minions[i]);
+      merged_flags.push_back(flags[i++]);
+      continue;
+    }
+    const bool present = i < minions.size() && minions[i] == ids[j];
+    std::uint8_t f = present ? flags[i++] : std::uint8_t{kPending};
+    if (!present) ++pending;
+    if (!(f & kExpected)) ++expected;
+    merged.push_back(ids[j++]);
+    merged_flags.push_back(static_cast<std::uint8_t>(f | kExpected));
+  }
+  minions = std::move(merged);
+  flags = std::move(merged_flags);
+}
+
 Micros Job::deadline_of(MinionId m) const {
   for (const auto& [id, until] : extended)
     if (id == m) return std::max(until, deadline);

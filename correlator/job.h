@@ -66,6 +66,8 @@ struct Job {
   JobStatus status() const;
   // Index of `m` in minions, inserting it (pending, not expected) if absent.
   std::size_t slot(MinionId m);
+  // Marks sorted, unique `ids` expected, adding the ones not yet present (one merge, not one insert each).
+  void expect(const std::vector<MinionId>& ids);
   std::optional<std::size_t> find(MinionId m) const;
   Micros deadline_of(MinionId m) const;
   std::size_t memory_bytes() const;

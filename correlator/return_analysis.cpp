@@ -144,30 +144,42 @@ StateCounts& StateCounts::operator+=(const StateCounts& o) {
 
 ReturnAnalysis analyze_return(const msgpack::object& data, std::size_t max_failed_states) {
   ReturnAnalysis a;
-  const msgpack::object* ret = map_find(data, "return");
-  const msgpack::object* fun = map_find(data, "fun");
-  std::vector<std::string> reasons;
+  // One pass over the top-level keys (returns are read once each, on the hot path).
+  const msgpack::object *ret = nullptr, *fun = nullptr, *retcode = nullptr, *success = nullptr;
+  if (data.type == msgpack::type::MAP) {
+    for (std::uint32_t i = 0; i < data.via.map.size; ++i) {
+      const auto key = as_string(data.via.map.ptr[i].key);
+      if (!key) continue;
+      const msgpack::object* v = &data.via.map.ptr[i].val;
+      if (*key == "return") ret = v;
+      else if (*key == "fun") fun = v;
+      else if (*key == "retcode") retcode = v;
+      else if (*key == "success") success = v;
+    }
+  }
+  std::string reason;
+  const auto first = [&](std::string r) {
+    if (reason.empty()) reason = std::move(r);
+  };
 
   if (ret && is_state_result_map(*ret)) {
     analyze_states(*ret, a, max_failed_states);
-    if (a.states.failed > 0) reasons.push_back(fmt::format("{} of {} states failed", a.states.failed, a.states.total));
+    if (a.states.failed > 0) first(fmt::format("{} of {} states failed", a.states.failed, a.states.total));
   } else if (ret && is_state_function(fun) && is_list_of_strings(*ret)) {
     a.state_run = true;
-    reasons.push_back("render/compile error: " + clip(*as_string(ret->via.array.ptr[0])));
-  } else if (ret) {
-    if (auto s = as_string(*ret); s && s->find(" is not available") != std::string_view::npos)
-      reasons.push_back("function not available: " + clip(*s));
+    first("render/compile error: " + clip(*as_string(ret->via.array.ptr[0])));
+  } else if (ret && ret->type == msgpack::type::STR) {
+    if (auto s = as_string(*ret); s->find(" is not available") != std::string_view::npos)
+      first("function not available: " + clip(*s));
   }
-  if (const msgpack::object* rc = map_find(data, "retcode")) {
-    if (auto bad = first_nonzero_retcode(*rc, a.retcode)) reasons.push_back(fmt::format("retcode {}", *bad));
+  if (retcode) {
+    if (auto bad = first_nonzero_retcode(*retcode, a.retcode)) first(fmt::format("retcode {}", *bad));
   }
-  if (const msgpack::object* ok = map_find(data, "success");
-      ok && ok->type == msgpack::type::BOOLEAN && !ok->via.boolean)
-    reasons.push_back("success false");
+  if (success && success->type == msgpack::type::BOOLEAN && !success->via.boolean) first("success false");
 
-  if (!reasons.empty()) {
+  if (!reason.empty()) {
     a.failed = true;
-    a.reason = std::move(reasons.front());
+    a.reason = std::move(reason);
   }
   return a;
 }
