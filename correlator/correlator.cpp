@@ -1,6 +1,7 @@
 #include "correlator/correlator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 
 #include <fmt/format.h>
@@ -90,6 +91,34 @@ void Correlator::on_event(const tap::Event& e) {
     on_minion_event(tag, e);
   }
   enforce_cap();
+}
+
+// Failure reasons and state comments quote returns: the same redaction as
+// arguments (PEM key blocks, name=value secrets) applies before they leave.
+std::string Correlator::redact_text(const std::string& text) const {
+  msgpack::zone zone;
+  msgpack::object o;
+  o.type = msgpack::type::STR;
+  o.via.str.ptr = text.data();
+  o.via.str.size = static_cast<std::uint32_t>(text.size());
+  const msgpack::object safe = redactor_->redact(o, zone);
+  std::string out(*as_string(safe));
+  // Free text may carry `name=value` (or `--name=value`) tokens anywhere.
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; };
+  for (std::size_t eq = out.find('='); eq != std::string::npos; eq = out.find('=', eq + 1)) {
+    std::size_t start = eq;
+    while (start > 0 && word(out[start - 1])) --start;
+    std::size_t name_start = start;
+    while (name_start < eq && out[name_start] == '-') ++name_start;
+    std::size_t end = eq + 1;
+    while (end < out.size() && !std::isspace(static_cast<unsigned char>(out[end])) && out[end] != '"' && out[end] != '\'')
+      ++end;
+    if (name_start == eq || end == eq + 1) continue;
+    if (!redactor_->is_secret_key(std::string_view(out).substr(name_start, eq - name_start))) continue;
+    out.replace(eq + 1, end - eq - 1, kRedactedMarker);
+    eq += kRedactedMarker.size();
+  }
+  return out;
 }
 
 bool Correlator::is_noise(const tap::Event& e) const {
@@ -211,13 +240,15 @@ void Correlator::on_ret(std::string_view jid, std::string_view minion_name, cons
     ++job.late;
     ++stats_.late_returns;
   }
-  if (a.failed && job.failures.size() < config_.max_failures) job.failures.emplace_back(m, a.reason);
+  if (a.failed && job.failures.size() < config_.max_failures)
+    job.failures.emplace_back(m, redactor_ ? redact_text(a.reason) : a.reason);
   if (a.state_run) {
     job.state_run = true;
     job.states += a.states;
     for (const FailedState& f : a.failed_states) {
       if (job.failed_states.size() >= config_.max_failed_states) break;
       job.failed_states.emplace_back(m, f);
+      if (redactor_) job.failed_states.back().second.comment = redact_text(f.comment);
     }
   }
 

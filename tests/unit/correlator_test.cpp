@@ -287,5 +287,13 @@ TEST_F(CorrelatorTest, RiskAndRedactedArgsAreInTheSummary) {
   EXPECT_TRUE(json_has(out_[0], std::string(kRedactedMarker)));
 }
 
+TEST_F(CorrelatorTest, StateCommentsAndReasonsAreRedactedToo) {
+  new_job("1", "state.apply", R"(["a"])");
+  ret("1", "a", R"("return": {"cmd_|-db_|-mysql_|-run": {"result": false, "comment": "failed: password=hunter2", "name": "mysql", "__id__": "db", "__run_num__": 0, "changes": {}}}, "retcode": 2)", "state.apply");
+  ASSERT_EQ(out_.size(), 1u);
+  EXPECT_EQ(out_[0].json.find("hunter2"), std::string::npos);
+  EXPECT_TRUE(json_has(out_[0], "password=" + std::string(kRedactedMarker)));
+}
+
 }  // namespace
 }  // namespace salttap::correlator
