@@ -103,7 +103,7 @@ Config load_config(const std::string& path) {
   try {
     const YAML::Node root = YAML::LoadFile(path);
     if (root.IsNull()) return c;
-    only_keys(root, path, {"master_config", "master_id", "correlator", "audit", "redaction", "alerts"});
+    only_keys(root, "top level", {"master_config", "master_id", "correlator", "audit", "redaction", "alerts"});
     if (root["master_config"]) c.master_config = root["master_config"].as<std::string>();
     c.master_id = get<std::string>(root, "master_id", "master_id", "");
     load_correlator(root["correlator"], c);

@@ -137,3 +137,31 @@ TEST(CaptureVerdicts, MissingAfterOverridesDeadlinesAndLateReturnsAreRecorded) {
 
 }  // namespace
 }  // namespace salttap::service
+
+namespace salttap::service {
+namespace {
+
+TEST(Config, TheShippedExampleIsValidAndUnknownKeysAreNamed) {
+  const Config c = load_config(std::string(SALTTAP_SOURCE_DIR) + "/deploy/salttap.yaml");
+  EXPECT_EQ(c.master_id, "salt-01");
+  ASSERT_EQ(c.correlator.deadlines.size(), 2u);
+  EXPECT_EQ(c.correlator.deadline_for("state.apply"), 7200 * kMicrosPerSecond);
+  EXPECT_EQ(c.alerts.min_risk, correlator::RiskLevel::high);
+  ASSERT_TRUE(c.webhook);
+  EXPECT_EQ(c.webhook->retry.max_attempts, 8);
+
+  const auto path = std::filesystem::temp_directory_path() / "salttap-bad-config.yaml";
+  std::ofstream(path) << "alerts:\n  webhok: {url: x}\n";
+  try {
+    load_config(path.string());
+    FAIL() << "accepted an unknown key";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown key 'webhok'"), std::string::npos) << e.what();
+  }
+  std::ofstream(path) << "audit:\n  rules:\n    - {name: x, arg_patterns: ['(unclosed']}\n";
+  EXPECT_THROW(load_config(path.string()), ConfigError);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace salttap::service
