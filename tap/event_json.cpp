@@ -112,13 +112,21 @@ void write_key(Writer& w, const msgpack::object& k) {
       w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
       return;
     }
-    default: {
+    case msgpack::type::FLOAT32:
+    case msgpack::type::FLOAT64: {
       std::string s;
       append_msgpack_json(s, k);
       w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
       return;
     }
+    // Python cannot even build these (dicts and lists are unhashable), so no
+    // Salt sends them; a fixed text keeps hostile nesting from growing the
+    // output exponentially through repeated escaping.
+    case msgpack::type::ARRAY: w.Key("<array key>"); return;
+    case msgpack::type::MAP: w.Key("<map key>"); return;
+    case msgpack::type::EXT: w.Key("<ext key>"); return;
   }
+  w.Key("<key>");
 }
 
 template <typename Writer>

@@ -9,7 +9,8 @@
 //   other ext                {"__ext__": {"type": n, "b64": "<base64>"}}
 //   invalid UTF-8 in str     each bad sequence becomes U+FFFD
 //   NaN / Infinity           null
-//   non-string map keys      their JSON text: 1 -> "1", nil -> "null", true -> "true"
+//   non-string map keys      their JSON text: 1 -> "1", nil -> "null", true -> "true";
+//                            map/array/ext keys (Python cannot send them) -> "<map key>" etc.
 
 #include <string>
 

@@ -36,7 +36,10 @@ std::vector<std::string> expand(const std::string& pattern, const fs::path& base
   glob_t g{};
   std::vector<std::string> out;
   if (::glob(p.c_str(), 0, nullptr, &g) == 0) {
-    for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);  // sorted by glob
+    for (std::size_t i = 0; i < g.gl_pathc; ++i) {  // sorted by glob
+      std::error_code ec;
+      if (fs::is_regular_file(g.gl_pathv[i], ec)) out.emplace_back(g.gl_pathv[i]);  // Salt skips directories too
+    }
   }
   ::globfree(&g);
   return out;
@@ -61,6 +64,8 @@ T get(const YAML::Node& cfg, const char* key, T fallback) {
   return fallback;
 }
 
+MasterBus load_master_config_or_throw_yaml(const std::string& path, bool required);
+
 }  // namespace
 
 std::string prepend_root_dir(const std::string& root_dir, const std::string& path) {
@@ -82,6 +87,17 @@ Endpoint MasterBus::pull() const {
 }
 
 MasterBus load_master_config(const std::string& path, bool required) {
+  try {
+    return load_master_config_or_throw_yaml(path, required);
+  } catch (const YAML::Exception& e) {  // e.g. an include list of maps, a complex key
+    throw MasterConfigError(path + " (or a file it includes): " + e.what());
+  } catch (const std::ios_base::failure& e) {  // e.g. the main path is a directory
+    throw MasterConfigError(path + ": " + e.what());
+  }
+}
+
+namespace {
+MasterBus load_master_config_or_throw_yaml(const std::string& path, bool required) {
   YAML::Node cfg(YAML::NodeType::Map);
   MasterBus bus;
   std::error_code ec;
@@ -111,5 +127,7 @@ MasterBus load_master_config(const std::string& path, bool required) {
   bus.tcp_pull_port = get<std::uint16_t>(cfg, "tcp_master_pull_port", 4513);
   return bus;
 }
+
+}  // namespace
 
 }  // namespace salttap::tap
