@@ -92,7 +92,7 @@ TEST_F(CorrelatorTest, ALateReturnUpdatesTheJob) {
   at(61);
   ret("1", "b");
   ASSERT_EQ(of(JobUpdate::updated).size(), 1u);
-  const auto& u = of(JobUpdate::updated)[0];
+  const Emitted u = of(JobUpdate::updated)[0];
   EXPECT_EQ(u.status, JobStatus::succeeded);
   EXPECT_TRUE(json_has(u, R"("missing":[],"late":["b"])"));
   EXPECT_TRUE(json_has(u, R"("late_updates":1)"));
