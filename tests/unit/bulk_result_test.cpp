@@ -1,0 +1,76 @@
+// Bulk response classification, one literal response per case.
+
+#include <gtest/gtest.h>
+
+#include "indexer/bulk_result.h"
+
+namespace salttap::indexer {
+namespace {
+
+std::vector<ItemOutcome> outcomes(const BulkOutcome& b) {
+  std::vector<ItemOutcome> o;
+  for (const auto& i : b.items) o.push_back(i.outcome);
+  return o;
+}
+constexpr auto D = ItemOutcome::delivered;
+constexpr auto R = ItemOutcome::retry;
+constexpr auto X = ItemOutcome::reject;
+
+TEST(BulkResult, AllCreated) {
+  const auto b = classify_bulk_response(200, R"({"took":3,"errors":false,"items":[
+    {"create":{"_index":"salt-jobs-2026.11.29","_id":"a","status":201}},
+    {"create":{"_index":"salt-jobs-2026.11.29","_id":"b","status":201}}]})", 2);
+  EXPECT_EQ(outcomes(b), (std::vector{D, D}));
+  EXPECT_EQ(b.delivered, 2u);
+  EXPECT_FALSE(b.whole_request);
+}
+
+TEST(BulkResult, MixedSuccessRetriesOnlyThe429sAndRejectsMappingErrors) {
+  const auto b = classify_bulk_response(200, R"({"errors":true,"items":[
+    {"create":{"_id":"a","status":201}},
+    {"create":{"_id":"b","status":429,"error":{"type":"es_rejected_execution_exception","reason":"queue full"}}},
+    {"create":{"_id":"c","status":400,"error":{"type":"mapper_parsing_exception","reason":"failed to parse field [return]"}}},
+    {"index":{"_id":"d","status":503,"error":{"type":"unavailable_shards_exception","reason":"primary shard is not active"}}},
+    {"index":{"_id":"e","status":200}}]})", 5);
+  EXPECT_EQ(outcomes(b), (std::vector{D, R, X, R, D}));
+  EXPECT_EQ(b.items[2].reason, "mapper_parsing_exception: failed to parse field [return]");
+  EXPECT_EQ(b.items[1].status, 429);
+  EXPECT_EQ(b.delivered, 2u);
+  EXPECT_EQ(b.retry, 2u);
+  EXPECT_EQ(b.reject, 1u);
+}
+
+TEST(BulkResult, A409OnRetryMeansAlreadyDelivered) {
+  const auto b = classify_bulk_response(200, R"({"errors":true,"items":[
+    {"create":{"_id":"a","status":409,"error":{"type":"version_conflict_engine_exception","reason":"[a]: version conflict, document already exists"}}}]})", 1);
+  EXPECT_EQ(outcomes(b), (std::vector{D}));
+  EXPECT_NE(b.items[0].reason.find("version_conflict"), std::string::npos);
+}
+
+TEST(BulkResult, WholeRequestFailures) {
+  for (long status : {0L, 429L, 500L, 502L, 503L}) {
+    const auto b = classify_bulk_response(status, "", 3);
+    EXPECT_EQ(outcomes(b), (std::vector{R, R, R})) << status;
+    EXPECT_TRUE(b.whole_request);
+  }
+  const auto too_big = classify_bulk_response(413, "", 2);
+  EXPECT_TRUE(too_big.split_batch);
+  EXPECT_EQ(outcomes(too_big), (std::vector{R, R}));
+  const auto auth = classify_bulk_response(401, R"({"error":"unauthorized"})", 1);
+  EXPECT_TRUE(auth.needs_operator);
+  EXPECT_EQ(outcomes(auth), (std::vector{R})) << "a credentials problem must not drop data";
+  const auto malformed = classify_bulk_response(400, R"({"error":{"type":"illegal_argument_exception"}})", 2);
+  EXPECT_EQ(outcomes(malformed), (std::vector{X, X}));
+}
+
+TEST(BulkResult, TruncatedOrShortBodiesRetryEverything) {
+  EXPECT_EQ(outcomes(classify_bulk_response(200, R"({"errors":false,"items":[{"create":{"status":201}})", 2)),
+            (std::vector{R, R}));
+  EXPECT_EQ(outcomes(classify_bulk_response(200, R"({"errors":false,"items":[{"create":{"status":201}}]})", 2)),
+            (std::vector{R, R}));
+  EXPECT_EQ(outcomes(classify_bulk_response(200, "<html>proxy error</html>", 1)), (std::vector{R}));
+  EXPECT_EQ(outcomes(classify_bulk_response(200, R"({"items":[{"create":{}}]})", 1)), (std::vector{R}));
+}
+
+}  // namespace
+}  // namespace salttap::indexer
