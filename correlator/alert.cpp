@@ -1,21 +1,16 @@
 #include "correlator/alert.h"
 
-#include <rapidjson/writer.h>
+#include "common/json_writer.h"
 
 #include "common/clock.h"
 
 namespace salttap::correlator {
 namespace {
 
-struct StringOut {
-  using Ch = char;
-  std::string& s;
-  void Put(char c) { s.push_back(c); }
-  void Flush() {}
-};
-using Writer = rapidjson::Writer<StringOut>;
+using json::StringOut;
+using json::Writer;
 
-void str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+void str(Writer& w, std::string_view s) { json::string(w, s); }
 
 void names(Writer& w, const Job& job, const MinionRegistry& reg, std::uint8_t outcome, std::size_t cap) {
   w.StartArray();

@@ -8,6 +8,7 @@
 
 #include "common/text.h"
 #include "tap/event_json.h"
+#include "tap/tag.h"
 
 namespace salttap::correlator {
 namespace {
@@ -16,16 +17,6 @@ using tap::as_string;
 using tap::map_find;
 
 constexpr std::size_t kMaxArgsJson = 64 * 1024;
-
-// "a/b/c" -> part i, or "".
-std::string_view part(std::string_view tag, std::size_t index) {
-  for (std::size_t i = 0; i < index; ++i) {
-    const auto slash = tag.find('/');
-    if (slash == std::string_view::npos) return {};
-    tag.remove_prefix(slash + 1);
-  }
-  return tag.substr(0, tag.find('/'));
-}
 
 std::string joined(const msgpack::object* o) {
   if (!o) return {};
@@ -67,26 +58,26 @@ void Correlator::on_event(const tap::Event& e) {
   ++stats_.events;
   const std::string_view tag = e.tag();
   if (tag.starts_with("salt/job/")) {
-    const std::string_view jid = part(tag, 2);
-    const std::string_view what = part(tag, 3);
+    const std::string_view jid = tap::tag_part(tag, 2);
+    const std::string_view what = tap::tag_part(tag, 3);
     if (is_noise(e)) {
       ++stats_.noise_events;
-      if (what == "ret") on_find_job_ret(minions_.intern(part(tag, 4)), e);
+      if (what == "ret") on_find_job_ret(minions_.intern(tap::tag_part(tag, 4)), e);
     } else if (what == "new") {
       on_new(jid, e);
     } else if (what == "ret") {
-      on_ret(jid, part(tag, 4), e);
+      on_ret(jid, tap::tag_part(tag, 4), e);
     } else if (what == "prog") {
       ++stats_.progress_events;
       if (Job* job = find_job(jid)) ++job->progress_events;
-      minions_.facts(minions_.intern(part(tag, 4))).last_seen = clock_.now();
+      minions_.facts(minions_.intern(tap::tag_part(tag, 4))).last_seen = clock_.now();
     } else {
       ++stats_.other_events;  // publish (3007+), error, sub/.../error
     }
   } else if (tag.starts_with("salt/run/")) {
-    on_runner(part(tag, 2), part(tag, 3), JobKind::runner, e);
+    on_runner(tap::tag_part(tag, 2), tap::tag_part(tag, 3), JobKind::runner, e);
   } else if (tag.starts_with("salt/wheel/")) {
-    on_runner(part(tag, 2), part(tag, 3), JobKind::wheel, e);
+    on_runner(tap::tag_part(tag, 2), tap::tag_part(tag, 3), JobKind::wheel, e);
   } else {
     on_minion_event(tag, e);
   }
@@ -319,7 +310,7 @@ void Correlator::on_minion_event(std::string_view tag, const tap::Event& e) {
     return f;
   };
   if (tag.starts_with("salt/minion/") && tag.ends_with("/start")) {
-    touch(part(tag, 2)).last_start = now;
+    touch(tap::tag_part(tag, 2)).last_start = now;
   } else if (tag == "minion_start") {
     if (auto id = e.string_field("id")) touch(*id).last_start = now;
   } else if (tag == "salt/auth") {

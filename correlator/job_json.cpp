@@ -1,20 +1,15 @@
 #include "correlator/job_json.h"
 
-#include <rapidjson/writer.h>
+#include "common/json_writer.h"
 
 namespace salttap::correlator {
 namespace {
 
-struct StringOut {
-  using Ch = char;
-  std::string& s;
-  void Put(char c) { s.push_back(c); }
-  void Flush() {}
-};
-using Writer = rapidjson::Writer<StringOut>;
+using json::StringOut;
+using json::Writer;
 
-void str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
-void key(Writer& w, std::string_view k) { w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
+void str(Writer& w, std::string_view s) { json::string(w, s); }
+void key(Writer& w, std::string_view k) { json::key(w, k); }
 
 // Names of the minions whose flags satisfy `pred`, at most `cap` of them.
 template <typename Pred>

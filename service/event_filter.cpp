@@ -3,19 +3,10 @@
 #include <algorithm>
 
 #include "common/text.h"
+#include "tap/tag.h"
 
 namespace salttap::service {
 namespace {
-
-// Splits "a/b/c" and returns part `index`, or "" when there are fewer parts.
-std::string_view tag_part(std::string_view tag, std::size_t index) {
-  for (std::size_t i = 0; i < index; ++i) {
-    const auto slash = tag.find('/');
-    if (slash == std::string_view::npos) return {};
-    tag.remove_prefix(slash + 1);
-  }
-  return tag.substr(0, tag.find('/'));
-}
 
 bool any_match(const std::vector<std::string>& globs, std::string_view value) {
   return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return glob_match(g, value); });
@@ -28,20 +19,6 @@ bool any_match(const std::vector<std::string>& globs, std::initializer_list<std:
 }
 
 }  // namespace
-
-std::string_view jid_from_tag(std::string_view tag) {
-  if (tag.starts_with("salt/job/") || tag.starts_with("salt/run/") || tag.starts_with("salt/wheel/"))
-    return tag_part(tag, 2);
-  if (tag.size() >= 20 && std::all_of(tag.begin(), tag.begin() + 20, [](char c) { return c >= '0' && c <= '9'; }))
-    return tag;  // the bare-jid event
-  return {};
-}
-
-std::string_view minion_from_tag(std::string_view tag) {
-  if (!tag.starts_with("salt/job/")) return {};
-  const std::string_view kind = tag_part(tag, 3);
-  return kind == "ret" || kind == "prog" ? tag_part(tag, 4) : std::string_view{};
-}
 
 bool EventFilter::matches(const tap::Event& e) const {
   if (!tags.empty() && !any_match(tags, e.tag())) return false;
@@ -57,9 +34,9 @@ bool EventFilter::matches(const tap::Event& e) const {
     }
     if (!ok) return false;
   }
-  if (!minions.empty() && !any_match(minions, {e.string_field("id").value_or(""), minion_from_tag(e.tag())}))
+  if (!minions.empty() && !any_match(minions, {e.string_field("id").value_or(""), tap::minion_from_tag(e.tag())}))
     return false;
-  if (!jids.empty() && !any_match(jids, {e.string_field("jid").value_or(""), jid_from_tag(e.tag())})) return false;
+  if (!jids.empty() && !any_match(jids, {e.string_field("jid").value_or(""), tap::jid_from_tag(e.tag())})) return false;
   if (!users.empty() && !any_match(users, e.string_field("user").value_or(""))) return false;
   return true;
 }

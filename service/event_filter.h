@@ -21,8 +21,4 @@ struct EventFilter {
   bool matches(const tap::Event& event) const;
 };
 
-// Parts of well-known tags: salt/job/<jid>/ret/<minion>, salt/run/<jid>/new, <jid>.
-std::string_view jid_from_tag(std::string_view tag);
-std::string_view minion_from_tag(std::string_view tag);
-
 }  // namespace salttap::service

@@ -3,8 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/writer.h>
+#include "common/json_writer.h"
 
 #include "common/text.h"
 
@@ -15,15 +14,9 @@ constexpr std::int8_t kExtDatetime = 78;
 constexpr std::int8_t kExtConstant = 79;
 constexpr std::size_t kMaxNestedExtDepth = 8;
 
-// RapidJSON output stream appending to a std::string.
-struct StringOut {
-  using Ch = char;
-  std::string& s;
-  void Put(char c) { s.push_back(c); }
-  void Flush() {}
-};
-using CompactWriter = rapidjson::Writer<StringOut>;
-using PrettyWriter = rapidjson::PrettyWriter<StringOut>;
+using json::StringOut;
+using CompactWriter = json::Writer;
+using json::PrettyWriter;
 
 template <typename Writer>
 void write_text(Writer& w, std::string_view s) {

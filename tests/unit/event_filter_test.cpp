@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "service/event_filter.h"
+#include "tap/tag.h"
 #include "tap/capture_file.h"
 #include "tests/support/captures.h"
 
@@ -23,6 +24,9 @@ std::vector<std::string> tags_matching(const std::vector<tap::Event>& events, co
     if (f.matches(e)) out.emplace_back(e.tag());
   return out;
 }
+
+using tap::jid_from_tag;
+using tap::minion_from_tag;
 
 TEST(EventFilter, TagParts) {
   EXPECT_EQ(jid_from_tag("salt/job/20261129192428536894/ret/minion-a"), "20261129192428536894");
