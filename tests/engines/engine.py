@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""Start and stop a real single-node OpenSearch 2.19 / Elasticsearch 7.17 for tests.
+
+The engines run from Maven Central jars through a tiny launcher (tests/engines/<flavor>/),
+which builds an ``org.*.node.Node`` directly: no Docker, no distribution tarball, fine as
+root. Everything is bound to 127.0.0.1.
+
+CLI::
+
+    python3 tests/engines/engine.py build [--flavor opensearch|elasticsearch|all]
+    python3 tests/engines/engine.py start --flavor opensearch --dir DIR [--port N]
+    python3 tests/engines/engine.py stop --dir DIR
+    python3 tests/engines/engine.py status --dir DIR
+
+``start`` prints ``URL PID`` once ``GET /`` answers; the JVM keeps running in its own
+process group. ``stop`` sends SIGTERM to that group, then SIGKILL after a grace period.
+
+Library (pytest fixtures)::
+
+    from engine import Engine
+    with Engine("opensearch", tmp_path / "os") as eng:
+        urllib.request.urlopen(eng.url + "/")
+
+Layout of DIR: ``home/`` ``data/`` ``logs/engine.log`` ``tmp/`` ``engine.out`` (JVM
+stdout/stderr) ``port`` (bound HTTP port) ``pid``.
+
+Build cache: ``.cache/engines/<flavor>/build`` (launcher jar + ``lib/``, and after the first
+run ``classes.jsa``, a class-data-sharing archive that speeds up later starts), Maven repository
+``.cache/engines/m2``. The first build needs Maven Central; later builds run offline.
+Only the Python standard library is used.
+"""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+CACHE = ROOT / ".cache" / "engines"
+M2 = CACHE / "m2"
+
+FLAVORS = {
+    "opensearch": {
+        "main": "salttap.engines.OpenSearchLauncher",
+        "jar": "engine-opensearch-1.jar",
+        "props": ["-Dopensearch.set.netty.runtime.available.processors=false"],
+        "version_prefix": "2.19.",
+    },
+    "elasticsearch": {
+        "main": "salttap.engines.ElasticsearchLauncher",
+        "jar": "engine-elasticsearch-1.jar",
+        "props": ["-Des.set.netty.runtime.available.processors=false"],
+        "version_prefix": "7.17.",
+    },
+}
+
+START_TIMEOUT = 120.0
+STOP_GRACE = 30.0
+CDS_DUMP_GRACE = 180.0
+
+
+class EngineError(RuntimeError):
+    pass
+
+
+def _java() -> str:
+    java = os.environ.get("SALTTAP_JAVA")
+    if java:
+        return java
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    found = shutil.which("java")
+    if not found:
+        raise EngineError("java not found (install openjdk-17-jdk-headless: tests/engines/install.sh)")
+    return found
+
+
+def _source_digest(flavor: str) -> str:
+    """Hash of everything that goes into a flavor's build (pom + sources)."""
+    h = hashlib.sha256()
+    src = HERE / flavor
+    for p in sorted([src / "pom.xml", *(src / "src").rglob("*")]):
+        if p.is_file():
+            h.update(str(p.relative_to(src)).encode() + b"\0")
+            h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def build_dir(flavor: str) -> Path:
+    return CACHE / flavor / "build"
+
+
+def build(flavor: str, quiet: bool = False) -> Path:
+    """Build (once) the launcher jar and its dependency dir; returns the build dir.
+
+    Cached by a digest of the flavor's pom.xml and sources; a file lock keeps
+    concurrent callers from building at the same time. Tries Maven offline first.
+    """
+    if flavor not in FLAVORS:
+        raise EngineError(f"unknown flavor {flavor!r}; choose from {', '.join(FLAVORS)}")
+    out = build_dir(flavor)
+    stamp = CACHE / flavor / "build.stamp"
+    digest = _source_digest(flavor)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{flavor}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (stamp.exists() and stamp.read_text().strip() == digest
+                and (out / FLAVORS[flavor]["jar"]).exists() and (out / "lib").is_dir()):
+            return out
+        mvn = shutil.which("mvn")
+        if not mvn:
+            raise EngineError("mvn not found (install maven: tests/engines/install.sh)")
+        if not quiet:
+            print(f"engine: building the {flavor} launcher (Maven)", file=sys.stderr)
+        shutil.rmtree(out, ignore_errors=True)
+        stamp.unlink(missing_ok=True)
+        base = [mvn, "-B", "-q", f"-Dmaven.repo.local={M2}", "-f", str(HERE / flavor / "pom.xml"),
+                f"-Dengine.buildDir={out}", "package"]
+        log = CACHE / f"{flavor}-build.log"
+        res = None
+        attempts = [base[:1] + ["-o"] + base[1:], base] if M2.exists() else [base]
+        for cmd in attempts:
+            with open(log, "w") as fh:
+                res = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            if res.returncode == 0:
+                break
+        if res is None or res.returncode != 0:
+            tail = log.read_text(errors="replace")[-3000:]
+            raise EngineError(f"building the {flavor} launcher failed; {log}:\n{tail}")
+        stamp.write_text(digest + "\n")
+        return out
+
+
+def classpath(flavor: str) -> str:
+    out = build_dir(flavor)
+    return f"{out / FLAVORS[flavor]['jar']}{os.pathsep}{out / 'lib' / '*'}"
+
+
+# ---------------------------------------------------------------- process helpers
+
+def _alive(pid: int) -> bool:
+    """True while pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def _is_our_engine(pid: int, directory: Path) -> bool:
+    """Guard against PID reuse: the process must be our launcher for this dir."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return (any(a.startswith(b"salttap.engines.") for a in args)
+            and str(directory).encode() in args)
+
+
+def _get_json(url: str, timeout: float = 2.0) -> dict:
+    with urllib.request.urlopen(url, timeout=timeout) as resp:
+        return json.loads(resp.read())
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _tail(path: Path, limit: int = 4000) -> str:
+    try:
+        return path.read_text(errors="replace")[-limit:]
+    except OSError:
+        return ""
+
+
+def _read_pid(directory: Path) -> int | None:
+    try:
+        return int((directory / "pid").read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def stop_dir(directory: Path | str, grace: float = STOP_GRACE, proc: subprocess.Popen | None = None) -> bool:
+    """Stop the engine recorded in DIR/pid (SIGTERM to its process group, then SIGKILL).
+
+    Returns True if an engine was running."""
+    directory = Path(directory).resolve()
+    if (directory / "cds-dump").exists():
+        grace = max(grace, CDS_DUMP_GRACE)  # the JVM writes its class archive after SIGTERM
+    pid = proc.pid if proc is not None else _read_pid(directory)
+    was_running = False
+    if pid is not None and _alive(pid) and (proc is not None or _is_our_engine(pid, directory)):
+        was_running = True
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+            try:
+                os.killpg(pid, sig)  # the launcher leads its own process group
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline:
+                if proc is not None:
+                    if proc.poll() is not None:
+                        break
+                elif not _alive(pid):
+                    break
+                time.sleep(0.1)
+            else:
+                continue
+            break
+    if proc is not None:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+    _keep_class_archive(directory)
+    for name in ("pid", "port"):
+        (directory / name).unlink(missing_ok=True)
+    return was_running
+
+
+def _keep_class_archive(directory: Path) -> None:
+    """After a run that dumped a class-data archive (see Engine._class_data_sharing),
+    move the archive into place for later starts."""
+    marker = directory / "cds-dump"
+    try:
+        dump = Path(marker.read_text().strip())
+    except OSError:
+        return
+    marker.unlink(missing_ok=True)
+    try:
+        if dump.exists() and dump.stat().st_size > 0:
+            os.replace(dump, dump.with_name("classes.jsa"))
+        else:
+            dump.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------- the engine
+
+class Engine:
+    """One engine node. ``start()`` blocks until ``GET /`` answers; ``stop()`` is idempotent."""
+
+    def __init__(self, flavor: str, directory: Path | str, port: int = 0,
+                 heap: str = "1g", timeout: float = START_TIMEOUT):
+        if flavor not in FLAVORS:
+            raise EngineError(f"unknown flavor {flavor!r}; choose from {', '.join(FLAVORS)}")
+        self.flavor = flavor
+        self.dir = Path(directory).resolve()
+        self.requested_port = port
+        self.heap = heap
+        self.timeout = timeout
+        self.proc: subprocess.Popen | None = None
+        self.port: int | None = None
+        self.info: dict | None = None  # the GET / body
+
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise EngineError("engine not started")
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def _class_data_sharing(self) -> list[str]:
+        """AppCDS: the first run of a build dumps its loaded classes at exit; later runs
+        map that archive and start ~1-2 s faster. A rebuild deletes the archive."""
+        archive = build_dir(self.flavor) / "classes.jsa"
+        if archive.exists():
+            return [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off,cds+dynamic=off"]
+        dump = archive.with_name(f"classes-{os.getpid()}-{time.monotonic_ns()}.jsa.tmp")
+        (self.dir / "cds-dump").write_text(f"{dump}\n")
+        return [f"-XX:ArchiveClassesAtExit={dump}", "-Xlog:cds=off,cds+dynamic=off"]
+
+    def command(self) -> list[str]:
+        spec = FLAVORS[self.flavor]
+        return [
+            _java(), "-Xms256m", f"-Xmx{self.heap}", "-XX:+UseSerialGC", *self._class_data_sharing(),
+            "-Xss1m", "-Djava.awt.headless=true", "-Dfile.encoding=UTF-8",
+            f"-Djava.io.tmpdir={self.dir / 'tmp'}", f"-Dengine.logs={self.dir / 'logs'}",
+            *spec["props"],
+            "-cp", classpath(self.flavor), spec["main"], str(self.dir), str(self.requested_port),
+        ]
+
+    def start(self) -> "Engine":
+        old = _read_pid(self.dir)
+        if old is not None and _alive(old) and _is_our_engine(old, self.dir):
+            raise EngineError(f"an engine already runs for {self.dir} (pid {old}); stop it first")
+        build(self.flavor)
+        for sub in ("logs", "tmp"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        for name in ("port", "cds-dump"):
+            (self.dir / name).unlink(missing_ok=True)
+        out = open(self.dir / "engine.out", "ab")
+        try:
+            self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, start_new_session=True,
+                                         cwd=self.dir)
+        finally:
+            out.close()
+        (self.dir / "pid").write_text(f"{self.proc.pid}\n")
+        try:
+            self._wait_ready()
+        except BaseException:
+            marker = self.dir / "cds-dump"  # keep no class archive from a failed run
+            dump = Path(marker.read_text().strip()) if marker.exists() else None
+            marker.unlink(missing_ok=True)
+            stop_dir(self.dir, grace=5.0, proc=self.proc)
+            if dump is not None:
+                dump.unlink(missing_ok=True)
+            raise
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        port_file = self.dir / "port"
+        last_err = "no port file yet"
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise EngineError(
+                    f"{self.flavor} exited with {self.proc.returncode} during start-up\n"
+                    f"--- {self.dir / 'engine.out'}\n{_tail(self.dir / 'engine.out')}\n"
+                    f"--- {self.dir / 'logs' / 'engine.log'}\n{_tail(self.dir / 'logs' / 'engine.log')}")
+            if self.port is None and port_file.exists():
+                text = port_file.read_text().strip()
+                if text:
+                    self.port = int(text)
+            if self.port is not None:
+                try:
+                    info = _get_json(f"http://127.0.0.1:{self.port}/")
+                    if "version" in info:
+                        self.info = info
+                        return
+                except (OSError, ValueError) as e:  # URLError is an OSError
+                    last_err = str(e)
+            time.sleep(0.2)
+        raise EngineError(f"{self.flavor} did not answer GET / within {self.timeout:.0f}s ({last_err})\n"
+                          f"{_tail(self.dir / 'engine.out')}")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_dir(self.dir, proc=self.proc)
+            self.proc = None
+
+    def __enter__(self) -> "Engine":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+# ---------------------------------------------------------------- CLI
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="fetch dependencies and build the launcher(s)")
+    b.add_argument("--flavor", default="all", choices=[*FLAVORS, "all"])
+    b.add_argument("--quiet", action="store_true")
+    s = sub.add_parser("start", help="start an engine and wait until it answers")
+    s.add_argument("--flavor", required=True, choices=list(FLAVORS))
+    s.add_argument("--dir", required=True)
+    s.add_argument("--port", type=int, default=0, help="HTTP port (0 = any free port)")
+    s.add_argument("--heap", default="1g")
+    s.add_argument("--timeout", type=float, default=START_TIMEOUT)
+    t = sub.add_parser("stop", help="stop the engine started with --dir DIR")
+    t.add_argument("--dir", required=True)
+    st = sub.add_parser("status", help="print URL PID if the engine for DIR runs")
+    st.add_argument("--dir", required=True)
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "build":
+            for f in (FLAVORS if a.flavor == "all" else [a.flavor]):
+                build(f, quiet=a.quiet)
+            return 0
+        if a.cmd == "start":
+            eng = Engine(a.flavor, a.dir, port=a.port, heap=a.heap, timeout=a.timeout).start()
+            print(f"{eng.url} {eng.pid}")
+            return 0
+        if a.cmd == "stop":
+            if not stop_dir(a.dir):
+                print(f"engine: nothing running for {a.dir}", file=sys.stderr)
+            return 0
+        if a.cmd == "status":
+            d = Path(a.dir).resolve()
+            pid = _read_pid(d)
+            try:
+                port = int((d / "port").read_text().strip())
+            except (OSError, ValueError):
+                port = None
+            if pid and _alive(pid) and _is_our_engine(pid, d) and port and _port_open(port):
+                print(f"http://127.0.0.1:{port} {pid}")
+                return 0
+            print(f"engine: not running for {a.dir}", file=sys.stderr)
+            return 1
+    except EngineError as e:
+        print(f"engine: {e}", file=sys.stderr)
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

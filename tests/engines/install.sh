@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Fetches what the test engines need and builds their launchers:
+#   - Java 17 and Maven (Debian packages) when missing
+#   - the OpenSearch 2.19 / Elasticsearch 7.17 jars from Maven Central into .cache/engines/m2
+#   - the launcher jars + classpaths into .cache/engines/<flavor>/build
+# Idempotent (a cached build is reused while pom.xml and sources are unchanged) and quiet
+# when everything is present. Needs root (or sudo) only when packages are missing.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+missing=()
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
+if [ ${#missing[@]} -gt 0 ]; then
+  readarray -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  echo "engines/install.sh: installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+fi
+
+exec python3 "$here/engine.py" build --flavor all
