@@ -74,7 +74,8 @@ def pytest_collection_finish(session):
 @pytest.fixture(scope="session", params=VERSIONS, ids=lambda v: f"salt-{v}")
 def salt_lab(request):
     """One running master + minion-a + minion-b per Salt version (versions run
-    one after another; the previous lab is stopped before the next starts)."""
+    one after another; the previous lab is stopped before the next starts).
+    The master reacts to salttap/alert/* (saltlab.SALTTAP_ALERT_REACTOR)."""
     version = request.param
     info = SUMMARY.setdefault(version, {})
     t0 = time.monotonic()
@@ -85,7 +86,7 @@ def salt_lab(request):
         info["error"] = "not installed"
         pytest.fail(f"salt {version}: no working venv at {saltlab.venv_dir(version)}",
                     pytrace=False)
-    lab = saltlab.SaltLab(version)
+    lab = saltlab.SaltLab(version, reactors=saltlab.SALTTAP_ALERT_REACTOR)
     failed_before = request.session.testsfailed
     try:
         try:

@@ -200,6 +200,25 @@ SLS_FILES = {
     "sleep.sls": "long_sleep:\n  cmd.run:\n    - name: sleep 120\n",
 }
 
+# Reactor for salttap's alert events (`salttap watch --jobs` with alerts.fire_event:
+# salttap/alert/<kind>/<jid>, data = the alert JSON): the master answers each with
+# the event REACTED_TAG, whose data names the alert it reacted to. Pass as
+# SaltLab(reactors=SALTTAP_ALERT_REACTOR); the integration fixture always does.
+REACTED_TAG = "salttap-test/reacted"
+SALTTAP_ALERT_REACTOR = {
+    "salttap/alert/*": (
+        "salttap_alert_reacted:\n"
+        "  runner.event.send:\n"
+        "    - args:\n"
+        f"      - tag: {REACTED_TAG}\n"
+        "      - data:\n"
+        "          alert_tag: \"{{ tag }}\"\n"
+        "          alert: \"{{ data.get('alert', '') }}\"\n"
+        "          alert_jid: \"{{ data.get('jid', '') }}\"\n"
+        "          alert_status: \"{{ data.get('status', '') }}\"\n"
+    ),
+}
+
 
 def _yaml(d: dict) -> str:
     # JSON is valid YAML; good enough and no dependency on PyYAML here.
@@ -275,12 +294,16 @@ class SaltLab:
         <base>/m/            master root_dir   (conf/master, s/ = sock_dir, c/ = cachedir)
         <base>/<minion-id>/  minion root_dir   (conf/minion, s/, c/)
         <base>/srv/salt      file_roots        (good, fail, sleep states)
+        <base>/srv/reactor   reactor SLS files (with reactors=..., e.g. SALTTAP_ALERT_REACTOR)
         <base>/logs/         daemons' console output, watchers' stdout/stderr
         <root>/log/          each daemon's own salt log_file
     """
 
     def __init__(self, version: str, minions: Iterable[str] = DEFAULT_MINIONS,
-                 base: Path | None = None, log_level: str = "info"):
+                 base: Path | None = None, log_level: str = "info",
+                 reactors: dict[str, str] | None = None):
+        """reactors: {tag glob: reactor SLS text}, written to <base>/srv/reactor/
+        and mapped in the master's `reactor:` option (fixed at master start)."""
         self.version = version
         self.venv = venv_dir(version)
         self.bin = self.venv / "bin"
@@ -291,6 +314,7 @@ class SaltLab:
         self.base = Path(base) if base else Path(tempfile.mkdtemp(prefix="stl-", dir="/tmp"))
         self.log_dir = self.base / "logs"
         self.log_level = log_level
+        self.reactors = dict(reactors or {})
         self.env = dict(os.environ)
         self.env["PATH"] = f"{self.bin}:{self.env.get('PATH', '/usr/bin:/bin')}"
         self.env["PYTHONUNBUFFERED"] = "1"
@@ -347,6 +371,15 @@ class SaltLab:
             names += [f"{mid}:tcp_pub_port", f"{mid}:tcp_pull_port"]
         self.ports = dict(zip(names, free_ports(len(names))))
 
+        reactor_map = []
+        if self.reactors:
+            rdir = self.base / "srv" / "reactor"
+            rdir.mkdir(parents=True, exist_ok=True)
+            for i, (glob, sls) in enumerate(self.reactors.items()):
+                f = rdir / f"r{i}.sls"
+                f.write_text(sls)
+                reactor_map.append({glob: [str(f)]})
+
         mr = self.master_root
         master = {
             "id": "salttap-master",
@@ -383,6 +416,9 @@ class SaltLab:
             "keep_jobs_seconds": 3600,
             "gather_job_timeout": 3,
         }
+        if reactor_map:
+            master["reactor"] = reactor_map
+            master["reactor_worker_threads"] = 2
         self._check_sock_dir_rule(master)
         self.master_conf_dir.mkdir(parents=True, exist_ok=True)
         (self.master_conf_dir / "master").write_text(_yaml(master))
@@ -470,6 +506,8 @@ class SaltLab:
                        term_timeout=3.0)
             self.minions[mid] = d
         d.start()
+        if wait:
+            self.wait_minions([mid], timeout=timeout)
 
     def stop_minion(self, mid: str) -> None:
         self.minions[mid].stop()
@@ -845,7 +883,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--watch", action="store_true", help="print bus events (salt-run state.event)")
     a = ap.parse_args(argv)
     ensure_salt(a.version)
-    lab = SaltLab(a.version)
+    lab = SaltLab(a.version, reactors=SALTTAP_ALERT_REACTOR)
     try:
         t0 = time.monotonic()
         lab.start()

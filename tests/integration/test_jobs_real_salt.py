@@ -1,0 +1,463 @@
+"""`salttap watch --jobs` (job correlation and alerts) against real Salt masters.
+
+One lab per Salt version (conftest.py). Every test asserts on salttap's own output:
+the JSON job lines of `watch --jobs --format json`, the webhook POSTs it makes, or
+the alert events it fires into the master bus (and the lab master's reactor
+answering them).
+
+Run:  .cache/venv/tools/bin/python -m pytest tests/integration -v -k jobs
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+import saltlab
+from conftest import WATCHER_MODE
+
+MINIONS = sorted(saltlab.DEFAULT_MINIONS)
+LINE_TIMEOUT = 60  # generous: a busy 2-core box
+
+
+@pytest.fixture(autouse=True)
+def _needs_salttap():
+    if WATCHER_MODE != "salttap":
+        pytest.skip(f"SALTTAP_WATCHER={WATCHER_MODE}: job lines need the salttap binary")
+
+
+# --------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------
+
+def parse_job_line(line: str) -> dict:
+    obj = json.loads(line)
+    if not isinstance(obj, dict) or "jid" not in obj:
+        raise ValueError("not a job line")
+    return obj
+
+
+class JobWatcher(saltlab.EventWatcher):
+    """`salttap watch --jobs --format json ...`: .events are the job lines, in order."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._stopped = False
+
+    def lines(self, jid: str) -> list[dict]:
+        with self._cond:
+            return [e for e in self.events if e["jid"] == jid]
+
+    def wait_line(self, jid: str, pred=lambda e: True, timeout: float = LINE_TIMEOUT,
+                  what: str = "") -> dict:
+        return self.wait_for(lambda e: e["jid"] == jid and pred(e), timeout,
+                             f"a job line for {jid} {what}".rstrip())
+
+    def sync(self, lab: saltlab.SaltLab, timeout: float = 60) -> None:
+        """Return once the tap demonstrably follows jobs: a real test.ping on
+        minion-a until its job line shows up."""
+        deadline = time.monotonic() + timeout
+        while True:
+            jid = salt_jid(lab, ["-L", "minion-a", "test.ping"], t=10)
+            try:
+                self.wait_line(jid, timeout=10)
+                return
+            except AssertionError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise
+
+    def diagnostics(self, n: int = 20) -> str:
+        with self._cond:
+            last = [json.dumps({k: v for k, v in e.items() if k != "_received"})[:600]
+                    for e in self.events[-n:]]
+        return (f"  argv: {' '.join(self.argv)}\n  pid={self.proc.pid} rc={self.proc.poll()}\n"
+                f"  {len(self.events)} job lines, last:\n    " + "\n    ".join(last) +
+                f"\n  unparsed stdout (last 10): {self.noise[-10:]}\n"
+                f"  stderr (last 60 lines):\n    " + "\n    ".join(self.stderr_lines[-60:]))
+
+    def stop(self) -> None:
+        if not self._stopped:
+            self._stopped = True
+            super().stop()
+
+
+@pytest.fixture
+def start_jobs(lab, request, start_watcher, tmp_path):
+    """start_jobs(missing_after=None, config=None) -> a synced JobWatcher running
+    `salttap watch --jobs --format json --sock-dir <sock_dir> [...]`.
+    config: YAML text, written to a file and checked with `salttap check-config`."""
+    mine: list[JobWatcher] = []
+    # start_watcher made request.node._watchers: failure reports show ours too
+    shared = request.node._watchers
+    counter = [0]
+
+    def start(missing_after: float | None = None, config: str | None = None,
+              sync: bool = True) -> JobWatcher:
+        salttap_bin = request.getfixturevalue("salttap_bin")
+        counter[0] += 1
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{request.node.name}-jobs-{counter[0]}")
+        argv = [str(salttap_bin), "watch", "--jobs", "--format", "json",
+                "--sock-dir", str(lab.sock_dir)]
+        if missing_after is not None:
+            argv += ["--missing-after", str(missing_after)]
+        if config is not None:
+            f = tmp_path / f"salttap-{counter[0]}.yaml"
+            f.write_text(config)
+            r = lab.run([str(salttap_bin), "check-config", str(f)], check=False, timeout=30)
+            assert r.returncode == 0, f"check-config {f}: rc={r.returncode}\n{config}\n" \
+                                      f"{r.stdout}\n{r.stderr}"
+            argv += ["--config", str(f)]
+        w = JobWatcher(argv, name=name, parse=parse_job_line, log_dir=lab.log_dir)
+        mine.append(w)
+        shared.append(w)
+        if sync:
+            w.sync(lab)
+        return w
+
+    yield start
+    for w in mine:
+        w.stop()
+
+
+def salt_jid(lab: saltlab.SaltLab, args: list[str], t: int = 30, timeout: float = 120) -> str:
+    """`salt --show-jid -t T <args>` (waits for the returns like a user would); the jid."""
+    r = lab.salt(["--show-jid", "--out=quiet", "-t", str(t), *args], check=False,
+                 timeout=timeout)
+    m = re.search(r"^jid: (\d+)", r.stdout, re.M)
+    assert m, f"no jid from salt {args}: rc={r.returncode} out={r.stdout!r} err={r.stderr!r}"
+    return m.group(1)
+
+
+def salt_async(lab: saltlab.SaltLab, args: list[str]) -> str:
+    r = lab.salt(["--async", *args], check=False, timeout=60)
+    m = re.search(r"job ID: (\d+)", r.stdout)
+    assert m, f"no jid from salt --async {args}: rc={r.returncode} out={r.stdout!r} " \
+              f"err={r.stderr!r}"
+    return m.group(1)
+
+
+def ts(s: str) -> float:
+    """salttap's UTC timestamps (2026-11-29T20:24:41.443300Z) as epoch seconds."""
+    return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+
+
+def assert_failed_state_run(line: dict) -> None:
+    """The job line (or alert) of `salt '*' state.apply fail` (saltlab.SLS_FILES['fail.sls'])."""
+    fs = line["failed_states"]
+    for m in MINIONS:
+        ids = {f["id"]: f for f in fs if f["minion"] == m}
+        assert set(ids) == {"will_fail", "needs_fail"}, (m, fs)
+        assert ids["will_fail"]["function"] == "test.fail_without_changes", fs
+        assert ids["needs_fail"]["function"] == "test.succeed_without_changes", fs
+        assert "requisite" in ids["needs_fail"]["comment"].lower(), fs
+
+
+# --------------------------------------------------------------------------
+# job lines
+# --------------------------------------------------------------------------
+
+def test_failing_state_run(lab, start_jobs):
+    tap = start_jobs()
+    jid = salt_jid(lab, ["*", "state.apply", "fail"])
+    line = tap.wait_line(jid)
+    assert line["kind"] == "job" and line["fun"] == "state.apply", line
+    assert line["args"] == ["fail"], line
+    assert line["tgt"] == "*" and line["tgt_type"] == "glob", line
+    assert line["status"] == "failed", line
+    mins = line["minions"]
+    assert sorted(mins["expected"]) == MINIONS, line
+    assert sorted(mins["failed"]) == MINIONS, line
+    assert mins["succeeded"] == [] and mins["missing"] == [] and mins["late"] == [], line
+    assert line["counts"]["failed"] == 2 and line["counts"]["missing"] == 0, line
+    assert sorted(f["minion"] for f in line["failures"]) == MINIONS, line
+    st = line["states"]
+    assert st["total"] == 4 and st["failed"] == 4 and st["succeeded"] == 0, st
+    assert_failed_state_run(line)
+    for f in line["failed_states"]:
+        assert {"minion", "id", "name", "function", "comment", "run_num"} <= set(f), f
+    will = [f for f in line["failed_states"] if f["id"] == "will_fail"]
+    assert all(f["name"] == "this fails" and f["run_num"] == 0 for f in will), will
+    assert "late_updates" not in line, line
+
+
+def test_stopped_minion_is_missing(lab, start_jobs):
+    """minion-b is stopped: targeted (its key is accepted) but never returns."""
+    tap = start_jobs(missing_after=10)
+    lab.stop_minion("minion-b")
+    restarted = False
+    try:
+        # also a failing job on the same two minions: failed wins over missing
+        fjid = salt_async(lab, ["*", "state.apply", "fail"])
+        jid = salt_jid(lab, ["*", "test.ping"], t=3)
+        # A publish is not queued for a minion that is down: start minion-b again
+        # now (it cannot answer either job) and let it come up while we wait.
+        lab.start_minion("minion-b", wait=False)
+        restarted = True
+
+        line = tap.wait_line(jid)
+        assert line["status"] == "missing", line
+        assert line["minions"]["missing"] == ["minion-b"], line
+        assert line["minions"]["succeeded"] == ["minion-a"], line
+        assert line["minions"]["failed"] == [], line
+        assert sorted(line["minions"]["expected"]) == MINIONS, line
+        assert line["counts"]["missing"] == 1 and line["counts"]["succeeded"] == 1, line
+        # missing only once the deadline (--missing-after 10) has passed
+        waited = ts(line["settled_at"]) - ts(line["started_at"])
+        assert waited >= 9.5, f"settled after {waited:.2f}s < --missing-after 10: {line}"
+
+        fline = tap.wait_line(fjid)
+        assert fline["status"] == "failed", f"failed must win over missing: {fline}"
+        assert fline["minions"]["failed"] == ["minion-a"], fline
+        assert fline["minions"]["missing"] == ["minion-b"], fline
+        assert fline["minions"]["succeeded"] == [], fline
+    finally:
+        if not restarted:
+            lab.start_minion("minion-b", wait=False)
+        lab.wait_minions(["minion-b"])  # later tests need two minions
+
+
+def test_find_job_polling_extends_deadline(lab, start_jobs, start_watcher):
+    """Two 8 s jobs at once, --missing-after 5. The CLI polls saltutil.find_job for
+    the synchronous one (-t 2): its minions answer "still running", which extends
+    their deadline, so it settles succeeded. Nobody polls the --async one: missing
+    at 5 s, then update lines as the late returns come in at ~8 s."""
+    bus = start_watcher()  # raw events: to learn the find_job jids
+    tap = start_jobs(missing_after=5)
+    ajid = salt_async(lab, ["*", "test.sleep", "8"])
+    jid = salt_jid(lab, ["*", "test.sleep", "8"], t=2)
+
+    # synchronous, polled: settles succeeded, first time
+    line = tap.wait_line(jid)
+    assert line["status"] == "succeeded", line
+    assert sorted(line["minions"]["succeeded"]) == MINIONS, line
+    assert line["minions"]["missing"] == [] and line["minions"]["late"] == [], line
+    assert "late_updates" not in line, line
+
+    # async, not polled: missing at the deadline, then late updates
+    first = tap.wait_line(ajid)
+    assert first["status"] == "missing", first
+    assert sorted(first["minions"]["missing"]) == MINIONS, first
+    assert first["minions"]["succeeded"] == [] and "late_updates" not in first, first
+    waited = ts(first["settled_at"]) - ts(first["started_at"])
+    assert 4.5 <= waited < 8, f"async job settled after {waited:.2f}s: {first}"
+    final = tap.wait_line(ajid, lambda e: sorted(e["minions"]["late"]) == MINIONS,
+                          what="with both minions late")
+    assert final.get("late_updates", 0) >= 1, final
+    assert sorted(final["minions"]["succeeded"]) == MINIONS, final
+    assert final["minions"]["missing"] == [], final
+    updates = tap.lines(ajid)[1:]
+    assert updates and all(e.get("late_updates", 0) >= 1 for e in updates), updates
+
+    # the CLI really polled: saltutil.find_job jobs for jid, answered "running"
+    find_jobs = {}
+    for ev in list(bus.events):
+        m = re.fullmatch(r"salt/job/(\d+)/new", ev["tag"])
+        if m and ev["data"].get("fun") == "saltutil.find_job":
+            find_jobs[m.group(1)] = ev["data"].get("arg")
+    polled = [j for j, arg in find_jobs.items() if jid in json.dumps(arg)]
+    assert polled, f"no saltutil.find_job for {jid} seen on the bus: {find_jobs}"
+    # ... and never reported
+    reported = {e["jid"] for e in tap.events}
+    assert not reported & set(find_jobs), sorted(reported & set(find_jobs))
+    assert not [e for e in tap.events if e["fun"] == "saltutil.find_job"]
+
+
+SCHEDULE_CONFIG = """\
+correlator:
+  orphan_settle_seconds: 2
+"""
+
+
+def test_scheduled_job(lab, start_jobs):
+    # scheduled returns have no `new` event: they settle orphan_settle_seconds after
+    # the last return (default 10 s; 2 s here to keep the test short)
+    tap = start_jobs(config=SCHEDULE_CONFIG)
+    since = len(tap.events)
+    r = lab.salt(["minion-a", "schedule.add", "sched_echo", "function=cmd.run",
+                  "job_args=['echo scheduled']", "seconds=5", "return_job=True",
+                  "--out=json", "--static"], check=False)
+    added = json.loads(r.stdout or "{}").get("minion-a", {})
+    try:
+        assert added.get("result") is True, f"schedule.add: {r.stdout} {r.stderr}"
+        line = tap.wait_for(lambda e: e["kind"] == "scheduled" and e["fun"] == "cmd.run",
+                            timeout=LINE_TIMEOUT, what="a scheduled cmd.run job line",
+                            since=since)
+        assert line["status"] == "succeeded", line
+        assert line["minions"]["succeeded"] == ["minion-a"], line
+        assert line["minions"]["failed"] == [] and line["minions"]["missing"] == [], line
+        assert line["args"] == ["echo scheduled"], line
+        assert line["user"] != "root", line  # nobody published it
+    finally:
+        r = lab.salt(["minion-a", "schedule.delete", "sched_echo", "--out=json", "--static"],
+                     check=False)
+    deleted = json.loads(r.stdout or "{}").get("minion-a", {})
+    assert deleted.get("result") is True, f"schedule.delete: {r.stdout} {r.stderr}"
+
+
+def test_runner_and_wheel(lab, start_jobs):
+    tap = start_jobs()
+    word = f"hello-{uuid.uuid4().hex[:8]}"
+    lab.salt_run(["test.arg", word])
+    line = tap.wait_for(lambda e: e["kind"] == "runner" and e.get("args") == [word],
+                        timeout=LINE_TIMEOUT, what=f"runner test.arg {word}")
+    assert line["fun"] in ("test.arg", "runner.test.arg"), line
+    assert line["status"] == "succeeded", line
+    assert line["user"] == "root", line
+
+    # a runner that does not exist: still a runner job, failed
+    name = f"nosuch{uuid.uuid4().hex[:8]}.runner"
+    lab.salt_run([name], check=False)
+    line = tap.wait_for(lambda e: e["kind"] == "runner" and e["fun"].endswith(name),
+                        timeout=LINE_TIMEOUT, what=f"runner {name}")
+    assert line["status"] == "failed", line
+
+    # wheel: Salt's own WheelClient (salt-key fires no events)
+    code = ("import json, sys, salt.config, salt.wheel\n"
+            "opts = salt.config.master_config(sys.argv[1])\n"
+            "r = salt.wheel.WheelClient(opts).cmd('key.list_all', print_event=False,"
+            " full_return=True)\n"
+            "print(json.dumps({'jid': r['jid'], 'minions': r['return']['minions']}))\n")
+    r = lab.run([str(lab.bin / "python"), "-c", code, str(lab.master_conf_dir / "master")])
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert sorted(out["minions"]) == MINIONS, out
+    line = tap.wait_line(out["jid"])
+    assert line["kind"] == "wheel", line
+    assert line["fun"] in ("key.list_all", "wheel.key.list_all"), line
+    assert line["status"] == "succeeded", line
+
+
+# --------------------------------------------------------------------------
+# alerts
+# --------------------------------------------------------------------------
+
+class HookReceiver:
+    """HTTP server on 127.0.0.1 recording every POST; answers `fail_first` 500s
+    first, then 200."""
+
+    def __init__(self, fail_first: int = 1):
+        self.requests: list[dict] = []
+        self.cond = threading.Condition()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with receiver.cond:
+                    status = 500 if len(receiver.requests) < fail_first else 200
+                    receiver.requests.append({"path": self.path, "status": status,
+                                              "headers": dict(self.headers), "body": body,
+                                              "at": time.monotonic()})
+                    receiver.cond.notify_all()
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True,
+                                       name="hook-receiver")
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hook"
+
+    def for_jid(self, jid: str) -> list[dict]:
+        out = []
+        with self.cond:
+            for r in self.requests:
+                try:
+                    body = json.loads(r["body"])
+                except ValueError:
+                    body = None
+                if isinstance(body, dict) and body.get("jid") == jid:
+                    out.append({**r, "json": body})
+        return out
+
+    def wait(self, pred, timeout: float, what: str):
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not pred():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"webhook receiver: timed out after {timeout}s "
+                                         f"waiting for {what}; got {self.requests}")
+                self.cond.wait(min(left, 0.5))
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def hook():
+    h = HookReceiver(fail_first=1)
+    yield h
+    h.close()
+
+
+def test_alert_webhook_retried(lab, start_jobs, hook):
+    tap = start_jobs(config=(
+        "alerts:\n"
+        f"  webhook: {{url: \"{hook.url}\", backoff_initial_ms: 200, max_attempts: 5}}\n"
+        "  min_risk: critical\n"
+    ))
+    jid = salt_jid(lab, ["*", "state.apply", "fail"])
+    line = tap.wait_line(jid)
+    assert line["status"] == "failed", line
+    hook.wait(lambda: any(r["status"] == 200 for r in hook.for_jid(jid)), LINE_TIMEOUT,
+              f"a delivered alert for {jid}")
+    tap.stop()  # nothing more can arrive: count exactly
+    got = hook.for_jid(jid)
+    assert [r["status"] for r in got] == [500, 200], \
+        f"expected one 500 then one retried 200 for {jid}: {[r['status'] for r in got]}"
+    assert hook.requests[0]["body"] == got[0]["body"], "the first request was not this alert"
+    assert got[0]["body"] == got[1]["body"], "the retry sent a different body"
+    assert all(r["path"] == "/hook" for r in got), got
+    assert "application/json" in got[1]["headers"].get("Content-Type", ""), got[1]["headers"]
+    a = got[1]["json"]
+    assert a["alert"] == "failed" and "failed" in a["kinds"], a
+    assert a["kind"] == "job" and a["fun"] == "state.apply" and a["args"] == ["fail"], a
+    assert a["status"] == "failed" and a["tgt"] == "*", a
+    assert a["counts"]["expected"] == 2 and a["counts"]["failed"] == 2, a
+    assert sorted(a["failed"]) == MINIONS and a["missing"] == [], a
+    assert_failed_state_run(a)
+    # no alert for anything else (the sync ping succeeded)
+    others = [r["body"][:200] for r in hook.requests if r["body"] != got[0]["body"]]
+    assert not others, others
+    assert any(re.search(r"retry|attempt", s, re.I) for s in tap.stderr_lines), \
+        tap.diagnostics()
+
+
+def test_alert_event_reaches_reactor(lab, start_jobs, start_watcher):
+    assert lab.reactors, "the lab has no reactor for salttap/alert/*"
+    bus = start_watcher()
+    tap = start_jobs(config="alerts:\n  fire_event: true\n  min_risk: high\n")
+    jid = salt_jid(lab, ["*", "state.apply", "fail"])
+    line = tap.wait_line(jid)
+    assert line["status"] == "failed", line
+    alert = bus.wait_tag(f"salttap/alert/failed/{jid}", timeout=LINE_TIMEOUT)["data"]
+    assert alert["alert"] == "failed" and alert["jid"] == jid, alert
+    assert alert["status"] == "failed" and sorted(alert["failed"]) == MINIONS, alert
+    assert_failed_state_run(alert)
+    reacted = bus.wait_for(lambda e: e["tag"] == saltlab.REACTED_TAG
+                           and e["data"].get("alert_jid") == jid,
+                           timeout=LINE_TIMEOUT, what=f"{saltlab.REACTED_TAG} for {jid}")
+    d = reacted["data"]
+    assert d["alert"] == "failed" and d["alert_status"] == "failed", d
+    assert d["alert_tag"] == f"salttap/alert/failed/{jid}", d
+    tap.stop()  # then count: one alert event for the job
+    alerts = [t for t in bus.tags() if re.fullmatch(rf"salttap/alert/\w+/{jid}", t)]
+    assert alerts == [f"salttap/alert/failed/{jid}"], alerts
