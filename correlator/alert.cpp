@@ -92,8 +92,10 @@ std::optional<Alert> make_alert(const Job& job, const MinionRegistry& reg, const
       w.StartObject();
       w.Key("minion"), str(w, reg.name(m));
       w.Key("id"), str(w, f.id);
+      w.Key("name"), str(w, f.name);
       w.Key("function"), str(w, f.function);
       w.Key("comment"), str(w, f.comment);
+      w.Key("run_num"), w.Int64(f.run_num);
       w.EndObject();
     }
     w.EndArray();
