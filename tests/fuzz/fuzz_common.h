@@ -1,15 +1,11 @@
 #pragma once
 // Shared helpers of the libFuzzer targets in tests/fuzz.
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
-
-#include <msgpack.hpp>
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -99,8 +95,9 @@ inline bool is_strict_json(std::string_view text) {
 }
 
 // Rendering must stay linear in the wire size. The worst legitimate case is
-// about 15 bytes of JSON per input byte (a 3-byte fixext as a map key:
-// {"__ext__":{"type":5,"b64":"AA=="}} escaped); 64 leaves room.
+// about 12 bytes of JSON per input byte (a 3-byte fixext value renders as
+// {"__ext__":{"type":5,"b64":"AA=="}}); 64 leaves room. Regression:
+// corpus/event_decoder/crash-json-nested-map-keys-exponential.
 constexpr std::size_t kMaxJsonPerByte = 64;
 
 inline bool is_linear_size(std::string_view json, std::size_t wire_bytes) {
@@ -109,54 +106,5 @@ inline bool is_linear_size(std::string_view json, std::size_t wire_bytes) {
                static_cast<int>(json.size() > 300 ? 300 : json.size()), json.data());
   return false;
 }
-
-// Known, unfixed bug (event_json.cpp write_key): a map key that is itself a
-// container is rendered to JSON text and escaped again at every nesting
-// level, so the output doubles per level. The regression input
-// corpus/event_decoder/crash-json-nested-map-keys-exponential covers it.
-// With SALTTAP_FUZZ_SKIP_KNOWN_BUGS=1 in the environment the targets do not
-// render such events, so a fuzzing session explores past the bug instead of
-// timing out on its variants (the regression runners never skip).
-inline bool skip_known_bugs() {
-  static const bool skip = [] {
-    const char* v = std::getenv("SALTTAP_FUZZ_SKIP_KNOWN_BUGS");
-    return v != nullptr && *v != '\0' && *v != '0';
-  }();
-  return skip;
-}
-
-// Levels of "a non-scalar used as a map key" on the deepest path, looking
-// into ext 79 (Salt constant) payloads, which are rendered as trees too.
-inline std::size_t key_nesting(const msgpack::object& o, std::size_t ext_depth = 0) {
-  std::size_t n = 0;
-  switch (o.type) {
-    case msgpack::type::ARRAY:
-      for (std::uint32_t i = 0; i < o.via.array.size; ++i) n = std::max(n, key_nesting(o.via.array.ptr[i], ext_depth));
-      return n;
-    case msgpack::type::MAP:
-      for (std::uint32_t i = 0; i < o.via.map.size; ++i) {
-        const msgpack::object& k = o.via.map.ptr[i].key;
-        const bool container = k.type == msgpack::type::MAP || k.type == msgpack::type::ARRAY ||
-                               k.type == msgpack::type::EXT;
-        n = std::max(n, key_nesting(k, ext_depth) + (container ? 1 : 0));
-        n = std::max(n, key_nesting(o.via.map.ptr[i].val, ext_depth));
-      }
-      return n;
-    case msgpack::type::EXT:
-      if (o.via.ext.type() != 79 || ext_depth >= 8) return 0;
-      try {
-        const std::size_t size = o.via.ext.size;  // the limits event_json.cpp uses
-        msgpack::object_handle h =
-            msgpack::unpack(o.via.ext.data(), size, nullptr, nullptr, msgpack::unpack_limit(1024, 1024, size, size, size, 16));
-        return key_nesting(h.get(), ext_depth + 1);
-      } catch (const std::exception&) {
-        return 0;
-      }
-    default: return 0;
-  }
-}
-
-// True when rendering `data` would only hit the known bug above.
-inline bool hits_known_bug(const msgpack::object& data) { return skip_known_bugs() && key_nesting(data) > 3; }
 
 }  // namespace salttap::fuzz

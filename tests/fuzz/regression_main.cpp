@@ -1,14 +1,23 @@
 // Regression runner for the libFuzzer targets, built with any compiler:
 // calls LLVMFuzzerTestOneInput once on every file under the given files or
-// directories (recursively, in sorted order). A broken invariant traps, so a
-// failing input shows up as a crashed test; ASan/UBSan builds catch the rest.
+// directories (recursively, in sorted order). A broken invariant traps and
+// sanitizers abort, so each input runs in a child process: every failing
+// input is listed, and the exit status is 1 if any failed.
 //
 //   <target>-fuzz-regression tests/fuzz/corpus/<target> [more dirs or files]
+//
+// SALTTAP_FUZZ_NO_FORK=1 runs the inputs in this process instead (debuggers).
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -19,6 +28,38 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 
 namespace fs = std::filesystem;
+
+namespace {
+
+int run_input(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "cannot read %s\n", f.c_str());
+    return 2;
+  }
+  // Exactly `size` bytes on the heap, so ASan sees any read past the end.
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  static std::uint8_t no_bytes = 0;  // libFuzzer never passes a null pointer
+  LLVMFuzzerTestOneInput(bytes.empty() ? &no_bytes : bytes.data(), bytes.size());
+  return 0;
+}
+
+// Runs one input in a child; returns a description of the failure, or "".
+std::string run_isolated(const fs::path& f) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return std::string("fork failed: ") + std::strerror(errno);
+  if (pid == 0) std::exit(run_input(f));  // exit, not _Exit: LeakSanitizer checks at exit
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return std::string("waitpid failed: ") + std::strerror(errno);
+  }
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + std::to_string(WTERMSIG(status));
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) return "exit status " + std::to_string(WEXITSTATUS(status));
+  return {};
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::vector<fs::path> files;
@@ -40,20 +81,22 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s CORPUS_DIR_OR_FILE... (no inputs found)\n", argv[0]);
     return 2;
   }
+
+  const char* no_fork = std::getenv("SALTTAP_FUZZ_NO_FORK");
+  const bool isolate = no_fork == nullptr || *no_fork == '\0' || *no_fork == '0';
+  std::vector<std::string> failures;
   for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) {
-      std::fprintf(stderr, "cannot read %s\n", f.c_str());
-      return 2;
+    if (!isolate) {
+      std::fprintf(stderr, "running %s\n", f.c_str());
+      if (run_input(f) != 0) failures.push_back(f.string() + ": unreadable");
+      continue;
     }
-    // Name the input first so a crash is attributable without a debugger.
-    std::fprintf(stderr, "running %s (%zu bytes)\n", f.c_str(), bytes.size());
-    // A copy of exactly `size` bytes, so ASan sees reads past the end.
-    std::vector<std::uint8_t> exact(bytes.begin(), bytes.end());
-    static std::uint8_t no_bytes = 0;  // libFuzzer never passes a null pointer
-    LLVMFuzzerTestOneInput(exact.empty() ? &no_bytes : exact.data(), exact.size());
+    if (std::string why = run_isolated(f); !why.empty()) {
+      std::fprintf(stderr, "FAILED %s (%s)\n", f.c_str(), why.c_str());
+      failures.push_back(f.string() + ": " + why);
+    }
   }
-  std::fprintf(stderr, "%zu inputs ok\n", files.size());
-  return 0;
+  std::fprintf(stderr, "%zu inputs, %zu failed\n", files.size(), failures.size());
+  for (const auto& line : failures) std::fprintf(stderr, "  failed: %s\n", line.c_str());
+  return failures.empty() ? 0 : 1;
 }

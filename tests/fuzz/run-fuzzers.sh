@@ -8,9 +8,8 @@
 # corpus is never touched. Crash/leak/timeout/oom inputs go to
 # build/fuzz/artifacts/<t>/; logs to build/fuzz/logs/<t>.log.
 # Environment: FUZZ_JOBS (parallel fuzzers, default 1), FUZZ_ARGS (extra libFuzzer
-# flags, e.g. "-fork=1 -ignore_crashes=1 -ignore_timeouts=1" to go on after a crash),
-# SALTTAP_FUZZ_SKIP_KNOWN_BUGS=1 (do not render inputs that only hit a known,
-# unfixed bug: see tests/fuzz/fuzz_common.h).
+# flags, e.g. "-fork=1 -ignore_crashes=1 -ignore_timeouts=1" to go on past a known
+# crash, such as an unfixed crash-* regression input copied in with the corpus).
 # Exit status: 1 when any fuzzer crashed.
 set -euo pipefail
 
