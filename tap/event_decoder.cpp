@@ -55,6 +55,22 @@ std::nullopt_t EventDecoder::fail(DecodeError e, std::string_view detail) {
 }
 
 std::optional<Event> EventDecoder::decode_frame(std::string_view frame) {
+  try {
+    return decode_frame_unguarded(frame);
+  } catch (const std::bad_alloc&) {  // a frame within the limits may still be too much for this host
+    return fail(DecodeError::over_limit, "out of memory");
+  }
+}
+
+std::optional<Event> EventDecoder::decode_body(std::string_view body) {
+  try {
+    return decode_body_unguarded(body);
+  } catch (const std::bad_alloc&) {
+    return fail(DecodeError::over_limit, "out of memory");
+  }
+}
+
+std::optional<Event> EventDecoder::decode_frame_unguarded(std::string_view frame) {
   msgpack::zone zone(zone_chunk_for(frame.size()));
   char* copy = static_cast<char*>(zone.allocate_no_align(frame.size()));
   std::memcpy(copy, frame.data(), frame.size());
@@ -72,7 +88,7 @@ std::optional<Event> EventDecoder::decode_frame(std::string_view frame) {
   return finish_event(zone, bytes->data(), bytes->size(), frame.size());
 }
 
-std::optional<Event> EventDecoder::decode_body(std::string_view body) {
+std::optional<Event> EventDecoder::decode_body_unguarded(std::string_view body) {
   msgpack::zone zone(zone_chunk_for(body.size()));
   char* copy = static_cast<char*>(zone.allocate_no_align(body.size()));
   std::memcpy(copy, body.data(), body.size());

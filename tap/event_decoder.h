@@ -51,6 +51,8 @@ class EventDecoder {
   const std::string& last_error() const { return last_error_; }
 
  private:
+  std::optional<Event> decode_frame_unguarded(std::string_view frame);
+  std::optional<Event> decode_body_unguarded(std::string_view body);
   std::optional<Event> finish_event(msgpack::zone& zone, const char* body, std::size_t size,
                                     std::size_t wire_bytes);
   std::nullopt_t fail(DecodeError e, std::string_view detail);

@@ -9,7 +9,7 @@ class TreeBuilder {
  public:
   TreeBuilder(msgpack::zone& zone, std::string_view bytes, std::size_t offset, const DecodeLimits& limits)
       : zone_(zone), begin_(reinterpret_cast<const unsigned char*>(bytes.data())), p_(begin_ + offset),
-        end_(begin_ + bytes.size()), limits_(limits) {}
+        end_(begin_ + bytes.size()), limits_(limits), budget_(bytes.size() - offset) {}
 
   TreeResult run(msgpack::object& out) {
     const TreeStatus s = value(out, 0);
@@ -49,7 +49,9 @@ class TreeBuilder {
 
   TreeStatus array(msgpack::object& o, std::size_t n, std::uint32_t depth) {
     if (n > limits_.max_container_items || depth >= limits_.max_depth) return TreeStatus::over_limit;
-    if (!have(n)) return TreeStatus::truncated;  // every element is at least one byte
+    // Every element is at least one byte, in this array and in all the open ones.
+    if (!have(n) || n > budget_) return TreeStatus::truncated;
+    budget_ -= n;
     o.type = msgpack::type::ARRAY;
     o.via.array.size = static_cast<std::uint32_t>(n);
     o.via.array.ptr = n ? static_cast<msgpack::object*>(
@@ -62,7 +64,8 @@ class TreeBuilder {
 
   TreeStatus map(msgpack::object& o, std::size_t n, std::uint32_t depth) {
     if (n > limits_.max_container_items || depth >= limits_.max_depth) return TreeStatus::over_limit;
-    if (!have(2 * n)) return TreeStatus::truncated;
+    if (!have(2 * n) || 2 * n > budget_) return TreeStatus::truncated;
+    budget_ -= 2 * n;
     o.type = msgpack::type::MAP;
     o.via.map.size = static_cast<std::uint32_t>(n);
     o.via.map.ptr = n ? static_cast<msgpack::object_kv*>(zone_.allocate_align(
@@ -167,6 +170,7 @@ class TreeBuilder {
   const unsigned char* p_;
   const unsigned char* end_;
   const DecodeLimits& limits_;
+  std::size_t budget_;  // objects the rest of the input can still hold
 };
 
 }  // namespace
