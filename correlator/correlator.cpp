@@ -58,19 +58,29 @@ void Correlator::on_event(const tap::Event& e) {
   ++stats_.events;
   const std::string_view tag = e.tag();
   if (tag.starts_with("salt/job/")) {
-    const std::string_view jid = tap::tag_part(tag, 2);
-    const std::string_view what = tap::tag_part(tag, 3);
-    if (is_noise(e)) {
+    // salt/job/<jid>/<what>[/<minion>[/<n>]], split once.
+    std::string_view rest = tag.substr(9);
+    const std::string_view jid = rest.substr(0, rest.find('/'));
+    rest.remove_prefix(std::min(rest.size(), jid.size() + 1));
+    const std::string_view what = rest.substr(0, rest.find('/'));
+    rest.remove_prefix(std::min(rest.size(), what.size() + 1));
+    const std::string_view minion = rest.substr(0, rest.find('/'));
+    // Noise jobs are never opened, so a return to a known job is not noise:
+    // only unknown jids pay for the `fun` lookup.
+    Job* known = what == "ret" ? find_job(jid) : nullptr;
+    if (what == "ret" && known == nullptr && is_noise(e)) {
       ++stats_.noise_events;
-      if (what == "ret") on_find_job_ret(minions_.intern(tap::tag_part(tag, 4)), e);
+      on_find_job_ret(minions_.intern(minion), e);
+    } else if (what == "new" && is_noise(e)) {
+      ++stats_.noise_events;
     } else if (what == "new") {
       on_new(jid, e);
     } else if (what == "ret") {
-      on_ret(jid, tap::tag_part(tag, 4), e);
+      on_ret(jid, minion, e, known);
     } else if (what == "prog") {
       ++stats_.progress_events;
       if (Job* job = find_job(jid)) ++job->progress_events;
-      minions_.facts(minions_.intern(tap::tag_part(tag, 4))).last_seen = clock_.now();
+      minions_.facts(minions_.intern(minion)).last_seen = clock_.now();
     } else {
       ++stats_.other_events;  // publish (3007+), error, sub/.../error
     }
@@ -192,14 +202,13 @@ void Correlator::on_new(std::string_view jid, const tap::Event& e) {
   schedule(job, job.deadline);
 }
 
-void Correlator::on_ret(std::string_view jid, std::string_view minion_name, const tap::Event& e) {
+void Correlator::on_ret(std::string_view jid, std::string_view minion_name, const tap::Event& e, Job* found) {
   ++stats_.returns;
   const Micros now = clock_.now();
   if (minion_name.empty()) minion_name = e.string_field("id").value_or("");
   const MinionId m = minions_.intern(minion_name);
   minions_.facts(m).last_seen = now;
 
-  Job* found = find_job(jid);
   if (!found) {
     // No `new`: a minion schedule, salt-call, or a job begun before we connected.
     found = &open_job(jid, e.find("schedule") ? JobKind::scheduled : JobKind::orphan, now);
