@@ -67,6 +67,7 @@ FrameDecoder::FrameDecoder(const DecodeLimits& limits)
 
 void FrameDecoder::feed(std::string_view bytes, const FrameSink& sink) {
   stats_.bytes += bytes.size();
+  want_ = 0;
   if (pending_.empty()) {
     // Fast path: frames that lie whole inside this read are never copied.
     const std::size_t used = process(bytes, sink);
@@ -76,6 +77,8 @@ void FrameDecoder::feed(std::string_view bytes, const FrameSink& sink) {
     const std::size_t used = process(pending_, sink);
     pending_.erase(0, used);
   }
+  // A large frame's size is known from its header: reserve it all now.
+  if (want_ > pending_.capacity()) pending_.reserve(want_);
 }
 
 void FrameDecoder::finish() {
@@ -149,7 +152,10 @@ std::size_t FrameDecoder::process(std::string_view span, const FrameSink& sink) 
         if (scanner_.pos() == 0) {
           // Fast path: the exact header every Python 3 Salt writes.
           if (const std::size_t n = canonical_frame_size(span.substr(cur)); n != 0 && n <= limits_.max_frame_bytes) {
-            if (span.size() - cur < n) return cur;
+            if (span.size() - cur < n) {
+              want_ = n;  // let feed() size the buffer once instead of regrowing it per read
+              return cur;
+            }
             ++stats_.frames;
             sink(span.substr(cur, n));
             cur += n;
@@ -217,7 +223,10 @@ std::size_t FrameDecoder::process(std::string_view span, const FrameSink& sink) 
           state_ = State::len32_skip;
           break;
         }
-        if (span.size() - cur < 4ull + n) return cur;
+        if (span.size() - cur < 4ull + n) {
+          want_ = 4ull + n;
+          return cur;
+        }
         ++stats_.frames;
         sink(span.substr(cur + 4, n));
         cur += 4ull + n;

@@ -65,6 +65,7 @@ class FrameDecoder {
   std::uint64_t skip_base_ = 0;  // plain_skip: frame offset of the span start
   std::uint64_t skip_left_ = 0;  // len32_skip: bytes still to drop
   std::string pending_;          // bytes of an incomplete frame
+  std::uint64_t want_ = 0;       // size of the incomplete frame, when its header says
   FrameStats stats_;
 };
 
