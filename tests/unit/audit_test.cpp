@@ -8,6 +8,7 @@
 #include "correlator/audit.h"
 #include "tap/event.h"
 #include "tap/json_event.h"
+#include "tests/support/events.h"
 #include "tests/support/captures.h"
 
 namespace salttap::correlator {
@@ -16,12 +17,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-msgpack::object_handle from_json(std::string_view json) {
-  std::string error;
-  const auto bytes = tap::msgpack_from_json(json, &error);
-  EXPECT_TRUE(bytes) << error;
-  return msgpack::unpack(bytes->data(), bytes->size());
-}
+using salttap::testing::from_json;
 
 // One job as the auditor sees it, built from JSON.
 struct Job {

@@ -14,6 +14,7 @@
 #include "tap/event.h"
 #include "tap/event_json.h"
 #include "tap/json_event.h"
+#include "tests/support/events.h"
 #include "tests/support/captures.h"
 
 // Heap allocations on this thread while `g_counting` is set (to prove that
@@ -58,12 +59,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-msgpack::object_handle from_json(std::string_view json) {
-  std::string error;
-  const auto bytes = tap::msgpack_from_json(json, &error);
-  EXPECT_TRUE(bytes) << error;
-  return msgpack::unpack(bytes->data(), bytes->size());
-}
+using salttap::testing::from_json;
 
 std::string to_json(const msgpack::object& o) {
   std::string out;
