@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include <msgpack.hpp>
@@ -21,6 +22,10 @@ class Event {
   Event(Event&&) noexcept = default;
   Event& operator=(Event&&) noexcept = default;
 
+  // Keeps `buffer` alive with the event (a large frame handed over without a
+  // copy; the tree points into it). Moving a heap std::string keeps its bytes.
+  void adopt(std::string&& buffer) { backing_ = std::move(buffer); }
+
   std::string_view tag() const { return tag_; }
   // Always a map for events fired by Salt; anything else is passed through.
   const msgpack::object& data() const { return data_; }
@@ -33,6 +38,7 @@ class Event {
 
  private:
   msgpack::zone zone_{0};
+  std::string backing_;
   std::string_view tag_;
   msgpack::object data_;
   std::size_t wire_bytes_ = 0;

@@ -74,11 +74,26 @@ std::optional<Event> EventDecoder::decode_frame_unguarded(std::string_view frame
   msgpack::zone zone(zone_chunk_for(frame.size()));
   char* copy = static_cast<char*>(zone.allocate_no_align(frame.size()));
   std::memcpy(copy, frame.data(), frame.size());
-
   // The tree references the copy, which lives as long as the zone.
+  return decode_in_place(zone, copy, frame.size());
+}
+
+std::optional<Event> EventDecoder::decode_owned(OwnedFrame&& frame) {
+  try {
+    msgpack::zone zone(4096);  // the tree only; the bytes stay in frame.buffer
+    std::string buffer = std::move(frame.buffer);
+    auto event = decode_in_place(zone, buffer.data() + frame.offset, frame.size);
+    if (event) event->adopt(std::move(buffer));  // a heap buffer keeps its address when moved
+    return event;
+  } catch (const std::bad_alloc&) {
+    return fail(DecodeError::over_limit, "out of memory");
+  }
+}
+
+std::optional<Event> EventDecoder::decode_in_place(msgpack::zone& zone, const char* copy, std::size_t size) {
+  const std::string_view frame(copy, size);
   msgpack::object outer;
-  if (const TreeResult r = build_tree(zone, std::string_view(copy, frame.size()), 0, limits_, outer);
-      r.status != TreeStatus::ok)
+  if (const TreeResult r = build_tree(zone, frame, 0, limits_, outer); r.status != TreeStatus::ok)
     return fail_tree(r.status, DecodeError::frame_not_msgpack, r.end);
   if (outer.type != msgpack::type::MAP) return fail(DecodeError::frame_not_map, {});
   const msgpack::object* body = map_find(outer, "body");

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "tap/decode_limits.h"
+#include "tap/frame_decoder.h"
 #include "tap/event.h"
 #include "tap/msgpack_tree.h"
 
@@ -43,6 +44,8 @@ class EventDecoder {
 
   // One {"head","body"} frame, as delivered by FrameDecoder.
   std::optional<Event> decode_frame(std::string_view frame);
+  // The same, taking the frame's buffer instead of copying the frame.
+  std::optional<Event> decode_owned(OwnedFrame&& frame);
   // One bare event body: a ZeroMQ message on Salt 2015.x (era B).
   std::optional<Event> decode_body(std::string_view body);
 
@@ -52,6 +55,7 @@ class EventDecoder {
 
  private:
   std::optional<Event> decode_frame_unguarded(std::string_view frame);
+  std::optional<Event> decode_in_place(msgpack::zone& zone, const char* frame, std::size_t size);
   std::optional<Event> decode_body_unguarded(std::string_view body);
   std::optional<Event> finish_event(msgpack::zone& zone, const char* body, std::size_t size,
                                     std::size_t wire_bytes);

@@ -28,8 +28,9 @@ constexpr std::size_t kSignatureLen = 6;
 // 82 a4 "head" 80 a4 "body" c4|c5|c6 <len>. Returns the whole frame's size,
 // or 0 when the bytes are not (yet) in that form: the scanner then decides.
 std::size_t canonical_frame_size(std::string_view s) {
-  static constexpr char kPrefix[] = "\x82\xa4head\x80\xa4body";
-  constexpr std::size_t kPrefixLen = sizeof(kPrefix) - 1;  // 13
+  // Spelled out: a string literal "\xa4body" would read \xa4b as one escape.
+  static constexpr char kPrefix[] = {'\x82', '\xa4', 'h', 'e', 'a', 'd', '\x80', '\xa4', 'b', 'o', 'd', 'y'};
+  constexpr std::size_t kPrefixLen = sizeof(kPrefix);  // 12
   if (s.size() < kPrefixLen + 5 || std::memcmp(s.data(), kPrefix, kPrefixLen) != 0) return 0;
   const auto* p = reinterpret_cast<const unsigned char*>(s.data()) + kPrefixLen;
   switch (p[0]) {
@@ -74,8 +75,14 @@ void FrameDecoder::feed(std::string_view bytes, const FrameSink& sink) {
     pending_.assign(bytes.substr(used));
   } else {
     pending_.append(bytes);
-    const std::size_t used = process(pending_, sink);
-    pending_.erase(0, used);
+    for (;;) {
+      const std::size_t used = process(pending_, sink);
+      if (!handed_over_) {
+        pending_.erase(0, used);
+        break;
+      }
+      handed_over_ = false;  // pending_ now holds only what followed that frame
+    }
   }
   // A large frame's size is known from its header: reserve it all now.
   if (want_ > pending_.capacity()) pending_.reserve(want_);
@@ -125,6 +132,20 @@ bool FrameDecoder::resync(std::string_view span, std::size_t& cur) {
   return false;
 }
 
+bool FrameDecoder::emit(std::string_view span, std::size_t begin, std::size_t size, std::size_t end,
+                        const FrameSink& sink) {
+  ++stats_.frames;
+  if (!owned_sink_ || size < owned_min_ || span.data() != pending_.data()) {
+    sink(span.substr(begin, size));
+    return true;
+  }
+  OwnedFrame frame{std::string(span.substr(end)), begin, size};  // keep the bytes after it
+  std::swap(frame.buffer, pending_);
+  handed_over_ = true;
+  owned_sink_(std::move(frame));
+  return false;
+}
+
 std::size_t FrameDecoder::process(std::string_view span, const FrameSink& sink) {
   std::size_t cur = 0;
   for (;;) {
@@ -156,8 +177,7 @@ std::size_t FrameDecoder::process(std::string_view span, const FrameSink& sink) 
               want_ = n;  // let feed() size the buffer once instead of regrowing it per read
               return cur;
             }
-            ++stats_.frames;
-            sink(span.substr(cur, n));
+            if (!emit(span, cur, n, cur + n, sink)) return 0;
             cur += n;
             break;
           }
@@ -165,10 +185,9 @@ std::size_t FrameDecoder::process(std::string_view span, const FrameSink& sink) 
         const ScanResult r = scanner_.scan(span.substr(cur));
         switch (r.status) {
           case ScanStatus::complete:
-            ++stats_.frames;
-            sink(span.substr(cur, r.end));
-            cur += r.end;
             scanner_.reset();
+            if (!emit(span, cur, r.end, cur + r.end, sink)) return 0;
+            cur += r.end;
             break;
           case ScanStatus::need_more:
             return cur;
@@ -227,8 +246,7 @@ std::size_t FrameDecoder::process(std::string_view span, const FrameSink& sink) 
           want_ = 4ull + n;
           return cur;
         }
-        ++stats_.frames;
-        sink(span.substr(cur + 4, n));
+        if (!emit(span, cur + 4, n, cur + 4 + n, sink)) return 0;
         cur += 4ull + n;
         break;
       }

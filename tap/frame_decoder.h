@@ -35,10 +35,25 @@ struct FrameStats {
   FrameStats& operator+=(const FrameStats& o);
 };
 
+// A frame handed over with the buffer that holds it: no copy.
+struct OwnedFrame {
+  std::string buffer;
+  std::size_t offset = 0;  // the frame is buffer[offset, offset + size)
+  std::size_t size = 0;
+};
+
 class FrameDecoder {
  public:
   // The view handed to the sink is valid only during the call.
   using FrameSink = std::function<void(std::string_view frame)>;
+  using OwnedFrameSink = std::function<void(OwnedFrame&& frame)>;
+
+  // Frames of at least `min_size` bytes that had to be gathered across reads
+  // go to `sink` with their buffer instead of being copied out of it.
+  void set_owned_sink(OwnedFrameSink sink, std::size_t min_size) {
+    owned_sink_ = std::move(sink);
+    owned_min_ = min_size;
+  }
 
   explicit FrameDecoder(const DecodeLimits& limits = {});
 
@@ -55,6 +70,9 @@ class FrameDecoder {
   enum class State { detect, plain, plain_skip, len32, len32_skip, resync };
 
   std::size_t process(std::string_view span, const FrameSink& sink);
+  // Emits the frame span[begin, begin + size); false when it was handed over
+  // with pending_ (process() must stop: span no longer belongs to us).
+  bool emit(std::string_view span, std::size_t begin, std::size_t size, std::size_t end, const FrameSink& sink);
   bool resync(std::string_view span, std::size_t& cur);
   void skip(std::size_t n) { stats_.skipped_bytes += n; }
 
@@ -66,6 +84,9 @@ class FrameDecoder {
   std::uint64_t skip_left_ = 0;  // len32_skip: bytes still to drop
   std::string pending_;          // bytes of an incomplete frame
   std::uint64_t want_ = 0;       // size of the incomplete frame, when its header says
+  OwnedFrameSink owned_sink_;
+  std::size_t owned_min_ = 0;
+  bool handed_over_ = false;
   FrameStats stats_;
 };
 

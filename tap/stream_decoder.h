@@ -14,7 +14,8 @@ class StreamDecoder {
  public:
   using EventSink = std::function<void(Event&&)>;
 
-  explicit StreamDecoder(const DecodeLimits& limits = {}) : frames_(limits), events_(limits) {}
+  explicit StreamDecoder(const DecodeLimits& limits = {});
+  StreamDecoder(StreamDecoder&&) = delete;  // the frame decoder's sink points at this object
 
   // Decodes every complete frame in `bytes`; a frame that fails to decode is
   // counted (events().stats()) and reported through on_error, never thrown.
@@ -27,9 +28,15 @@ class StreamDecoder {
   const EventDecoder& events() const { return events_; }
 
  private:
+  void deliver(std::optional<Event> event);
+
+  // Frames this large were gathered across reads: take their buffer, no copy.
+  static constexpr std::size_t kHandOverBytes = 64 * 1024;
+
   FrameDecoder frames_;
   EventDecoder events_;
   std::function<void(const std::string&)> on_error_;
+  const EventSink* current_ = nullptr;  // the sink of the feed() in progress
 };
 
 }  // namespace salttap::tap
