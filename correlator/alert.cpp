@@ -14,12 +14,8 @@ void str(Writer& w, std::string_view s) { json::string(w, s); }
 
 void names(Writer& w, const Job& job, const MinionRegistry& reg, std::uint8_t outcome, std::size_t cap) {
   w.StartArray();
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < job.minions.size() && n < cap; ++i) {
-    if ((job.flags[i] & kOutcomeMask) != outcome) continue;
-    str(w, reg.name(job.minions[i]));
-    ++n;
-  }
+  job.for_each_minion([&](std::uint8_t f) { return (f & kOutcomeMask) == outcome; },
+                      [&](MinionId m) { str(w, reg.name(m)); }, cap);
   w.EndArray();
 }
 

@@ -70,6 +70,15 @@ struct Job {
   void expect(const std::vector<MinionId>& ids);
   std::optional<std::size_t> find(MinionId m) const;
   Micros deadline_of(MinionId m) const;
+  // Calls fn(id) for the first `cap` minions whose flags satisfy pred; returns
+  // how many matched in all (so callers can say "+N more").
+  template <typename Pred, typename Fn>
+  std::size_t for_each_minion(Pred pred, Fn fn, std::size_t cap = SIZE_MAX) const {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < minions.size(); ++i)
+      if (pred(flags[i]) && n++ < cap) fn(minions[i]);
+    return n;
+  }
   std::size_t memory_bytes() const;
 };
 

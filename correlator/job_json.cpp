@@ -11,22 +11,14 @@ using json::Writer;
 void str(Writer& w, std::string_view s) { json::string(w, s); }
 void key(Writer& w, std::string_view k) { json::key(w, k); }
 
-// Names of the minions whose flags satisfy `pred`, at most `cap` of them.
+// Names of the minions whose flags satisfy `pred`, at most `cap` of them;
+// true when the list was cut.
 template <typename Pred>
 bool minion_list(Writer& w, const Job& job, const MinionRegistry& reg, std::size_t cap, Pred pred) {
   w.StartArray();
-  std::size_t n = 0;
-  bool truncated = false;
-  for (std::size_t i = 0; i < job.minions.size(); ++i) {
-    if (!pred(job.flags[i])) continue;
-    if (n++ == cap) {
-      truncated = true;
-      break;
-    }
-    str(w, reg.name(job.minions[i]));
-  }
+  const std::size_t n = job.for_each_minion(pred, [&](MinionId m) { str(w, reg.name(m)); }, cap);
   w.EndArray();
-  return truncated;
+  return n > cap;
 }
 
 }  // namespace

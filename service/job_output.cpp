@@ -8,18 +8,16 @@ namespace {
 using correlator::Job;
 
 void names(std::string& out, const Job& job, const correlator::MinionRegistry& reg, std::uint8_t mask,
-           std::uint8_t value, std::size_t count, std::size_t cap) {
-  if (count == 0) {
-    out += "-";
-    return;
-  }
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < job.minions.size() && n < cap; ++i) {
-    if ((job.flags[i] & mask) != value) continue;
-    if (n++) out += ',';
-    out += reg.name(job.minions[i]);
-  }
-  if (count > n) out += fmt::format(" (+{} more)", count - n);
+           std::uint8_t value, std::size_t cap) {
+  std::size_t shown = 0;
+  const std::size_t n = job.for_each_minion([&](std::uint8_t f) { return (f & mask) == value; },
+                                            [&](correlator::MinionId m) {
+                                              if (shown++) out += ',';
+                                              out += reg.name(m);
+                                            },
+                                            cap);
+  if (n == 0) out += "-";
+  else if (n > shown) out += fmt::format(" (+{} more)", n - shown);
 }
 
 }  // namespace
@@ -32,11 +30,11 @@ void append_job_line(std::string& out, const Job& job, const correlator::MinionR
     if (!job.outcome_reason.empty()) out += " " + job.outcome_reason;
   } else {
     out += fmt::format(" | {}/{} ok: ", job.succeeded, job.expected);
-    names(out, job, reg, correlator::kOutcomeMask, correlator::kSucceeded, job.succeeded, cap);
+    names(out, job, reg, correlator::kOutcomeMask, correlator::kSucceeded, cap);
     out += " | failed: ";
-    names(out, job, reg, correlator::kOutcomeMask, correlator::kFailed, job.failed, cap);
+    names(out, job, reg, correlator::kOutcomeMask, correlator::kFailed, cap);
     out += " | missing: ";
-    names(out, job, reg, correlator::kOutcomeMask, correlator::kMissing, job.missing, cap);
+    names(out, job, reg, correlator::kOutcomeMask, correlator::kMissing, cap);
     if (job.late) out += fmt::format(" | late: {}", job.late);
   }
   if (job.state_run)

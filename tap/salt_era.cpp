@@ -37,10 +37,4 @@ std::string_view SaltEraDetector::describe() const {
   return "plain pub (release not yet known)";
 }
 
-Framing SaltEraDetector::known_pull_framing() const {
-  if (framing_ == Framing::len32) return Framing::len32;  // era D: both sides prefixed
-  // 3008.0/3008.1 want plain, 3008.2+ len32, 3007.15+ is unconfirmed: probe.
-  return Framing::unknown;
-}
-
 }  // namespace salttap::tap

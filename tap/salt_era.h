@@ -16,9 +16,6 @@ class SaltEraDetector {
   void set_framing(Framing f) { framing_ = f; }
   void observe(const Event& event);
   std::string_view describe() const;  // a literal: cheap to call per event
-  Framing framing() const { return framing_; }
-  // What the pull socket wants, when the pub stream settles it.
-  Framing known_pull_framing() const;
 
  private:
   Framing framing_ = Framing::unknown;
