@@ -15,3 +15,11 @@ find_path(RAPIDJSON_INCLUDE_DIR rapidjson/writer.h REQUIRED)
 add_library(salttap_rapidjson INTERFACE)
 target_include_directories(salttap_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIR})
 target_compile_definitions(salttap_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)
+
+find_package(ZLIB REQUIRED)                 # zlib1g-dev (gzip bulk bodies)
+# libxxhash-dev ships no CMake config: deterministic document _ids (XXH3-128).
+find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
+find_library(XXHASH_LIBRARY xxhash REQUIRED)
+add_library(salttap_xxhash INTERFACE)
+target_include_directories(salttap_xxhash SYSTEM INTERFACE ${XXHASH_INCLUDE_DIR})
+target_link_libraries(salttap_xxhash INTERFACE ${XXHASH_LIBRARY})

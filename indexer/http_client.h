@@ -1,0 +1,67 @@
+#pragma once
+// HTTP to the engine: several hosts with failover, keep-alive, TLS (CA file,
+// client certificate, verification on by default), basic auth or API key.
+// Credentials come from the config, an env var or a file and are never
+// logged. HttpClient is the seam the shipper and the setup code talk to;
+// CurlHttpClient is the real one (libcurl), tests use fakes.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace salttap::indexer {
+
+struct HttpRequest {
+  std::string method = "GET";  // GET, PUT, POST, DELETE, HEAD
+  std::string path;            // "/_bulk?filter_path=...", starts with '/'
+  std::string body;
+  std::string content_type = "application/json";
+  bool gzip = false;           // compress the body (Content-Encoding: gzip)
+};
+
+struct HttpResponse {
+  long status = 0;        // 0: no response (connection refused, timeout, TLS error)
+  std::string body;
+  std::string error;      // transport error text when status == 0
+  std::string host;       // the base URL that answered (or failed last)
+  std::string product;    // X-Elastic-Product header, if any
+};
+
+struct TlsConfig {
+  bool verify = true;          // peer and host name
+  std::string ca_file;         // PEM bundle; empty: the system's
+  std::string client_cert;     // PEM
+  std::string client_key;      // PEM
+};
+
+struct AuthConfig {
+  std::string username;        // basic auth
+  std::string password;        // resolved secret (see service config: value, env or file)
+  std::string api_key;         // "Authorization: ApiKey <api_key>" (base64 id:key, as Elastic issues it)
+};
+
+struct HttpClientConfig {
+  std::vector<std::string> hosts = {"http://127.0.0.1:9200"};  // base URLs; "host:port" means http://
+  TlsConfig tls;
+  AuthConfig auth;
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds request_timeout{60000};
+  int gzip_level = 1;
+  // A host that failed (no response, 502/503/504) is skipped for this long
+  // while another host is up.
+  std::chrono::milliseconds host_cooldown{5000};
+};
+
+class HttpClient {
+ public:
+  virtual ~HttpClient() = default;
+  // Sends to a healthy host, failing over to the next on a transport error
+  // or 502/503/504; returns the last answer when every host failed.
+  virtual HttpResponse send(const HttpRequest& request) = 0;
+};
+
+// One libcurl easy handle (keep-alive across calls): one per thread.
+std::unique_ptr<HttpClient> make_curl_client(const HttpClientConfig& config);
+
+}  // namespace salttap::indexer

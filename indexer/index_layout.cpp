@@ -1,0 +1,22 @@
+#include "indexer/index_layout.h"
+
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace salttap::indexer {
+
+std::string IndexLayout::index_name(std::string_view kind, Micros t) const {
+  if (!index_date) return fmt::format("{}-{}", prefix, kind);
+  std::time_t secs = static_cast<std::time_t>(t / kMicrosPerSecond);
+  if (t < 0 && t % kMicrosPerSecond) --secs;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{}-{}-{:04}.{:02}.{:02}", prefix, kind, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+}
+
+std::string IndexLayout::index_pattern(std::string_view kind) const {
+  return index_date ? fmt::format("{}-{}-*", prefix, kind) : fmt::format("{}-{}", prefix, kind);
+}
+
+}  // namespace salttap::indexer

@@ -1,0 +1,33 @@
+#pragma once
+// Index names and template settings shared by the document builder (which
+// names each document's index) and the setup code (which installs templates
+// for the same names). Layout reference: indexer/DOCUMENTS.md.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+
+namespace salttap::indexer {
+
+// The kinds of index salttap writes, in template order.
+inline constexpr std::string_view kIndexKinds[] = {"jobs", "returns", "states", "events", "alerts", "deadletter"};
+
+struct IndexLayout {
+  std::string prefix = "salt";
+  bool index_date = true;  // the returner's `index_date`: suffix -YYYY.MM.DD
+  // "<prefix>-<kind>-YYYY.MM.DD" for the UTC day of `t` (no suffix without index_date).
+  std::string index_name(std::string_view kind, Micros t) const;
+  // "<prefix>-<kind>-*" or "<prefix>-<kind>" without index_date.
+  std::string index_pattern(std::string_view kind) const;
+};
+
+struct TemplateSettings {
+  int number_of_shards = 1;    // the returner's defaults
+  int number_of_replicas = 0;
+  std::optional<int> retention_days;  // ILM (Elasticsearch) / ISM (OpenSearch) delete after N days
+  int template_priority = 200;        // above the engines' built-ins (100)
+};
+
+}  // namespace salttap::indexer
