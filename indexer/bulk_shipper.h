@@ -1,5 +1,5 @@
 #pragma once
-// Bulk shipper: takes records from the spool, posts them as NDJSON `_bulk`
+// Bulk shipper: takes records from the spool (a RecordSource), posts them as NDJSON `_bulk`
 // requests (batched by bytes, count and time; several in flight; gzip), and
 // acks each record to the spool once the engine has it (2xx, 409) or it was
 // dead-lettered. Per-item outcomes come from classify_bulk_response
@@ -19,7 +19,7 @@
 
 #include "common/metrics.h"
 #include "indexer/http_client.h"
-#include "indexer/spool.h"
+#include "indexer/record_source.h"
 
 namespace salttap::indexer {
 
@@ -57,7 +57,7 @@ struct ShipperStats {
 class BulkShipper {
  public:
   using ClientFactory = std::function<std::unique_ptr<HttpClient>()>;
-  BulkShipper(ShipperConfig config, Spool& spool, ClientFactory make_client);
+  BulkShipper(ShipperConfig config, RecordSource& source, ClientFactory make_client);
   ~BulkShipper();  // stop(0)
 
   void start();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "indexer/document.h"
+#include "indexer/record_source.h"
 
 namespace salttap::indexer {
 
@@ -37,12 +38,6 @@ struct SpoolConfig {
   // returns and alerts wait for space (back-pressure) up to append()'s `wait`.
   double events_limit = 0.8;
   double states_limit = 0.9;
-};
-
-struct SpoolRecord {
-  std::uint64_t id = 0;
-  DocClass cls = DocClass::event;
-  std::string payload;  // BulkDoc::ndjson
 };
 
 struct RecoveryReport {
@@ -73,7 +68,7 @@ struct SpoolStats {
   bool full = false;                   // at least one class is being refused now
 };
 
-class Spool {
+class Spool final : public RecordSource {
  public:
   // Creates `dir` if needed and recovers what is there (RecoveryReport).
   // Throws SpoolError when the directory cannot be used (permissions, not a
@@ -88,18 +83,15 @@ class Spool {
   // Writer: appends in one write(); fsyncs per the policy.
   AppendResult append(std::span<const BulkDoc> docs, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
 
-  // Shipper: the next records not yet handed out (oldest first), at most
-  // max_records and about max_bytes of payload (at least one record), waiting
-  // up to `wait` when none is available. Records handed out and never acked
-  // are handed out again only after a restart (the shipper retries in memory).
-  std::vector<SpoolRecord> take(std::size_t max_records, std::size_t max_bytes, std::chrono::milliseconds wait);
-  // Acknowledged by the engine (delivered, 409, or dead-lettered). Any order.
-  void ack(std::span<const std::uint64_t> ids);
+  // Shipper side (RecordSource).
+  std::vector<SpoolRecord> take(std::size_t max_records, std::size_t max_bytes,
+                                std::chrono::milliseconds wait) override;
+  void ack(std::span<const std::uint64_t> ids) override;
 
   // Wakes every waiter; later take() returns what is left without waiting.
   void close();
   SpoolStats stats() const;
-  std::filesystem::path dead_letter_dir() const;  // <dir>/dead
+  std::filesystem::path dead_letter_dir() const override;  // <dir>/dead
 
  private:
   struct Impl;
