@@ -40,6 +40,8 @@ std::optional<Alert> make_alert(const Job& job, const MinionRegistry& reg, const
   if (alert.kinds.empty()) return std::nullopt;
   alert.kind = alert.kinds.front();
   alert.jid = job.jid;
+  alert.started_at = job.started_at;
+  alert.settled_at = job.settled_at;
 
   StringOut os{alert.json};
   Writer w(os);

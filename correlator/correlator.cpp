@@ -198,6 +198,7 @@ void Correlator::on_new(std::string_view jid, const tap::Event& e) {
   }
   describe_call(job, e.find("fun"), e.find("arg"), e.find("tgt"), e);
   job.deadline = job.started_at + config_.deadline_for(job.fun);
+  if (observer_) observer_->job_opened(job);
   if (job.pending == 0) return settle(job);  // matched nothing, or every return came first
   schedule(job, job.deadline);
 }
@@ -252,6 +253,8 @@ void Correlator::on_ret(std::string_view jid, std::string_view minion_name, cons
     }
   }
 
+  if (observer_) observer_->job_returned(job, m, e, a, late);
+
   if (without_new && !job.settled) {
     schedule(job, now + config_.orphan_settle);  // more returns for this jid may follow
   } else if (job.settled) {
@@ -288,6 +291,7 @@ void Correlator::on_runner(std::string_view jid, std::string_view what, JobKind 
     Job& job = open_job(jid, kind, (stamp ? parse_salt_stamp(*stamp) : std::nullopt).value_or(now));
     describe_call(job, e.find("fun"), e.find("fun_args"), nullptr, e);
     job.deadline = job.started_at + config_.deadline_for(job.fun);
+    if (observer_) observer_->job_opened(job);
     schedule(job, job.deadline);
   } else if (what == "ret") {
     Job* found = find_job(jid);

@@ -58,12 +58,28 @@ struct CorrelatorStats {
   std::uint64_t evicted_jobs = 0;        // over max_jobs, before their grace ended
 };
 
+// Finer-grained than the Sink, for the indexer: a job document when a job
+// opens, and a return document for every return the correlator accepts.
+class CorrelatorObserver {
+ public:
+  virtual ~CorrelatorObserver() = default;
+  // After `new` (salt/job, salt/run, salt/wheel) was recorded.
+  virtual void job_opened(const Job& /*job*/) {}
+  // After a ret/<minion> was recorded (duplicates are not reported); `late`
+  // when it arrived after its deadline or after the job settled.
+  virtual void job_returned(const Job& /*job*/, MinionId /*minion*/, const tap::Event& /*ret*/,
+                            const ReturnAnalysis& /*analysis*/, bool /*late*/) {}
+};
+
 class Correlator {
  public:
   using Sink = std::function<void(JobUpdate, const Job&)>;
 
   Correlator(CorrelatorConfig config, const Clock& clock, Sink sink, std::shared_ptr<const Auditor> auditor = nullptr,
              std::shared_ptr<const Redactor> redactor = nullptr);
+
+  // Not owned; must outlive the correlator. One at most.
+  void set_observer(CorrelatorObserver* observer) { observer_ = observer; }
 
   void on_event(const tap::Event& event);
   // Fires every deadline and eviction due at clock.now().
@@ -97,6 +113,7 @@ class Correlator {
   CorrelatorConfig config_;
   const Clock& clock_;
   Sink sink_;
+  CorrelatorObserver* observer_ = nullptr;
   std::shared_ptr<const Auditor> auditor_;
   std::shared_ptr<const Redactor> redactor_;
   MinionRegistry minions_;

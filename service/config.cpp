@@ -1,43 +1,18 @@
 #include "service/config.h"
 
-#include <set>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include "service/yaml_fields.h"
 
 namespace salttap::service {
 namespace {
 
-void only_keys(const YAML::Node& node, const std::string& where, const std::set<std::string>& allowed) {
-  if (!node) return;
-  if (!node.IsMap()) throw ConfigError(fmt::format("{}: expected a mapping", where));
-  for (const auto& kv : node) {
-    const auto key = kv.first.as<std::string>();
-    if (!allowed.count(key)) throw ConfigError(fmt::format("{}: unknown key '{}'", where, key));
-  }
-}
-
-template <typename T>
-T get(const YAML::Node& node, const char* key, const std::string& where, T fallback) {
-  const YAML::Node v = node[key];
-  if (!v || v.IsNull()) return fallback;
-  try {
-    return v.as<T>();
-  } catch (const YAML::Exception&) {
-    throw ConfigError(fmt::format("{}.{}: wrong type", where, key));
-  }
-}
+using yaml::get;
+using yaml::only_keys;
+using yaml::strings;
 
 Micros seconds(double s) { return static_cast<Micros>(s * kMicrosPerSecond); }
-
-std::vector<std::string> strings(const YAML::Node& node, const std::string& where) {
-  std::vector<std::string> out;
-  if (!node) return out;
-  if (node.IsScalar()) return {node.as<std::string>()};
-  if (!node.IsSequence()) throw ConfigError(where + ": expected a list of strings");
-  for (const auto& item : node) out.push_back(item.as<std::string>());
-  return out;
-}
 
 void load_correlator(const YAML::Node& n, Config& c) {
   only_keys(n, "correlator",
@@ -103,7 +78,8 @@ Config load_config(const std::string& path) {
   try {
     const YAML::Node root = YAML::LoadFile(path);
     if (root.IsNull()) return c;
-    only_keys(root, "top level", {"master_config", "master_id", "correlator", "audit", "redaction", "alerts"});
+    only_keys(root, "top level",
+              {"master_config", "master_id", "correlator", "audit", "redaction", "alerts", "indexer", "elasticsearch"});
     if (root["master_config"]) c.master_config = root["master_config"].as<std::string>();
     c.master_id = get<std::string>(root, "master_id", "master_id", "");
     load_correlator(root["correlator"], c);
@@ -117,6 +93,9 @@ Config load_config(const std::string& path) {
     if (const YAML::Node r = root["redaction"])
       c.redactor = std::make_shared<correlator::Redactor>(correlator::parse_redaction_config(r));
     load_alerts(root["alerts"], c);
+    // The returner block first: salttap's own section refines it.
+    apply_returner_block(root["elasticsearch"], c.indexer);
+    apply_indexer_section(root["indexer"], c.indexer);
   } catch (const ConfigError& e) {
     throw ConfigError(fmt::format("{}: {}", path, e.what()));
   } catch (const YAML::Exception& e) {

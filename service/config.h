@@ -27,6 +27,8 @@
 //     webhook: {url: ..., headers: ["Authorization: Bearer ..."], timeout_seconds: 10,
 //               max_attempts: 8, backoff_initial_ms: 1000, backoff_max_ms: 60000}
 //     fire_event: false                 salttap/alert/<kind>/<jid> on the master bus (for reactors)
+//   indexer: {...}                      service/indexer_config.h
+//   elasticsearch: {...}                Salt's returner block, accepted as is (indexer_config.h)
 
 #include <memory>
 #include <optional>
@@ -38,6 +40,7 @@
 #include "correlator/audit.h"
 #include "correlator/correlator_config.h"
 #include "correlator/redactor.h"
+#include "service/indexer_config.h"
 
 namespace salttap::service {
 
@@ -55,6 +58,7 @@ struct Config {
   bool alert_log = true;
   std::optional<correlator::WebhookConfig> webhook;
   bool alert_fire_event = false;
+  IndexerConfig indexer = default_indexer_config();
 };
 
 // The defaults (no file).

@@ -1,0 +1,70 @@
+#pragma once
+// The `indexer:` section of salttap's config, and Salt's own returner block
+// (`elasticsearch:`, salt/returners/elasticsearch_return.py plus the
+// elasticsearch execution module's connection keys), accepted as is so an
+// operator moves over without rewriting it. README.md ("Indexer
+// configuration") lists every key.
+//
+//   indexer:
+//     enabled: true
+//     hosts: ["http://127.0.0.1:9200"]         base URLs or host:port (failover in order)
+//     index_prefix: salt
+//     index_date: true                          -YYYY.MM.DD suffix (the job's start, UTC)
+//     number_of_shards: 1
+//     number_of_replicas: 0
+//     retention_days: 30                        ILM / ISM delete policy (absent: none)
+//     install_templates: true                   at start (also: salttap setup)
+//     states_index: false                       one document per state
+//     events: {enabled: true, include: ["*"], exclude: [...]}
+//     functions_blacklist: [saltutil.find_job, saltutil.running]
+//     functions_whitelist: []
+//     text_cap_bytes: 32768
+//     tls: {verify: true, ca_file: ..., client_cert: ..., client_key: ...}
+//     auth: {username: ..., password | password_env | password_file: ...,
+//            api_key | api_key_env | api_key_file: ...}
+//     bulk: {max_bytes: 5242880, max_docs: 1000, max_wait_ms: 1000, in_flight: 2,
+//            gzip: true, backoff_initial_ms: 500, backoff_max_ms: 60000,
+//            connect_timeout_ms: 5000, request_timeout_ms: 60000}
+//     spool: {dir: /var/lib/salttap/spool, max_bytes: 1073741824, segment_bytes: 67108864,
+//             fsync: interval, fsync_interval_ms: 1000}
+//
+//   elasticsearch:                              Salt's returner block, unchanged
+//     hosts: ["10.0.0.1:9200"]   index_date: true   number_of_shards: 1
+//     number_of_replicas: 0      functions_blacklist: [...]   states_count: true
+//     states_order_output: true  states_single_index: true    (and the returner's
+//     other keys: accepted, logged as not needed)
+
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "indexer/bulk_shipper.h"
+#include "indexer/document_builder.h"
+#include "indexer/http_client.h"
+#include "indexer/index_layout.h"
+#include "indexer/spool.h"
+
+namespace salttap::service {
+
+struct IndexerConfig {
+  bool enabled = false;              // true once an indexer: or elasticsearch: block is given
+  std::string source;                // "indexer", "elasticsearch (returner block)", ...
+  indexer::HttpClientConfig http;
+  indexer::DocumentOptions documents;
+  indexer::TemplateSettings templates;
+  bool install_templates = true;
+  indexer::ShipperConfig shipper;
+  indexer::SpoolConfig spool;
+  std::vector<std::string> notes;    // returner keys accepted but not needed, for one log line each
+};
+
+IndexerConfig default_indexer_config();
+// Applies Salt's returner block (`elasticsearch:`) to `config`. Throws
+// ConfigError on a wrong type; unknown keys are kept as notes, since Salt's
+// returner and execution module grew keys over the years.
+void apply_returner_block(const YAML::Node& node, IndexerConfig& config);
+// Applies salttap's own `indexer:` section (strict: unknown keys are errors).
+void apply_indexer_section(const YAML::Node& node, IndexerConfig& config);
+
+}  // namespace salttap::service
