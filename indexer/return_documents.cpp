@@ -123,6 +123,7 @@ void DocumentBuilder::job_returned(const Job& job, correlator::MinionId minion, 
       }
     }
     json::key(w, "return"), w.RawValue(scratch_.data(), scratch_.size(), rapidjson::kObjectType);
+    json::key(w, "return_text");
     const bool cut = bounded_string(w, scratch_, options_.text_cap);
     if (cut) ++stats_.returns_truncated;
     json::key(w, "return_truncated"), w.Bool(cut);
@@ -149,7 +150,7 @@ void DocumentBuilder::write_missing_returns(const Job& job) {
         StringOut os{doc};
         Writer w(os);
         w.StartObject();
-        write_common(w, "returns", job.deadline_of(m), options_.master_id);
+        write_common(w, "returns", job.settled_at, options_.master_id);  // when it was declared missing
         write_job_fields(w, job, name);
         json::key(w, "status"), json::string(w, "missing");
         json::key(w, "reason"), json::string(w, "no return before the deadline");

@@ -34,8 +34,9 @@ int run_cli(int argc, char** argv) {
   std::uint64_t max_frame_mib = replay.limits.max_frame_bytes >> 20;
   auto* replay_cmd = app.add_subcommand("replay", "Decode captures (raw pub-socket bytes or JSON lines)");
   replay_cmd->add_option("files", replay.files, "Capture files")->required()->check(CLI::ExistingFile);
-  replay_cmd->add_option("--output", replay.output, "events: one JSON object per event; jobs: one per settled job")
-      ->check(CLI::IsMember({"events", "jobs"}))
+  replay_cmd->add_option("--output", replay.output, "events: one JSON object per event; jobs: one per settled job; "
+                                         "documents: the bulk NDJSON the indexer would ship")
+      ->check(CLI::IsMember({"events", "jobs", "documents"}))
       ->capture_default_str();
   double missing_after = -1;
   replay_cmd->add_option("--missing-after", missing_after, "Seconds after a job's start when its silent minions are "

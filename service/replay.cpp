@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "correlator/correlator.h"
 #include "correlator/job_json.h"
+#include "service/document_pipeline.h"
 #include "tap/capture_file.h"
 #include "tap/event_json.h"
 
@@ -51,6 +52,22 @@ int run_replay(const ReplayOptions& options, std::FILE* out) {
       line.push_back('\n');
       write(out, line);
     });
+  } else if (options.output == "documents") {
+    // The bulk NDJSON the indexer would spool, on the events' own time.
+    ManualClock clock;
+    DocumentPipeline pipeline(options.config, clock);
+    const auto flush = [&] {
+      for (const auto& doc : pipeline.take_docs()) write(out, doc.ndjson);
+    };
+    rc = for_each_event(options, [&](tap::Event&& event) {
+      if (auto stamp = event.string_field("_stamp"))
+        if (auto t = parse_salt_stamp(*stamp); t && *t > clock.now()) clock.set(*t);
+      pipeline.advance();
+      pipeline.on_event(event);
+      flush();
+    });
+    pipeline.settle_all();
+    flush();
   } else {
     // Replay runs on the events' own time: deterministic, whenever it runs.
     ManualClock clock;

@@ -4,6 +4,8 @@
 //   --output jobs    one JSON object per settled job (correlator/job_json.h),
 //                    on the events' own time (_stamp); at the end every open
 //                    job is settled as if its deadline had passed.
+//   --output documents  the bulk NDJSON (action + source lines) the indexer
+//                    would spool for these events (indexer/DOCUMENTS.md).
 
 #include <cstdio>
 #include <memory>
@@ -17,7 +19,7 @@ namespace salttap::service {
 
 struct ReplayOptions {
   std::vector<std::string> files;
-  std::string output = "events";  // events | jobs
+  std::string output = "events";  // events | jobs | documents
   tap::DecodeLimits limits;
   Config config = default_config();  // correlator, audit and redaction settings
 };

@@ -1,0 +1,53 @@
+#include "service/document_pipeline.h"
+
+#include <unistd.h>
+
+namespace salttap::service {
+namespace {
+
+// The alerts index as an alert outlet: same payload as the webhook's.
+class IndexAlertOutlet final : public correlator::AlertOutlet {
+ public:
+  explicit IndexAlertOutlet(indexer::DocumentBuilder& builder) : builder_(builder) {}
+  void send(const correlator::Alert& alert) override { builder_.on_alert(alert); }
+
+ private:
+  indexer::DocumentBuilder& builder_;
+};
+
+indexer::DocumentOptions document_options(const Config& config) {
+  indexer::DocumentOptions o = config.indexer.documents;
+  o.master_id = effective_master_id(config);
+  return o;
+}
+
+}  // namespace
+
+std::string effective_master_id(const Config& config) {
+  if (!config.master_id.empty()) return config.master_id;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == 0) return "master";
+  return std::string(host) + "_master";
+}
+
+DocumentPipeline::DocumentPipeline(const Config& config, const Clock& clock)
+    : builder_(document_options(config), config.redactor, clock),
+      alerts_(config.alerts, effective_master_id(config)),
+      correlator_(
+          config.correlator, clock,
+          [this](correlator::JobUpdate update, const correlator::Job& job) {
+            builder_.on_job(update, job);
+            alerts_.on_job(update, job, correlator_.minions());
+          },
+          config.auditor, config.redactor) {
+  builder_.set_minions(&correlator_.minions());
+  correlator_.set_observer(&builder_);
+  alerts_.add(std::make_shared<IndexAlertOutlet>(builder_));
+}
+
+void DocumentPipeline::on_event(const tap::Event& event) {
+  builder_.on_event(event);
+  correlator_.on_event(event);
+}
+
+}  // namespace salttap::service

@@ -1,0 +1,50 @@
+#pragma once
+// Events -> documents: the correlator with the DocumentBuilder as its
+// observer, the alert dispatcher (whose outlets include the alerts index),
+// and raw events. Shared by `salttap run` (live, shipping), `salttap replay
+// --ship` and `salttap replay --output documents` (NDJSON on stdout, the
+// golden files' source). Single-threaded: the pipeline thread.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "correlator/alert_outlets.h"
+#include "correlator/correlator.h"
+#include "indexer/document_builder.h"
+#include "service/config.h"
+#include "tap/event.h"
+
+namespace salttap::service {
+
+// salttap's master id: the config's master_id, else "<hostname>_master"
+// (what Salt itself calls a master's id).
+std::string effective_master_id(const Config& config);
+
+class DocumentPipeline {
+ public:
+  DocumentPipeline(const Config& config, const Clock& clock);
+
+  // Extra alert outlets (log, webhook, bus event); the alerts index is built in.
+  void add_alert_outlet(std::shared_ptr<correlator::AlertOutlet> outlet) { alerts_.add(std::move(outlet)); }
+
+  void on_event(const tap::Event& event);
+  void advance() { correlator_.advance(); }
+  // End of a replay: every open job settles and is emitted final.
+  void settle_all() { correlator_.settle_all(); }
+
+  std::vector<indexer::BulkDoc> take_docs() { return builder_.take_docs(); }
+  bool has_docs() const { return builder_.has_docs(); }
+
+  correlator::Correlator& correlator() { return correlator_; }
+  const correlator::AlertDispatcher& alerts() const { return alerts_; }
+  const indexer::DocumentBuilder& documents() const { return builder_; }
+  indexer::DocumentBuilder& documents() { return builder_; }
+
+ private:
+  indexer::DocumentBuilder builder_;
+  correlator::AlertDispatcher alerts_;
+  correlator::Correlator correlator_;
+};
+
+}  // namespace salttap::service
