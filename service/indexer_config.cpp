@@ -20,23 +20,26 @@ std::chrono::milliseconds ms(const YAML::Node& n, const char* key, const std::st
   return std::chrono::milliseconds(get<long>(n, key, where, static_cast<long>(fallback.count())));
 }
 
-// A secret given as a value, an env var name (<key>_env) or a file (<key>_file):
-// read now, so a missing env var or file fails at start, naming the key but
-// never the secret.
-std::string secret(const YAML::Node& n, const std::string& key, const std::string& where) {
+SecretSource secret(const YAML::Node& n, const std::string& key, const std::string& where) {
   const int given = (n[key] ? 1 : 0) + (n[key + "_env"] ? 1 : 0) + (n[key + "_file"] ? 1 : 0);
   if (given > 1) throw ConfigError(fmt::format("{}.{}: give one of {}, {}_env, {}_file", where, key, key, key, key));
-  if (n[key]) return get<std::string>(n, key.c_str(), where, "");
-  if (n[key + "_env"]) {
-    const std::string var = get<std::string>(n, (key + "_env").c_str(), where, "");
-    const char* value = std::getenv(var.c_str());
-    if (!value) throw ConfigError(fmt::format("{}.{}_env: environment variable {} is not set", where, key, var));
+  SecretSource s;
+  s.value = get<std::string>(n, key.c_str(), where, "");
+  s.env = get<std::string>(n, (key + "_env").c_str(), where, "");
+  s.file = get<std::string>(n, (key + "_file").c_str(), where, "");
+  return s;
+}
+
+std::string read_secret(const SecretSource& s, const std::string& key) {
+  if (!s.value.empty()) return s.value;
+  if (!s.env.empty()) {
+    const char* value = std::getenv(s.env.c_str());
+    if (!value) throw ConfigError(fmt::format("indexer.auth.{}_env: environment variable {} is not set", key, s.env));
     return value;
   }
-  if (n[key + "_file"]) {
-    const std::string path = get<std::string>(n, (key + "_file").c_str(), where, "");
-    std::ifstream in(path);
-    if (!in) throw ConfigError(fmt::format("{}.{}_file: cannot read {}", where, key, path));
+  if (!s.file.empty()) {
+    std::ifstream in(s.file);
+    if (!in) throw ConfigError(fmt::format("indexer.auth.{}_file: cannot read {}", key, s.file));
     std::stringstream ss;
     ss << in.rdbuf();
     std::string value = ss.str();
@@ -67,6 +70,11 @@ IndexerConfig default_indexer_config() {
   return c;
 }
 
+void resolve_secrets(IndexerConfig& c) {
+  if (c.password.given()) c.http.auth.password = read_secret(c.password, "password");
+  if (c.api_key.given()) c.http.auth.api_key = read_secret(c.api_key, "api_key");
+}
+
 void apply_returner_block(const YAML::Node& n, IndexerConfig& c) {
   if (!n || n.IsNull()) return;
   if (!n.IsMap()) throw ConfigError("elasticsearch: expected a mapping (Salt's returner block)");
@@ -85,8 +93,8 @@ void apply_returner_block(const YAML::Node& n, IndexerConfig& c) {
     else if (key == "states_count" || key == "states_order_output")
       c.notes.push_back(fmt::format("elasticsearch.{}: always on in salttap (state counts and run order are fields)", key));
     else if (key == "username") c.http.auth.username = get<std::string>(n, "username", where, "");
-    else if (key == "password") c.http.auth.password = get<std::string>(n, "password", where, "");
-    else if (key == "api_key") c.http.auth.api_key = get<std::string>(n, "api_key", where, "");
+    else if (key == "password") c.password.value = get<std::string>(n, "password", where, "");
+    else if (key == "api_key") c.api_key.value = get<std::string>(n, "api_key", where, "");
     else if (key == "use_ssl") use_ssl = get<bool>(n, "use_ssl", where, false);
     else if (key == "verify_certs") c.http.tls.verify = get<bool>(n, "verify_certs", where, true);
     else if (key == "ca_certs") c.http.tls.ca_file = get<std::string>(n, "ca_certs", where, "");
@@ -149,9 +157,9 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
     only_keys(a, w + ".auth",
               {"username", "password", "password_env", "password_file", "api_key", "api_key_env", "api_key_file"});
     c.http.auth.username = get<std::string>(a, "username", w + ".auth", "");
-    c.http.auth.password = secret(a, "password", w + ".auth");
-    c.http.auth.api_key = secret(a, "api_key", w + ".auth");
-    if (!c.http.auth.api_key.empty() && !c.http.auth.username.empty())
+    c.password = secret(a, "password", w + ".auth");
+    c.api_key = secret(a, "api_key", w + ".auth");
+    if (c.api_key.given() && (!c.http.auth.username.empty() || c.password.given()))
       throw ConfigError("indexer.auth: username/password or api_key, not both");
   }
   if (const YAML::Node b = n["bulk"]) {

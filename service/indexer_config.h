@@ -47,6 +47,13 @@
 
 namespace salttap::service {
 
+// Where a secret comes from; read by resolve_secrets() when the indexer
+// starts (so `check-config` works on a machine without the secret).
+struct SecretSource {
+  std::string value, env, file;
+  bool given() const { return !value.empty() || !env.empty() || !file.empty(); }
+};
+
 struct IndexerConfig {
   bool enabled = false;              // true once an indexer: or elasticsearch: block is given
   std::string source;                // "indexer", "elasticsearch (returner block)", ...
@@ -57,7 +64,12 @@ struct IndexerConfig {
   indexer::ShipperConfig shipper;
   indexer::SpoolConfig spool;
   std::vector<std::string> notes;    // returner keys accepted but not needed, for one log line each
+  SecretSource password, api_key;    // -> http.auth by resolve_secrets()
 };
+
+// Reads the password / API key into config.http.auth. Throws ConfigError
+// naming the key, the env var or the file, never the secret.
+void resolve_secrets(IndexerConfig& config);
 
 IndexerConfig default_indexer_config();
 // Applies Salt's returner block (`elasticsearch:`) to `config`. Throws

@@ -1,0 +1,148 @@
+// The indexer's configuration: salttap's own `indexer:` section, and Salt's
+// returner block (`elasticsearch:`) accepted as an operator already has it.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "service/config.h"
+
+namespace salttap::service {
+namespace {
+
+class ConfigFile : public ::testing::Test {
+ protected:
+  Config load(const std::string& yaml) {
+    std::ofstream(path_) << yaml;
+    return load_config(path_.string());
+  }
+  std::string error_of(const std::string& yaml) {
+    try {
+      load(yaml);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+  std::filesystem::path path_ = std::filesystem::temp_directory_path() / ("salttap-indexer-config-" + std::to_string(::getpid()) + ".yaml");
+};
+
+TEST_F(ConfigFile, NoIndexerSectionMeansNoIndexer) {
+  EXPECT_FALSE(load("master_id: m\n").indexer.enabled);
+}
+
+// The example from salt/returners/elasticsearch_return.py's docstring, unchanged.
+TEST_F(ConfigFile, SaltsReturnerBlockIsAcceptedAsIs) {
+  const Config c = load(R"(
+elasticsearch:
+  hosts:
+    - "10.10.10.10:9200"
+    - "10.10.10.11:9200"
+  index_date: True
+  number_of_shards: 5
+  number_of_replicas: 1
+  debug_returner_payload: True
+  states_count: True
+  states_order_output: True
+  states_single_index: True
+  functions_blacklist:
+    - test.ping
+    - saltutil.find_job
+)");
+  const IndexerConfig& ix = c.indexer;
+  EXPECT_TRUE(ix.enabled);
+  EXPECT_EQ(ix.http.hosts, (std::vector<std::string>{"10.10.10.10:9200", "10.10.10.11:9200"}));
+  EXPECT_TRUE(ix.documents.layout.index_date);
+  EXPECT_EQ(ix.templates.number_of_shards, 5);
+  EXPECT_EQ(ix.templates.number_of_replicas, 1);
+  EXPECT_TRUE(ix.documents.states);
+  EXPECT_EQ(ix.documents.functions_blacklist, (std::vector<std::string>{"test.ping", "saltutil.find_job"}));
+  // debug_returner_payload, states_count, states_order_output: accepted, each noted once.
+  EXPECT_EQ(ix.notes.size(), 3u);
+}
+
+TEST_F(ConfigFile, ReturnerConnectionKeysMapToTlsAndAuth) {
+  const Config c = load(R"(
+elasticsearch:
+  hosts: ["es:9200"]
+  use_ssl: true
+  verify_certs: false
+  ca_certs: /etc/ssl/es.pem
+  username: salt
+  password: pw
+  index_date: false
+)");
+  EXPECT_EQ(c.indexer.http.hosts, (std::vector<std::string>{"https://es:9200"}));
+  EXPECT_FALSE(c.indexer.http.tls.verify);
+  EXPECT_EQ(c.indexer.http.tls.ca_file, "/etc/ssl/es.pem");
+  EXPECT_FALSE(c.indexer.documents.layout.index_date);
+  IndexerConfig ix = c.indexer;
+  resolve_secrets(ix);
+  EXPECT_EQ(ix.http.auth.username, "salt");
+  EXPECT_EQ(ix.http.auth.password, "pw");
+}
+
+TEST_F(ConfigFile, IndexerSectionRefinesTheReturnerBlock) {
+  const Config c = load(R"(
+elasticsearch: {hosts: ["a:9200"], number_of_shards: 3}
+indexer:
+  hosts: ["http://b:9200"]
+  index_prefix: fleet
+  retention_days: 14
+  events: {exclude: ["salt/auth"]}
+  bulk: {max_docs: 500, in_flight: 4, gzip: false}
+  spool: {dir: /tmp/sp, max_bytes: 1048576, segment_bytes: 65536, fsync: every_batch}
+)");
+  const IndexerConfig& ix = c.indexer;
+  EXPECT_EQ(ix.http.hosts, (std::vector<std::string>{"http://b:9200"}));
+  EXPECT_EQ(ix.templates.number_of_shards, 3);
+  EXPECT_EQ(ix.documents.layout.prefix, "fleet");
+  EXPECT_EQ(ix.templates.retention_days, 14);
+  EXPECT_EQ(ix.documents.events_exclude, (std::vector<std::string>{"salt/auth"}));
+  EXPECT_EQ(ix.shipper.batch.max_docs, 500u);
+  EXPECT_EQ(ix.shipper.in_flight, 4u);
+  EXPECT_FALSE(ix.shipper.gzip);
+  EXPECT_EQ(ix.spool.dir, "/tmp/sp");
+  EXPECT_EQ(ix.spool.fsync, indexer::FsyncPolicy::every_batch);
+}
+
+TEST_F(ConfigFile, SecretsComeFromEnvOrFileAndAreReadOnlyWhenTheIndexerStarts) {
+  const Config c = load("indexer: {auth: {username: u, password_env: SALTTAP_TEST_PW}}\n");  // not set yet: fine
+  IndexerConfig ix = c.indexer;
+  ::unsetenv("SALTTAP_TEST_PW");
+  try {
+    resolve_secrets(ix);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("SALTTAP_TEST_PW is not set"), std::string::npos) << e.what();
+  }
+  ::setenv("SALTTAP_TEST_PW", "from-env", 1);
+  resolve_secrets(ix);
+  EXPECT_EQ(ix.http.auth.password, "from-env");
+
+  const auto key_file = std::filesystem::temp_directory_path() / "salttap-test-api-key";
+  std::ofstream(key_file) << "aWQ6a2V5\n";
+  IndexerConfig k = load("indexer: {auth: {api_key_file: " + key_file.string() + "}}\n").indexer;
+  resolve_secrets(k);
+  EXPECT_EQ(k.http.auth.api_key, "aWQ6a2V5");  // trailing newline dropped
+  std::filesystem::remove(key_file);
+}
+
+TEST_F(ConfigFile, MistakesAreNamed) {
+  EXPECT_NE(error_of("indexer: {hostz: [a]}\n").find("unknown key 'hostz'"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {index_prefix: Salt}\n").find("index_prefix"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {hosts: []}\n").find("at least one host"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {spool: {fsync: sometimes}}\n").find("every_batch, interval or never"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {bulk: {max_bytes: 209715200}}\n").find("90 MiB"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {auth: {password: a, password_env: B}}\n").find("give one of"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {auth: {username: u, api_key: k}}\n").find("not both"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {tls: {client_cert: c}}\n").find("go together"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {retention_days: 0}\n").find("at least 1"), std::string::npos);
+  EXPECT_NE(error_of("elasticsearch: {number_of_shards: many}\n").find("wrong type"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace salttap::service
