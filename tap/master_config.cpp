@@ -116,6 +116,7 @@ MasterBus load_master_config_or_throw_yaml(const std::string& path, bool require
   }
 
   bus.id = get<std::string>(cfg, "id", "");
+  if (const YAML::Node es = cfg["elasticsearch"]; es && es.IsMap()) bus.elasticsearch_yaml = YAML::Dump(es);
   bus.user = get<std::string>(cfg, "user", "root");
   bus.root_dir = get<std::string>(cfg, "root_dir", "/");
   bus.sock_dir = prepend_root_dir(bus.root_dir, get<std::string>(cfg, "sock_dir", kDefaultSockDir));

@@ -26,6 +26,9 @@ struct MasterBus {
   std::string tcp_host = "127.0.0.1";
   std::uint16_t tcp_pub_port = 4512;
   std::uint16_t tcp_pull_port = 4513;
+  // Salt's Elasticsearch returner block (`elasticsearch:`) as YAML text, when
+  // the master config has one: salttap's indexer can take it over as is.
+  std::string elasticsearch_yaml;
 
   Endpoint pub() const;   // master_event_pub.ipc or the TCP pub port
   Endpoint pull() const;  // master_event_pull.ipc or the TCP pull port

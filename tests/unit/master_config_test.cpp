@@ -44,6 +44,17 @@ TEST(MasterConfigTest, MasterDFilesOverrideTheMainFile) {
   EXPECT_EQ(bus.user, "salt");
 }
 
+TEST(MasterConfigTest, TheReturnerBlockFromMasterDIsKeptForTheIndexer) {
+  TempDir dir;
+  write(dir.path() / "master", "user: salt\n");
+  write(dir.path() / "master.d" / "es.conf", "elasticsearch:\n  hosts: ['10.0.0.1:9200']\n  index_date: true\n");
+  const MasterBus bus = load_master_config((dir.path() / "master").string());
+  EXPECT_NE(bus.elasticsearch_yaml.find("10.0.0.1:9200"), std::string::npos) << bus.elasticsearch_yaml;
+  EXPECT_NE(bus.elasticsearch_yaml.find("index_date: true"), std::string::npos);
+  write(dir.path() / "master.d" / "es.conf", "");
+  EXPECT_EQ(load_master_config((dir.path() / "master").string()).elasticsearch_yaml, "");
+}
+
 TEST(MasterConfigTest, IncludeAndCustomDefaultInclude) {
   TempDir dir;
   write(dir.path() / "master", "default_include: conf.d/*.yaml\ninclude: extra.conf\nsock_dir: /a\n");
