@@ -6,6 +6,7 @@
 // CurlHttpClient is the real one (libcurl), tests use fakes.
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@ struct HttpResponse {
   std::string error;      // transport error text when status == 0
   std::string host;       // the base URL that answered (or failed last)
   std::string product;    // X-Elastic-Product header, if any
+  std::size_t bytes_sent = 0;  // request body bytes put on the wire, over every host tried (after gzip)
 };
 
 struct TlsConfig {
@@ -51,6 +53,9 @@ struct HttpClientConfig {
   // A host that failed (no response, 502/503/504) is skipped for this long
   // while another host is up.
   std::chrono::milliseconds host_cooldown{5000};
+  // A longer response is cut off and reported as no response (status 0): a
+  // bulk response with filter_path is a few bytes per item.
+  std::size_t max_response_bytes = 256u << 20;
 };
 
 class HttpClient {
@@ -59,6 +64,9 @@ class HttpClient {
   // Sends to a healthy host, failing over to the next on a transport error
   // or 502/503/504; returns the last answer when every host failed.
   virtual HttpResponse send(const HttpRequest& request) = 0;
+  // From any thread: the send() in progress (if any) and every later one
+  // return at once with status 0. For a prompt shutdown; there is no undo.
+  virtual void abort() {}
 };
 
 // One libcurl easy handle (keep-alive across calls): one per thread.

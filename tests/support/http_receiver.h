@@ -1,13 +1,18 @@
 #pragma once
-// A real HTTP/1.1 server on 127.0.0.1 (free port) for webhook tests: records
-// every request body and answers with the next status from a script.
+// A real HTTP/1.1 server on 127.0.0.1 (free port) for webhook and engine
+// client tests: records every request (head and body) and answers with the
+// next reply from a script (status, body, headers, optional delay). With
+// keep_alive it serves several requests per connection and counts connections.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <chrono>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -17,7 +22,49 @@ namespace salttap::testing {
 
 class HttpReceiver {
  public:
-  explicit HttpReceiver(std::vector<int> statuses) : statuses_(std::move(statuses)) {
+  struct Reply {
+    int status = 200;
+    std::string body;
+    std::vector<std::string> headers;    // "Name: value"
+    std::chrono::milliseconds delay{0};  // before answering (client timeouts)
+  };
+  struct Request {
+    std::string head;  // request line and headers
+    std::string body;
+  };
+
+  explicit HttpReceiver(std::vector<int> statuses, bool keep_alive = false) : keep_alive_(keep_alive) {
+    for (int s : statuses) replies_.push_back(Reply{s, {}, {}, {}});
+    listen();
+  }
+  explicit HttpReceiver(std::vector<Reply> replies, bool keep_alive = false)
+      : replies_(std::move(replies)), keep_alive_(keep_alive) {
+    listen();
+  }
+  ~HttpReceiver() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    if (const int c = conn_.load(); c >= 0) ::shutdown(c, SHUT_RDWR);
+    thread_.join();
+  }
+  std::uint16_t port() const { return port_; }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return base_url() + "/hook"; }
+  std::vector<std::string> bodies() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto& r : requests_) out.push_back(r.body);
+    return out;
+  }
+  std::vector<Request> requests() const {
+    std::lock_guard lock(mutex_);
+    return requests_;
+  }
+  int connections() const { return connections_.load(); }
+
+ private:
+  void listen() {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -29,56 +76,71 @@ class HttpReceiver {
     ::listen(fd_, 16);
     thread_ = std::thread([this] { serve(); });
   }
-  ~HttpReceiver() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
-  std::vector<std::string> bodies() const {
-    std::lock_guard lock(mutex_);
-    return bodies_;
+
+  static std::size_t content_length(const std::string& head) {
+    std::string lower(head);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    const auto cl = lower.find("\r\ncontent-length:");
+    return cl == std::string::npos ? 0 : std::stoul(lower.substr(cl + 17));
   }
 
- private:
   void serve() {
     while (!stop_) {
       const int c = ::accept(fd_, nullptr, nullptr);
       if (c < 0) return;
-      std::string req;
-      char buf[8192];
-      std::size_t body_at = std::string::npos, length = 0;
-      while (true) {
-        const ssize_t n = ::read(c, buf, sizeof buf);
-        if (n <= 0) break;
-        req.append(buf, static_cast<std::size_t>(n));
-        if (body_at == std::string::npos && (body_at = req.find("\r\n\r\n")) != std::string::npos) {
-          body_at += 4;
-          const auto cl = req.find("Content-Length: ");
-          if (cl != std::string::npos) length = std::stoul(req.substr(cl + 16));
+      ++connections_;
+      conn_ = c;
+      std::string buffer;
+      bool open = true;
+      while (open && !stop_) {
+        std::size_t head_end;
+        while ((head_end = buffer.find("\r\n\r\n")) == std::string::npos && (open = read_more(c, buffer))) {
         }
-        if (body_at != std::string::npos && req.size() >= body_at + length) break;
+        if (!open) break;
+        const std::size_t length = content_length(buffer.substr(0, head_end + 2));
+        while (buffer.size() < head_end + 4 + length && (open = read_more(c, buffer))) {
+        }
+        if (!open) break;
+        Reply reply;
+        {
+          std::lock_guard lock(mutex_);
+          requests_.push_back({buffer.substr(0, head_end), buffer.substr(head_end + 4, length)});
+          reply = next_ < replies_.size() ? replies_[next_++] : Reply{};
+        }
+        buffer.erase(0, head_end + 4 + length);
+        for (auto waited = std::chrono::milliseconds(0); waited < reply.delay && !stop_; waited += std::chrono::milliseconds(10))
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::string resp = "HTTP/1.1 " + std::to_string(reply.status) + " X\r\nContent-Length: " +
+                           std::to_string(reply.body.size()) + "\r\n";
+        for (const auto& h : reply.headers) resp += h + "\r\n";
+        resp += keep_alive_ ? "\r\n" : "Connection: close\r\n\r\n";
+        resp += reply.body;
+        ::send(c, resp.data(), resp.size(), MSG_NOSIGNAL);  // the client may have given up
+        open = keep_alive_;
       }
-      int status;
-      {
-        std::lock_guard lock(mutex_);
-        if (body_at != std::string::npos) bodies_.push_back(req.substr(body_at, length));
-        status = next_ < statuses_.size() ? statuses_[next_++] : 200;
-      }
-      const std::string resp = "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-      ::write(c, resp.data(), resp.size());
+      conn_ = -1;
       ::close(c);
     }
   }
 
-  std::vector<int> statuses_;
+  static bool read_more(int c, std::string& buffer) {
+    char buf[8192];
+    const ssize_t n = ::read(c, buf, sizeof buf);
+    if (n <= 0) return false;
+    buffer.append(buf, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  std::vector<Reply> replies_;
+  bool keep_alive_ = false;
   std::size_t next_ = 0;
   int fd_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<int> conn_{-1};
+  std::atomic<int> connections_{0};
   mutable std::mutex mutex_;
-  std::vector<std::string> bodies_;
+  std::vector<Request> requests_;
   std::thread thread_;
 };
 

@@ -1,0 +1,20 @@
+#pragma once
+// gzip (RFC 1952) for request bodies: libcurl only decodes responses
+// (CURLOPT_ACCEPT_ENCODING), so the body of a `Content-Encoding: gzip`
+// request is compressed here.
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace salttap::indexer {
+
+class GzipError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One gzip member holding `data`. `level` 0 (stored) .. 9 (smallest); out of
+// range values are clamped. Throws GzipError when zlib fails (out of memory).
+std::string gzip_compress(std::string_view data, int level);
+
+}  // namespace salttap::indexer

@@ -1,0 +1,253 @@
+// The libcurl client against real local HTTP servers, and its gzip.
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <zlib.h>
+
+#include <thread>
+
+#include "common/text.h"
+#include "indexer/gzip.h"
+#include "indexer/http_client.h"
+#include "tests/support/http_receiver.h"
+
+namespace salttap::indexer {
+namespace {
+
+using namespace std::chrono_literals;
+using salttap::testing::HttpReceiver;
+using Reply = HttpReceiver::Reply;
+
+std::string gunzip(const std::string& in) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);  // gzip only
+  std::string out(in.size() * 4 + 1024, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  int rc;
+  do {
+    if (z.total_out == out.size()) out.resize(out.size() * 2);
+    z.next_out = reinterpret_cast<Bytef*>(out.data() + z.total_out);
+    z.avail_out = static_cast<uInt>(out.size() - z.total_out);
+    rc = inflate(&z, Z_NO_FLUSH);
+  } while (rc == Z_OK);
+  EXPECT_EQ(rc, Z_STREAM_END) << "not one complete gzip member";
+  out.resize(z.total_out);
+  inflateEnd(&z);
+  return out;
+}
+
+// A port nothing listens on (bound, never listened: connection refused).
+struct DeadPort {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  std::uint16_t port = 0;
+  DeadPort() {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+  }
+  ~DeadPort() { ::close(fd); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+};
+
+bool has_header(const std::string& head, const std::string& line) {
+  return (head + "\r\n").find("\r\n" + line + "\r\n") != std::string::npos;
+}
+
+HttpRequest bulk(std::string body) {
+  HttpRequest r;
+  r.method = "POST";
+  r.path = "/_bulk?filter_path=errors";
+  r.body = std::move(body);
+  r.content_type = "application/x-ndjson";
+  r.gzip = true;
+  return r;
+}
+
+TEST(Gzip, RoundTripsAtEveryLevel) {
+  std::string big;
+  for (int i = 0; big.size() < (1u << 20); ++i) big += "{\"create\":{\"_id\":\"" + std::to_string(i * 7919) + "\"}}\n";
+  for (const std::string& input : {std::string(), std::string("x"), big}) {
+    for (int level : {0, 1, 6, 9, -5, 42}) {
+      const std::string packed = gzip_compress(input, level);
+      ASSERT_GE(packed.size(), 18u);
+      EXPECT_EQ(static_cast<unsigned char>(packed[0]), 0x1f);
+      EXPECT_EQ(static_cast<unsigned char>(packed[1]), 0x8b);
+      EXPECT_EQ(gunzip(packed), input) << "level " << level << " size " << input.size();
+    }
+  }
+  EXPECT_LT(gzip_compress(big, 1).size(), big.size() / 3);
+}
+
+TEST(CurlHttpClient, PostsGzippedNdjsonOnOneKeptAliveConnection) {
+  HttpReceiver server({Reply{200, R"({"errors":false})", {"X-Elastic-Product: Elasticsearch"}, {}},
+                       Reply{201, "second", {}, {}}},
+                      /*keep_alive=*/true);
+  HttpClientConfig config;
+  config.hosts = {server.base_url()};
+  auto client = make_curl_client(config);
+  const std::string body = "{\"create\":{}}\n{\"n\":1}\n";
+  const HttpResponse r1 = client->send(bulk(body));
+  EXPECT_EQ(r1.status, 200);
+  EXPECT_EQ(r1.body, R"({"errors":false})");
+  EXPECT_EQ(r1.product, "Elasticsearch");
+  EXPECT_EQ(r1.host, server.base_url());
+  EXPECT_EQ(r1.error, "");
+  const HttpResponse r2 = client->send(bulk(body));
+  EXPECT_EQ(r2.status, 201);
+  EXPECT_EQ(r2.product, "") << "headers of one response do not leak into the next";
+
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(server.connections(), 1) << "the second request reused the connection";
+  const auto& head = requests[0].head;
+  EXPECT_EQ(head.substr(0, head.find("\r\n")), "POST /_bulk?filter_path=errors HTTP/1.1");
+  EXPECT_TRUE(has_header(head, "Content-Type: application/x-ndjson")) << head;
+  EXPECT_TRUE(has_header(head, "Content-Encoding: gzip")) << head;
+  EXPECT_EQ(head.find("Expect:"), std::string::npos) << "no 100-continue round trip";
+  EXPECT_EQ(gunzip(requests[0].body), body);
+  EXPECT_EQ(r1.bytes_sent, requests[0].body.size());
+}
+
+TEST(CurlHttpClient, MethodsAndPlainBodies) {
+  HttpReceiver server(std::vector<int>{200, 200, 200, 200}, true);
+  HttpClientConfig config;
+  config.hosts = {server.base_url() + "/"};  // a trailing slash is tolerated
+  auto client = make_curl_client(config);
+  EXPECT_EQ(client->send({"GET", "/", "", "application/json", false}).status, 200);
+  EXPECT_EQ(client->send({"PUT", "/_index_template/x", R"({"a":1})", "application/json", false}).status, 200);
+  EXPECT_EQ(client->send({"DELETE", "/idx", "", "application/json", false}).status, 200);
+  EXPECT_EQ(client->send({"HEAD", "/idx", "", "application/json", false}).status, 200);
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(requests[0].head.substr(0, 14), "GET / HTTP/1.1");
+  EXPECT_EQ(requests[1].head.substr(0, 29), "PUT /_index_template/x HTTP/1");
+  EXPECT_EQ(requests[1].body, R"({"a":1})");
+  EXPECT_EQ(requests[1].head.find("Content-Encoding"), std::string::npos);
+  EXPECT_EQ(requests[2].head.substr(0, 16), "DELETE /idx HTTP");
+  EXPECT_EQ(requests[3].head.substr(0, 14), "HEAD /idx HTTP");
+}
+
+TEST(CurlHttpClient, FailsOverOnNoResponseToTheNextHostAndSticksToIt) {
+  DeadPort dead;
+  HttpReceiver live(std::vector<int>{200, 200}, true);
+  HttpClientConfig config;
+  config.hosts = {"127.0.0.1:" + std::to_string(dead.port), "127.0.0.1:" + std::to_string(live.port())};  // no scheme: http
+  auto client = make_curl_client(config);
+  ::testing::internal::CaptureStderr();
+  const HttpResponse r1 = client->send(bulk("{}\n{}\n"));
+  const HttpResponse r2 = client->send(bulk("{}\n{}\n"));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r1.status, 200);
+  EXPECT_EQ(r1.host, live.base_url());
+  EXPECT_EQ(r2.status, 200);
+  EXPECT_EQ(live.requests().size(), 2u);
+  EXPECT_NE(log.find(dead.url()), std::string::npos) << log;
+  EXPECT_EQ(log.find(dead.url()), log.rfind(dead.url())) << "the dead host was tried once: " << log;
+}
+
+TEST(CurlHttpClient, A503HostCoolsDownWhileAnotherIsUp) {
+  HttpReceiver busy(std::vector<int>{503, 503, 503});
+  HttpReceiver live(std::vector<int>{200, 200, 200});
+  HttpClientConfig config;
+  config.hosts = {busy.base_url(), live.base_url()};
+  config.host_cooldown = 60s;
+  auto client = make_curl_client(config);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(client->send({"GET", "/", "", "application/json", false}).status, 200);
+  EXPECT_EQ(busy.requests().size(), 1u);
+  EXPECT_EQ(live.requests().size(), 3u);
+}
+
+TEST(CurlHttpClient, EveryHostDownReturnsTheLastFailure) {
+  DeadPort a, b;
+  HttpClientConfig config;
+  config.hosts = {a.url(), b.url()};
+  auto client = make_curl_client(config);
+  ::testing::internal::CaptureStderr();
+  const HttpResponse r = client->send({"GET", "/", "", "application/json", false});
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.host, b.url());
+  EXPECT_NE(r.error.find(b.url()), std::string::npos) << r.error;
+  // both in cooldown: still tried (soonest first) rather than failing without trying
+  const HttpResponse again = client->send({"GET", "/", "", "application/json", false});
+  EXPECT_EQ(again.status, 0);
+}
+
+TEST(CurlHttpClient, BasicAuthIsSentButCredentialsStayOutOfErrorsAndLogs) {
+  HttpReceiver server(std::vector<int>{200});
+  HttpClientConfig config;
+  config.hosts = {server.base_url()};
+  config.auth.username = "elastic";
+  config.auth.password = "s3cr3t-Pa55";
+  EXPECT_EQ(make_curl_client(config)->send({"GET", "/", "", "application/json", false}).status, 200);
+  const auto head = server.requests().at(0).head;
+  EXPECT_TRUE(has_header(head, "Authorization: Basic " + base64_encode("elastic:s3cr3t-Pa55"))) << head;
+
+  DeadPort dead;
+  config.hosts = {"http://elastic:url-Secret9@127.0.0.1:" + std::to_string(dead.port), dead.url() + "/"};
+  ::testing::internal::CaptureStderr();
+  const HttpResponse r = make_curl_client(config)->send(bulk("{}\n{}\n"));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.status, 0);
+  EXPECT_FALSE(log.empty());
+  for (const std::string& text : {r.error, r.host, log}) {
+    EXPECT_EQ(text.find("s3cr3t-Pa55"), std::string::npos) << text;
+    EXPECT_EQ(text.find("url-Secret9"), std::string::npos) << text;
+  }
+}
+
+TEST(CurlHttpClient, ApiKeyGoesInTheAuthorizationHeader) {
+  HttpReceiver server(std::vector<int>{200});
+  HttpClientConfig config;
+  config.hosts = {server.base_url()};
+  config.auth.api_key = "VnVhQ2ZHY0JDZGJrUW0tZTVhT3g6dWkybHAyYXhUTm1zeWFrdzl0dk5udw==";
+  make_curl_client(config)->send({"GET", "/", "", "application/json", false});
+  EXPECT_TRUE(has_header(server.requests().at(0).head, "Authorization: ApiKey " + config.auth.api_key));
+}
+
+TEST(CurlHttpClient, RequestTimeoutIsNoResponse) {
+  HttpReceiver slow({Reply{200, "late", {}, 1500ms}});
+  HttpClientConfig config;
+  config.hosts = {slow.base_url()};
+  config.request_timeout = 200ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false});
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1200ms);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.error.find("timed out"), std::string::npos) << r.error;
+}
+
+TEST(CurlHttpClient, AbortEndsARequestInProgress) {
+  HttpReceiver slow({Reply{200, "late", {}, 3000ms}});
+  HttpClientConfig config;
+  config.hosts = {slow.base_url()};
+  auto client = make_curl_client(config);
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(100ms);
+    client->abort();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const HttpResponse r = client->send({"GET", "/", "", "application/json", false});
+  aborter.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2000ms);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(client->send({"GET", "/", "", "application/json", false}).status, 0) << "aborted for good";
+}
+
+TEST(CurlHttpClient, OversizedResponseIsCutOffAndReported) {
+  HttpReceiver server({Reply{200, std::string(5000, 'x'), {}, {}}});
+  HttpClientConfig config;
+  config.hosts = {server.base_url()};
+  config.max_response_bytes = 1000;
+  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.error.find("larger than 1000 bytes"), std::string::npos) << r.error;
+}
+
+}  // namespace
+}  // namespace salttap::indexer
