@@ -1,5 +1,7 @@
 #include "indexer/bulk_result.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
@@ -8,25 +10,66 @@ namespace {
 
 constexpr std::size_t kMaxReason = 500;
 
-BulkOutcome all(std::size_t n, ItemOutcome outcome, int status, std::string reason) {
+// One line (reasons go into log lines; engines put "\n at [Source: ...]" in
+// theirs), cut at a UTF-8 character boundary (they go into dead-letter JSON too).
+void tidy(std::string& s) {
+  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  if (s.size() <= kMaxReason) return;
+  std::size_t at = kMaxReason;
+  while (at > 0 && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;
+  s.resize(at);
+}
+
+struct ErrorText {
+  std::string type, text;
+};
+
+BulkOutcome all(std::size_t n, ItemOutcome outcome, int status, std::string reason, std::string error_type = {}) {
   BulkOutcome out;
   out.whole_request = true;
-  if (reason.size() > kMaxReason) reason.resize(kMaxReason);
-  out.items.assign(n, ItemResult{outcome, status, reason});
+  tidy(reason);
+  out.items.assign(n, ItemResult{outcome, status, reason, std::move(error_type)});
   (outcome == ItemOutcome::retry ? out.retry : outcome == ItemOutcome::reject ? out.reject : out.delivered) = n;
   return out;
 }
 
-std::string error_text(const rapidjson::Value& item) {
+std::string member_string(const rapidjson::Value& v, const char* name) {
+  return v.IsObject() && v.HasMember(name) && v[name].IsString() ? v[name].GetString() : "";
+}
+
+// "<type>: <reason> (caused by <type>: <reason>)" from an engine error object (or string).
+ErrorText error_text(const rapidjson::Value& e) {
+  if (e.IsString()) return {"", e.GetString()};
+  if (!e.IsObject()) return {"", "error"};
+  ErrorText out{member_string(e, "type"), ""};
+  const std::string reason = member_string(e, "reason");
+  const std::string type = out.type.empty() ? "error" : out.type;
+  out.text = reason.empty() ? type : type + ": " + reason;
+  if (e.HasMember("caused_by") && e["caused_by"].IsObject()) {
+    const auto& cause = e["caused_by"];
+    const std::string cause_type = member_string(cause, "type"), cause_reason = member_string(cause, "reason");
+    if (!cause_type.empty() || !cause_reason.empty())
+      out.text += " (caused by " + (cause_reason.empty() ? cause_type : cause_type + ": " + cause_reason) + ")";
+  }
+  tidy(out.text);
+  return out;
+}
+
+ErrorText item_error(const rapidjson::Value& item) {
   if (!item.HasMember("error")) return {};
-  const auto& e = item["error"];
-  if (e.IsString()) return e.GetString();
-  if (!e.IsObject()) return "error";
-  std::string type = e.HasMember("type") && e["type"].IsString() ? e["type"].GetString() : "error";
-  std::string reason = e.HasMember("reason") && e["reason"].IsString() ? e["reason"].GetString() : "";
-  std::string text = reason.empty() ? type : type + ": " + reason;
-  if (text.size() > kMaxReason) text.resize(kMaxReason);
-  return text;
+  return error_text(item["error"]);
+}
+
+// A whole-request error: the engine's {"error": {...}, "status": N} when the body is one, else the body's start.
+ErrorText request_error(long http_status, std::string_view body) {
+  rapidjson::Document doc;
+  doc.Parse(body.data(), body.size());
+  if (!doc.HasParseError() && doc.IsObject() && doc.HasMember("error")) {
+    ErrorText e = error_text(doc["error"]);
+    e.text = fmt::format("HTTP {}: {}", http_status, e.text);
+    return e;
+  }
+  return {"", fmt::format("HTTP {}: {}", http_status, body.substr(0, kMaxReason))};
 }
 
 }  // namespace
@@ -41,14 +84,15 @@ BulkOutcome classify_bulk_response(long http_status, std::string_view body, std:
     return out;
   }
   if (http_status == 401 || http_status == 403 || http_status == 404 || http_status == 408) {
-    auto out = all(n, ItemOutcome::retry, static_cast<int>(http_status),
-                   fmt::format("HTTP {}: {}", http_status, body.substr(0, kMaxReason)));
+    auto e = request_error(http_status, body);
+    auto out = all(n, ItemOutcome::retry, static_cast<int>(http_status), std::move(e.text), std::move(e.type));
     out.needs_operator = http_status != 408;
     return out;
   }
-  if (http_status < 200 || http_status > 299)
-    return all(n, ItemOutcome::reject, static_cast<int>(http_status),
-               fmt::format("HTTP {}: {}", http_status, body.substr(0, kMaxReason)));
+  if (http_status < 200 || http_status > 299) {
+    auto e = request_error(http_status, body);
+    return all(n, ItemOutcome::reject, static_cast<int>(http_status), std::move(e.text), std::move(e.type));
+  }
 
   rapidjson::Document doc;
   doc.Parse(body.data(), body.size());
@@ -65,19 +109,21 @@ BulkOutcome classify_bulk_response(long http_status, std::string_view body, std:
     ItemResult r;
     if (!wrapper.IsObject() || wrapper.MemberCount() != 1 || !wrapper.MemberBegin()->value.IsObject() ||
         !wrapper.MemberBegin()->value.HasMember("status") || !wrapper.MemberBegin()->value["status"].IsInt()) {
-      r = {ItemOutcome::retry, 0, "malformed bulk item"};
+      r = {ItemOutcome::retry, 0, "malformed bulk item", {}};
     } else {
       const auto& item = wrapper.MemberBegin()->value;
       r.status = item["status"].GetInt();
       if ((r.status >= 200 && r.status <= 299) || r.status == 409) {
         r.outcome = ItemOutcome::delivered;
-        if (r.status == 409) r.reason = error_text(item);
       } else if (r.status == 429 || r.status >= 500) {
         r.outcome = ItemOutcome::retry;
-        r.reason = error_text(item);
       } else {
         r.outcome = ItemOutcome::reject;
-        r.reason = error_text(item);
+      }
+      if (r.status < 200 || r.status > 299) {
+        auto e = item_error(item);
+        r.reason = std::move(e.text);
+        r.error_type = std::move(e.type);
       }
     }
     (r.outcome == ItemOutcome::delivered ? out.delivered : r.outcome == ItemOutcome::retry ? out.retry : out.reject)++;

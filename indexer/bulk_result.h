@@ -14,6 +14,9 @@
 //     external version)                  or a newer one
 //   per item 429, 5xx                    retry that item only
 //   per item other 4xx (mapping errors)  rejected, with "<type>: <reason>"
+//
+// Reasons name the engine's error type and reason, and its first `caused_by`
+// ("... (caused by <type>: <reason>)"), which often holds the actionable part.
 
 #include <cstdint>
 #include <string>
@@ -28,6 +31,7 @@ struct ItemResult {
   ItemOutcome outcome = ItemOutcome::retry;
   int status = 0;      // the item's HTTP status, 0 when the whole request failed
   std::string reason;  // for retry / reject: "<error.type>: <error.reason>" or why
+  std::string error_type;  // the engine's error.type when it gave one (e.g. mapper_parsing_exception)
 };
 
 struct BulkOutcome {

@@ -7,16 +7,21 @@
 // capped exponential backoff and full jitter; 4xx mapping rejections go to
 // the dead-letter index with the server's reason and the original document
 // as text, and to <spool>/dead/ as a local file if even that fails.
+// A request the engine refuses as a whole (413 too large, 400 malformed) is
+// split in halves until the offending document stands alone.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/metrics.h"
 #include "indexer/http_client.h"
 #include "indexer/record_source.h"
@@ -41,7 +46,23 @@ struct ShipperConfig {
   bool gzip = true;
   std::string dead_letter_prefix = "salt";  // -> <prefix>-deadletter-YYYY.MM.DD
   bool refresh_wait_for = false;      // tests only: ?refresh=wait_for
+  const Clock* clock = nullptr;       // dates dead letters; nullptr: the system clock (tests inject one)
 };
+
+// Why a bulk request failed as a whole: the bounded `reason` label of
+// salttap_indexer_request_failures_total.
+enum class RequestFailure : std::uint8_t {
+  transport,     // no response: refused, timeout, TLS, aborted
+  http_429,
+  http_5xx,
+  http_413,      // too large: the batch is split
+  http_auth,     // 401, 403: the operator must act; retried meanwhile
+  http_4xx,      // other 4xx (400: one bad document, isolated by splitting)
+  http_other,    // 1xx, 3xx
+  bad_response,  // 2xx whose body is not a complete bulk response (truncated): retried
+};
+inline constexpr std::size_t kRequestFailures = 8;
+std::string_view to_string(RequestFailure f);
 
 struct ShipperStats {
   std::uint64_t requests = 0, request_failures = 0;
@@ -52,6 +73,10 @@ struct ShipperStats {
   std::uint64_t docs_dead_letter_file = 0;  // into <spool>/dead/ (the index refused too)
   std::uint64_t bytes_sent = 0;         // request bodies as sent (compressed when gzip)
   double last_bulk_seconds = 0;
+  std::array<std::uint64_t, kRequestFailures> failures{};  // request_failures by RequestFailure
+  std::uint64_t dead_letter_file_errors = 0;  // the local file could not be written: kept and retried
+  double bulk_seconds_sum = 0;          // over `requests` (mean latency = sum / requests)
+  std::uint64_t in_flight_batches = 0;  // batches workers hold now (at most in_flight)
 };
 
 class BulkShipper {

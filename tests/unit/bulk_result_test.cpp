@@ -72,5 +72,44 @@ TEST(BulkResult, TruncatedOrShortBodiesRetryEverything) {
   EXPECT_EQ(outcomes(classify_bulk_response(200, R"({"items":[{"create":{}}]})", 1)), (std::vector{R}));
 }
 
+TEST(BulkResult, ReasonsCarryTheErrorTypeAndTheFirstCause) {
+  const auto b = classify_bulk_response(200, R"({"errors":true,"items":[
+    {"create":{"status":400,"error":{"type":"mapper_parsing_exception","reason":"failed to parse field [n] of type [long]",
+      "caused_by":{"type":"illegal_argument_exception","reason":"For input string: \"x\""}}}},
+    {"create":{"status":409,"error":{"type":"version_conflict_engine_exception","reason":"already exists"}}},
+    {"create":{"status":201}}]})", 3);
+  EXPECT_EQ(b.items[0].error_type, "mapper_parsing_exception");
+  EXPECT_EQ(b.items[0].reason,
+            "mapper_parsing_exception: failed to parse field [n] of type [long] "
+            "(caused by illegal_argument_exception: For input string: \"x\")");
+  EXPECT_EQ(b.items[1].error_type, "version_conflict_engine_exception");
+  EXPECT_EQ(b.items[2].error_type, "");
+  EXPECT_EQ(b.items[2].reason, "");
+}
+
+TEST(BulkResult, AWholeRequest400NamesTheEnginesErrorNotItsJson) {
+  const auto b = classify_bulk_response(
+      400, R"({"error":{"root_cause":[],"type":"json_e_o_f_exception","reason":"Unexpected end-of-input"},"status":400})", 2);
+  EXPECT_EQ(outcomes(b), (std::vector{X, X}));
+  EXPECT_EQ(b.items[1].status, 400);
+  EXPECT_EQ(b.items[1].error_type, "json_e_o_f_exception");
+  EXPECT_EQ(b.items[1].reason, "HTTP 400: json_e_o_f_exception: Unexpected end-of-input");
+  const auto html = classify_bulk_response(400, "<html>Bad Request</html>", 1);
+  EXPECT_EQ(html.items[0].reason, "HTTP 400: <html>Bad Request</html>");
+  EXPECT_EQ(html.items[0].error_type, "");
+}
+
+TEST(BulkResult, LongReasonsAreCutOnACharacterBoundary) {
+  std::string reason;
+  while (reason.size() < 600) reason += "\u00e9";  // é: two bytes in UTF-8
+  const auto b = classify_bulk_response(
+      200, R"({"items":[{"index":{"status":400,"error":{"type":"t","reason":")" + reason + R"("}}}]})", 1);
+  const std::string& r = b.items[0].reason;
+  EXPECT_LE(r.size(), 500u);
+  EXPECT_GE(r.size(), 490u);
+  EXPECT_EQ(r.substr(0, 3), "t: ");
+  EXPECT_EQ((r.size() - 3) % 2, 0u) << "no half character at the end";
+}
+
 }  // namespace
 }  // namespace salttap::indexer

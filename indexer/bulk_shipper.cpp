@@ -1,0 +1,442 @@
+#include "indexer/bulk_shipper.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "indexer/bulk_result.h"
+#include "indexer/dead_letter.h"
+#include "indexer/index_layout.h"
+
+namespace salttap::indexer {
+
+std::string_view to_string(RequestFailure f) {
+  switch (f) {
+    case RequestFailure::transport: return "transport";
+    case RequestFailure::http_429: return "http_429";
+    case RequestFailure::http_5xx: return "http_5xx";
+    case RequestFailure::http_413: return "http_413";
+    case RequestFailure::http_auth: return "http_auth";
+    case RequestFailure::http_4xx: return "http_4xx";
+    case RequestFailure::http_other: return "http_other";
+    case RequestFailure::bad_response: return "bad_response";
+  }
+  return "unknown";
+}
+
+std::chrono::milliseconds backoff_delay(const BackoffConfig& config, unsigned attempt, double unit_random) {
+  const long long max = std::max<long long>(0, config.max.count());
+  const long long initial = std::max<long long>(0, config.initial.count());
+  // initial * 2^attempt, computed only when it cannot overflow (it is then <= max).
+  const long long cap = attempt < 62 && initial <= (max >> attempt) ? initial << attempt : max;
+  if (!(unit_random > 0)) unit_random = 0;  // also NaN
+  // Every whole millisecond in [0, cap] is equally likely.
+  const double scaled = std::floor(std::min(unit_random, 1.0) * (static_cast<double>(cap) + 1.0));
+  return std::chrono::milliseconds(std::min(cap, static_cast<long long>(scaled)));
+}
+
+namespace {
+
+using Steady = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// How long a worker waits in take() at a time, so stop() is seen promptly.
+constexpr milliseconds kTakeSlice{100};
+
+// One document on its way: the spool record, or the dead letter that replaced it.
+struct Item {
+  std::uint64_t spool_id = 0;
+  std::string payload;                    // "<action>\n<source>\n" as sent
+  std::optional<DeadLetter> dead_letter;  // set: payload is this record's dead-letter document
+};
+
+std::optional<RequestFailure> failure_of(long status, const BulkOutcome& outcome) {
+  if (status == 0) return RequestFailure::transport;
+  if (status == 429) return RequestFailure::http_429;
+  if (status >= 500) return RequestFailure::http_5xx;
+  if (status == 413) return RequestFailure::http_413;
+  if (status == 401 || status == 403) return RequestFailure::http_auth;
+  if (status >= 400) return RequestFailure::http_4xx;
+  if (status < 200 || status > 299) return RequestFailure::http_other;
+  if (outcome.whole_request) return RequestFailure::bad_response;
+  return std::nullopt;
+}
+
+// "<index>/<id>" for logs; a record whose action line did not parse has neither.
+std::string name(const DeadLetter& d) {
+  if (d.index.empty() && d.doc_id.empty()) return "a malformed record";
+  return d.index + "/" + (d.doc_id.empty() ? "(no _id)" : d.doc_id);
+}
+
+double unit_random() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+}
+
+// Appends `line` to `path` and fsyncs it before the record is acknowledged
+// (the spool forgets the record once acked). Returns the error text, empty on success.
+std::string append_durably(const std::filesystem::path& path, const std::string& line) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) return fmt::format("cannot create {}: {}", path.parent_path().string(), ec.message());
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  if (fd < 0) return fmt::format("cannot open {}: {}", path.string(), std::strerror(errno));
+  std::string error;
+  for (std::size_t done = 0; done < line.size() && error.empty();) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) error = fmt::format("cannot write {}: {}", path.string(), std::strerror(errno));
+    else done += static_cast<std::size_t>(n);
+  }
+  if (error.empty() && ::fsync(fd) != 0) error = fmt::format("cannot fsync {}: {}", path.string(), std::strerror(errno));
+  ::close(fd);
+  return error;
+}
+
+}  // namespace
+
+struct BulkShipper::Impl {
+  Impl(ShipperConfig c, RecordSource& s, ClientFactory f)
+      : config(std::move(c)), source(s), make_client(std::move(f)),
+        clock(config.clock ? *config.clock : system_clock), dead_letters{config.dead_letter_prefix, true} {
+    config.in_flight = std::max<std::size_t>(1, config.in_flight);
+    config.batch.max_docs = std::max<std::size_t>(1, config.batch.max_docs);
+    config.batch.max_bytes = std::max<std::size_t>(1, config.batch.max_bytes);
+    bulk_path = "/_bulk?filter_path=errors,items.*.status,items.*.error";
+    if (config.refresh_wait_for) bulk_path += "&refresh=wait_for";
+  }
+
+  ShipperConfig config;
+  RecordSource& source;
+  ClientFactory make_client;
+  SystemClock system_clock;
+  const Clock& clock;
+  IndexLayout dead_letters;
+  std::string bulk_path;
+
+  std::mutex mutex;  // guards everything below; `wake` interrupts backoff sleeps
+  std::condition_variable wake;
+  bool started = false, stopping = false, hard_stop = false;
+  std::size_t running = 0;
+  ShipperStats stats;
+  std::atomic<bool> reachable{false};
+  std::mutex file_mutex;  // one dead-letter file writer at a time
+
+  struct Worker {
+    std::unique_ptr<HttpClient> client;
+    std::thread thread;
+  };
+  std::vector<Worker> workers;
+
+  bool is_stopping() {
+    std::lock_guard lock(mutex);
+    return stopping;
+  }
+  bool is_hard_stopped() {
+    std::lock_guard lock(mutex);
+    return hard_stop;
+  }
+
+  void run(HttpClient& client) {
+    std::deque<SpoolRecord> carry;  // taken, did not fit the last batch
+    for (;;) {
+      std::vector<Item> batch = collect(carry);
+      if (batch.empty()) {
+        if (is_stopping()) break;
+        continue;
+      }
+      ship(client, std::move(batch));
+      if (is_hard_stopped()) break;
+    }
+    std::lock_guard lock(mutex);
+    --running;
+    wake.notify_all();
+  }
+
+  // A batch: up to max_docs records and max_bytes of payload, or what came
+  // within max_wait of its first record. Empty when stopping with nothing held.
+  std::vector<Item> collect(std::deque<SpoolRecord>& carry) {
+    const auto& limits = config.batch;
+    std::vector<Item> batch;
+    std::size_t bytes = 0;
+    bool full = false;
+    // Takes a record unless the batch is full; a record alone may exceed max_bytes.
+    auto add = [&](SpoolRecord& r) {
+      if (full || (!batch.empty() && (batch.size() >= limits.max_docs || bytes + r.payload.size() > limits.max_bytes))) {
+        full = true;
+        return false;
+      }
+      if (r.payload.empty() || r.payload.back() != '\n') r.payload.push_back('\n');
+      bytes += r.payload.size();
+      batch.push_back(Item{r.id, std::move(r.payload), std::nullopt});
+      full = batch.size() >= limits.max_docs || bytes >= limits.max_bytes;
+      return true;
+    };
+    while (!carry.empty() && add(carry.front())) carry.pop_front();
+    auto deadline = Steady::now() + limits.max_wait;
+    while (!full && !is_stopping()) {
+      const auto now = Steady::now();
+      if (!batch.empty() && now >= deadline) break;
+      const auto wait = batch.empty() ? kTakeSlice
+                                      : std::min(kTakeSlice, std::chrono::ceil<milliseconds>(deadline - now));
+      const bool was_empty = batch.empty();
+      auto records = source.take(limits.max_docs - batch.size(), limits.max_bytes - std::min(bytes, limits.max_bytes),
+                                 wait);
+      for (auto& r : records)
+        if (!add(r)) carry.push_back(std::move(r));
+      if (was_empty && !batch.empty()) deadline = Steady::now() + limits.max_wait;
+    }
+    return batch;
+  }
+
+  void ship(HttpClient& client, std::vector<Item> batch) {
+    adjust_in_flight(+1);
+    std::deque<std::vector<Item>> work;
+    work.push_back(std::move(batch));
+    unsigned round = 0;  // consecutive rounds with items to retry: the backoff exponent
+    while (!work.empty() && !is_hard_stopped()) {
+      std::vector<Item> chunk = std::move(work.front());
+      work.pop_front();
+      const BulkOutcome outcome = post(client, chunk);
+      // 413: too large. 400 on the whole request: one malformed document
+      // spoils it. Either way, halves until the culprit stands alone.
+      if (outcome.whole_request && chunk.size() > 1 && (outcome.split_batch || outcome.reject > 0)) {
+        std::vector<Item> second(std::make_move_iterator(chunk.begin() + static_cast<std::ptrdiff_t>(chunk.size() / 2)),
+                                 std::make_move_iterator(chunk.end()));
+        chunk.resize(chunk.size() / 2);
+        work.push_front(std::move(second));
+        work.push_front(std::move(chunk));
+        continue;
+      }
+      std::vector<std::uint64_t> acks;
+      std::vector<Item> again;
+      bool back_off = false;
+      for (std::size_t i = 0; i < chunk.size(); ++i) {
+        Item& item = chunk[i];
+        ItemResult result = outcome.items[i];
+        if (result.outcome == ItemOutcome::retry && outcome.split_batch) {  // alone and still too large
+          result.outcome = ItemOutcome::reject;
+          result.reason = "HTTP 413: the document alone is larger than the engine accepts (http.max_content_length)";
+        }
+        switch (result.outcome) {
+          case ItemOutcome::delivered:
+            acks.push_back(item.spool_id);
+            count_delivered(item, result);
+            break;
+          case ItemOutcome::retry:
+            again.push_back(std::move(item));
+            back_off = true;
+            add_stat(&ShipperStats::docs_retried);
+            break;
+          case ItemOutcome::reject:
+            if (!item.dead_letter) {
+              to_dead_letter(item, result);
+              again.push_back(std::move(item));  // sent with the next request
+            } else if (write_dead_letter_file(item, result.reason)) {
+              acks.push_back(item.spool_id);
+            } else {
+              again.push_back(std::move(item));
+              back_off = true;
+            }
+            break;
+        }
+      }
+      if (!acks.empty()) source.ack(acks);
+      if (!again.empty()) work.push_front(std::move(again));
+      if (!back_off) {
+        round = 0;
+      } else if (!sleep(backoff_delay(config.backoff, round++, unit_random()))) {
+        break;
+      }
+    }
+    adjust_in_flight(-1);
+  }
+
+  BulkOutcome post(HttpClient& client, const std::vector<Item>& chunk) {
+    HttpRequest request;
+    request.method = "POST";
+    request.path = bulk_path;
+    request.content_type = "application/x-ndjson";
+    request.gzip = config.gzip;
+    std::size_t size = 0;
+    for (const auto& item : chunk) size += item.payload.size();
+    request.body.reserve(size);
+    for (const auto& item : chunk) request.body += item.payload;
+
+    const auto t0 = Steady::now();
+    const HttpResponse response = client.send(request);
+    const double seconds = std::chrono::duration<double>(Steady::now() - t0).count();
+    BulkOutcome outcome = classify_bulk_response(response.status, response.body, chunk.size());
+    const auto failure = failure_of(response.status, outcome);
+    {
+      std::lock_guard lock(mutex);
+      ++stats.requests;
+      stats.bytes_sent += response.bytes_sent;
+      stats.last_bulk_seconds = seconds;
+      stats.bulk_seconds_sum += seconds;
+      if (failure) {
+        ++stats.request_failures;
+        ++stats.failures[static_cast<std::size_t>(*failure)];
+      }
+    }
+    const bool answered = response.status != 0;
+    if (answered && !reachable.exchange(true) && stats_requests() > 1) log::info("engine {} answers again", response.host);
+    if (!answered) reachable = false;
+
+    if (failure) {
+      std::string why = response.error;  // transport errors: libcurl's text
+      if (answered) why = outcome.items.empty() ? fmt::format("HTTP {}", response.status) : outcome.items.front().reason;
+      if (outcome.needs_operator)
+        log::error("bulk of {} documents to {}: {} (check the indexer's credentials, privileges and URL; retrying)",
+                   chunk.size(), response.host, why);
+      else
+        log::warn("bulk of {} documents to {} failed: {}", chunk.size(), response.host, why);
+    } else if (outcome.retry > 0) {
+      const auto first = std::find_if(outcome.items.begin(), outcome.items.end(),
+                                      [](const ItemResult& r) { return r.outcome == ItemOutcome::retry; });
+      log::warn("bulk: {} of {} documents to retry ({})", outcome.retry, chunk.size(), first->reason);
+    }
+    return outcome;
+  }
+
+  void count_delivered(const Item& item, const ItemResult& result) {
+    std::lock_guard lock(mutex);
+    if (item.dead_letter) {
+      ++stats.docs_dead_lettered;
+      return;
+    }
+    ++stats.docs_shipped;
+    if (result.status == 409) ++stats.docs_conflict;
+  }
+
+  // Replaces the item's payload with its dead-letter document.
+  void to_dead_letter(Item& item, const ItemResult& result) {
+    DeadLetter d = make_dead_letter(item.payload, result, clock.now());
+    const std::string index = dead_letters.index_name("deadletter", d.rejected_at);
+    log::warn("dead letter: {} rejected by the engine (HTTP {}): {}; indexing it into {}", name(d), d.status, d.reason,
+              index);
+    item.payload = dead_letter_ndjson(d, index);
+    item.dead_letter = std::move(d);
+  }
+
+  // The dead-letter index refused the dead letter too: keep it on local disk.
+  bool write_dead_letter_file(const Item& item, const std::string& refused) {
+    const DeadLetter& d = *item.dead_letter;
+    const auto path = source.dead_letter_dir() / dead_letter_file_name(d.rejected_at);
+    std::string error;
+    {
+      std::lock_guard lock(file_mutex);
+      error = append_durably(path, dead_letter_file_line(d, refused));
+    }
+    if (!error.empty()) {
+      log::error("dead letter {}: the dead-letter index refused it ({}) and {}; keeping it and retrying", name(d),
+                 refused, error);
+      add_stat(&ShipperStats::dead_letter_file_errors);
+      return false;
+    }
+    log::warn("dead letter {}: the dead-letter index refused it ({}); written to {}", name(d), refused, path.string());
+    add_stat(&ShipperStats::docs_dead_letter_file);
+    return true;
+  }
+
+  // False when stop() ran out of drain time meanwhile.
+  bool sleep(milliseconds delay) {
+    std::unique_lock lock(mutex);
+    return !wake.wait_for(lock, delay, [&] { return hard_stop; });
+  }
+
+  void add_stat(std::uint64_t ShipperStats::*field) {
+    std::lock_guard lock(mutex);
+    ++(stats.*field);
+  }
+  void adjust_in_flight(int delta) {
+    std::lock_guard lock(mutex);
+    stats.in_flight_batches += static_cast<std::uint64_t>(static_cast<std::int64_t>(delta));
+  }
+  std::uint64_t stats_requests() {
+    std::lock_guard lock(mutex);
+    return stats.requests;
+  }
+};
+
+BulkShipper::BulkShipper(ShipperConfig config, RecordSource& source, ClientFactory make_client)
+    : impl_(std::make_unique<Impl>(std::move(config), source, std::move(make_client))) {}
+
+BulkShipper::~BulkShipper() { stop(std::chrono::milliseconds(0)); }
+
+void BulkShipper::start() {
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->started) return;
+    impl_->started = true;
+  }
+  for (std::size_t i = 0; i < impl_->config.in_flight; ++i) impl_->workers.push_back({impl_->make_client(), {}});
+  std::lock_guard lock(impl_->mutex);
+  for (auto& w : impl_->workers) {
+    ++impl_->running;
+    w.thread = std::thread([this, client = w.client.get()] { impl_->run(*client); });
+  }
+}
+
+void BulkShipper::stop(std::chrono::milliseconds drain) {
+  {
+    std::unique_lock lock(impl_->mutex);
+    impl_->stopping = true;
+    impl_->wake.notify_all();
+    // Workers ship what they hold, then exit; past the drain time they give up.
+    impl_->wake.wait_for(lock, drain, [&] { return impl_->running == 0; });
+    impl_->hard_stop = true;
+    impl_->wake.notify_all();
+  }
+  for (auto& w : impl_->workers)
+    if (w.client) w.client->abort();  // a request in progress returns at once
+  for (auto& w : impl_->workers)
+    if (w.thread.joinable()) w.thread.join();
+}
+
+ShipperStats BulkShipper::stats() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->stats;
+}
+
+bool BulkShipper::engine_reachable() const { return impl_->reachable; }
+
+void BulkShipper::publish(Metrics& m) const {
+  const ShipperStats s = stats();
+  m.counter("salttap_indexer_requests_total", s.requests, "Bulk requests sent");
+  for (std::size_t i = 0; i < kRequestFailures; ++i)
+    m.counter(fmt::format("salttap_indexer_request_failures_total{{reason=\"{}\"}}",
+                          to_string(static_cast<RequestFailure>(i))),
+              s.failures[i], "Bulk requests that failed as a whole (retried), by reason");
+  m.counter("salttap_indexer_docs_shipped_total", s.docs_shipped, "Documents the engine acknowledged (2xx or 409)");
+  m.counter("salttap_indexer_docs_conflict_total", s.docs_conflict, "Of the shipped documents, those answered 409 (already there)");
+  m.counter("salttap_indexer_docs_retried_total", s.docs_retried, "Document retries (429, 5xx, no response)");
+  m.counter("salttap_indexer_docs_dead_lettered_total", s.docs_dead_lettered,
+            "Documents the engine rejected, stored in the dead-letter index");
+  m.counter("salttap_indexer_docs_dead_letter_file_total", s.docs_dead_letter_file,
+            "Rejected documents the dead-letter index refused too, written to the spool's dead/ folder");
+  m.counter("salttap_indexer_dead_letter_file_errors_total", s.dead_letter_file_errors,
+            "Failed writes to the dead-letter file (the document is kept and retried)");
+  m.counter("salttap_indexer_bytes_sent_total", s.bytes_sent, "Bulk request bytes sent (after gzip)");
+  m.gauge("salttap_indexer_bulk_last_seconds", s.last_bulk_seconds, "Duration of the last bulk request");
+  m.set("salttap_indexer_bulk_seconds_sum", Metrics::Type::counter, s.bulk_seconds_sum, "Total time in bulk requests");
+  m.counter("salttap_indexer_bulk_seconds_count", s.requests, "Bulk requests timed");
+  m.gauge("salttap_indexer_in_flight_batches", static_cast<double>(s.in_flight_batches), "Batches being shipped");
+  m.gauge("salttap_indexer_engine_reachable", engine_reachable() ? 1 : 0, "1 when the last request got an answer");
+}
+
+}  // namespace salttap::indexer

@@ -1,0 +1,570 @@
+// The bulk shipper against an in-memory RecordSource and a scripted
+// HttpClient: what is resent, acked, split, dead-lettered, and when.
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "indexer/bulk_shipper.h"
+#include "indexer/dead_letter.h"
+#include "tests/support/memory_record_source.h"
+
+namespace salttap::indexer {
+namespace {
+
+using namespace std::chrono_literals;
+using Steady = std::chrono::steady_clock;
+
+// ---- fakes -------------------------------------------------------------------
+
+using FakeSource = salttap::testing::MemoryRecordSource;
+
+// The documents of a bulk body ("<action>\n<source>\n" each).
+std::vector<std::string> docs_in(const std::string& body) {
+  std::vector<std::string> docs;
+  std::size_t at = 0;
+  while (at < body.size()) {
+    const auto first = body.find('\n', at);
+    const auto second = body.find('\n', first + 1);
+    docs.push_back(body.substr(at, second + 1 - at));
+    at = second + 1;
+  }
+  return docs;
+}
+
+// {"errors":..,"items":[{"create":{"status":S[,"error":{...}]}}, ...]}
+std::string bulk_response(const std::vector<int>& statuses) {
+  std::string items;
+  bool errors = false;
+  for (int s : statuses) {
+    if (!items.empty()) items += ",";
+    std::string error;
+    if (s == 429) error = R"(,"error":{"type":"es_rejected_execution_exception","reason":"queue full"})";
+    else if (s >= 500) error = R"(,"error":{"type":"unavailable_shards_exception","reason":"primary shard is not active"})";
+    else if (s == 409) error = R"(,"error":{"type":"version_conflict_engine_exception","reason":"document already exists"})";
+    else if (s >= 400)
+      error = R"(,"error":{"type":"mapper_parsing_exception","reason":"failed to parse field [n] of type [long]",)"
+              R"("caused_by":{"type":"illegal_argument_exception","reason":"For input string: \"x\""}})";
+    errors |= s >= 300;
+    items += fmt::format(R"({{"create":{{"status":{}{}}}}})", s, error);
+  }
+  return fmt::format(R"({{"errors":{},"items":[{}]}})", errors ? "true" : "false", items);
+}
+
+HttpResponse ok(const std::vector<int>& statuses) { return {200, bulk_response(statuses), {}, "http://fake", {}, 0}; }
+HttpResponse status(long s, std::string body = {}) { return {s, std::move(body), s ? "" : "connection refused", "http://fake", {}, 0}; }
+
+// Answers scripted responses first, then `respond` (default: every item 201).
+struct Script {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<HttpRequest> requests;
+  std::vector<Steady::time_point> times;
+  std::deque<HttpResponse> queued;
+  std::function<HttpResponse(const HttpRequest&)> respond = [](const HttpRequest& r) {
+    return ok(std::vector<int>(docs_in(r.body).size(), 201));
+  };
+
+  std::vector<HttpRequest> sent() {
+    std::lock_guard lock(mutex);
+    return requests;
+  }
+  bool wait_requests(std::size_t n, std::chrono::milliseconds timeout = 5s) {
+    std::unique_lock lock(mutex);
+    return cv.wait_for(lock, timeout, [&] { return requests.size() >= n; });
+  }
+};
+
+class ScriptedClient final : public HttpClient {
+ public:
+  explicit ScriptedClient(std::shared_ptr<Script> s) : script_(std::move(s)) {}
+  HttpResponse send(const HttpRequest& request) override {
+    std::unique_lock lock(script_->mutex);
+    script_->requests.push_back(request);
+    script_->times.push_back(Steady::now());
+    HttpResponse r;
+    if (!script_->queued.empty()) {
+      r = std::move(script_->queued.front());
+      script_->queued.pop_front();
+    } else {
+      auto respond = script_->respond;
+      lock.unlock();
+      r = respond(request);
+      lock.lock();
+    }
+    r.bytes_sent = r.status ? request.body.size() : 0;
+    script_->cv.notify_all();
+    return r;
+  }
+
+ private:
+  std::shared_ptr<Script> script_;
+};
+
+std::string doc(int i, std::string_view source = {}) {
+  return fmt::format(R"({{"create":{{"_index":"salt-events-2026.11.29","_id":"m1/{}"}}}})"
+                     "\n{}\n",
+                     i, source.empty() ? fmt::format(R"({{"n":{}}})", i) : std::string(source));
+}
+
+ShipperConfig fast_config() {
+  ShipperConfig c;
+  c.in_flight = 1;
+  c.batch.max_wait = 20ms;
+  c.backoff.initial = 1ms;
+  c.backoff.max = 4ms;
+  return c;
+}
+
+struct Harness {
+  explicit Harness(ShipperConfig c = fast_config(), std::filesystem::path dead_dir = {})
+      : config(c), source(std::move(dead_dir)), script(std::make_shared<Script>()) {}
+  ~Harness() { stop(); }
+  void start() {
+    shipper = std::make_unique<BulkShipper>(config, source, [s = script] { return std::make_unique<ScriptedClient>(s); });
+    shipper->start();
+  }
+  void stop() {
+    if (shipper) shipper->stop(0ms);
+  }
+  ShipperConfig config;
+  FakeSource source;
+  std::shared_ptr<Script> script;
+  std::unique_ptr<BulkShipper> shipper;
+};
+
+rapidjson::Document parse(std::string_view line) {
+  rapidjson::Document d;
+  d.Parse(line.data(), line.size());
+  EXPECT_FALSE(d.HasParseError()) << line;
+  return d;
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    path = std::filesystem::temp_directory_path() /
+           fmt::format("salttap-shipper-{}-{}", ::getpid(), Steady::now().time_since_epoch().count());
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+// ---- per-item and whole-request outcomes -------------------------------------
+
+TEST(BulkShipper, MixedBatchResendsOnlyTheFailedItemsAndCounts409AsDelivered) {
+  Harness h;
+  for (int i = 0; i < 4; ++i) h.source.add(doc(i));
+  h.script->queued.push_back(ok({201, 429, 409, 503}));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(4));
+  h.stop();
+  const auto sent = h.script->sent();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(docs_in(sent[0].body), (std::vector{doc(0), doc(1), doc(2), doc(3)}));
+  EXPECT_EQ(docs_in(sent[1].body), (std::vector{doc(1), doc(3)}));
+  const auto s = h.shipper->stats();
+  EXPECT_EQ(s.docs_shipped, 4u);
+  EXPECT_EQ(s.docs_conflict, 1u);
+  EXPECT_EQ(s.docs_retried, 2u);
+  EXPECT_EQ(s.requests, 2u);
+  EXPECT_EQ(s.request_failures, 0u) << "item failures are not request failures";
+}
+
+TEST(BulkShipper, RequestIsANdjsonBulkWithFilterPathAndGzip) {
+  auto config = fast_config();
+  config.refresh_wait_for = true;
+  Harness h(config);
+  h.source.add(doc(1));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(1));
+  const auto r = h.script->sent().at(0);
+  EXPECT_EQ(r.method, "POST");
+  EXPECT_EQ(r.path, "/_bulk?filter_path=errors,items.*.status,items.*.error&refresh=wait_for");
+  EXPECT_EQ(r.content_type, "application/x-ndjson");
+  EXPECT_TRUE(r.gzip);
+  EXPECT_EQ(r.body, doc(1));
+  EXPECT_EQ(h.shipper->stats().bytes_sent, doc(1).size());
+}
+
+TEST(BulkShipper, AllItems429ThenSuccess) {
+  Harness h;
+  for (int i = 0; i < 3; ++i) h.source.add(doc(i));
+  h.script->queued.push_back(ok({429, 429, 429}));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(3));
+  const auto sent = h.script->sent();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1].body, sent[0].body);
+  EXPECT_EQ(h.shipper->stats().docs_retried, 3u);
+  EXPECT_EQ(h.shipper->stats().docs_shipped, 3u);
+}
+
+TEST(BulkShipper, WholeRequest503ThenSuccess) {
+  Harness h;
+  for (int i = 0; i < 3; ++i) h.source.add(doc(i));
+  h.script->queued.push_back(status(503, "<html>Service Unavailable</html>"));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(3));
+  const auto sent = h.script->sent();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1].body, sent[0].body);
+  const auto s = h.shipper->stats();
+  EXPECT_EQ(s.request_failures, 1u);
+  EXPECT_EQ(s.failures[static_cast<std::size_t>(RequestFailure::http_5xx)], 1u);
+  EXPECT_EQ(s.docs_shipped, 3u);
+}
+
+TEST(BulkShipper, NoResponseIsRetriedAndTrackedAsUnreachable) {
+  Harness h;
+  h.source.add(doc(1));
+  h.script->queued.push_back(status(0));
+  h.script->queued.push_back(status(0));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(1));
+  EXPECT_EQ(h.script->sent().size(), 3u);
+  EXPECT_EQ(h.shipper->stats().failures[static_cast<std::size_t>(RequestFailure::transport)], 2u);
+  EXPECT_TRUE(h.shipper->engine_reachable());
+}
+
+TEST(BulkShipper, TruncatedResponseBodyRetriesTheWholeBatch) {
+  Harness h;
+  for (int i = 0; i < 2; ++i) h.source.add(doc(i));
+  h.script->queued.push_back(status(200, R"({"errors":false,"items":[{"create":{"status":201}})"));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(2));
+  const auto sent = h.script->sent();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1].body, sent[0].body);
+  EXPECT_EQ(h.shipper->stats().failures[static_cast<std::size_t>(RequestFailure::bad_response)], 1u);
+}
+
+TEST(BulkShipper, TooLargeSplitsTheBatchInHalves) {
+  Harness h;
+  for (int i = 0; i < 4; ++i) h.source.add(doc(i));
+  h.script->queued.push_back(status(413));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(4));
+  const auto sent = h.script->sent();
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_EQ(docs_in(sent[1].body), (std::vector{doc(0), doc(1)}));
+  EXPECT_EQ(docs_in(sent[2].body), (std::vector{doc(2), doc(3)}));
+  EXPECT_EQ(h.shipper->stats().failures[static_cast<std::size_t>(RequestFailure::http_413)], 1u);
+}
+
+TEST(BulkShipper, WholeRequest400IsolatesTheMalformedDocumentByHalving) {
+  Harness h;
+  for (int i = 0; i < 4; ++i) h.source.add(i == 1 ? doc(i, R"({"n":BROKEN)") : doc(i));
+  h.script->respond = [](const HttpRequest& r) {
+    if (r.body.find("deadletter") == std::string::npos && r.body.find("BROKEN") != std::string::npos)
+      return status(400, R"({"error":{"type":"x_content_parse_exception","reason":"unexpected character"},"status":400})");
+    return ok(std::vector<int>(docs_in(r.body).size(), 201));
+  };
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(4));
+  const auto sent = h.script->sent();
+  // [0 1 2 3] 400 -> [0 1] 400 -> [0] ok, [1] 400 -> its dead letter, [2 3] ok
+  ASSERT_EQ(sent.size(), 6u);
+  EXPECT_EQ(docs_in(sent[2].body), (std::vector{doc(0)}));
+  EXPECT_EQ(docs_in(sent[3].body), (std::vector{doc(1, R"({"n":BROKEN)")}));
+  EXPECT_NE(sent[4].body.find("salt-deadletter-"), std::string::npos);
+  EXPECT_EQ(docs_in(sent[5].body), (std::vector{doc(2), doc(3)}));
+  const auto s = h.shipper->stats();
+  EXPECT_EQ(s.docs_shipped, 3u);
+  EXPECT_EQ(s.docs_dead_lettered, 1u);
+}
+
+// ---- dead letters ---------------------------------------------------------------
+
+constexpr Micros kNov29 = 1'795'946'400'000'000;  // 2026-11-29T10:00:00Z
+
+TEST(BulkShipper, MappingRejectionBecomesADeadLetterDocument) {
+  ManualClock clock(kNov29);
+  auto config = fast_config();
+  config.clock = &clock;
+  config.dead_letter_prefix = "ops";
+  Harness h(config);
+  h.source.add(doc(7, R"({"n":"not a number","minion":"web1"})"));
+  h.source.add(doc(8));
+  h.script->queued.push_back(ok({400, 201}));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(2));
+  const auto sent = h.script->sent();
+  ASSERT_EQ(sent.size(), 2u);
+  const auto dead = docs_in(sent[1].body);
+  ASSERT_EQ(dead.size(), 1u);
+  const auto eol = dead[0].find('\n');
+  const auto action = parse(dead[0].substr(0, eol));
+  ASSERT_TRUE(action.HasMember("index")) << "dead letters use op index";
+  EXPECT_STREQ(action["index"]["_index"].GetString(), "ops-deadletter-2026.11.29");
+  EXPECT_STREQ(action["index"]["_id"].GetString(), "salt-events-2026.11.29/m1/7");
+  const auto source = parse(std::string_view(dead[0]).substr(eol + 1));
+  EXPECT_STREQ(source["@timestamp"].GetString(), "2026-11-29T10:00:00.000000Z");
+  EXPECT_STREQ(source["index"].GetString(), "salt-events-2026.11.29");
+  EXPECT_STREQ(source["doc_id"].GetString(), "m1/7");
+  EXPECT_EQ(source["status"].GetInt(), 400);
+  EXPECT_STREQ(source["error_type"].GetString(), "mapper_parsing_exception");
+  EXPECT_STREQ(source["reason"].GetString(),
+               "mapper_parsing_exception: failed to parse field [n] of type [long] "
+               "(caused by illegal_argument_exception: For input string: \"x\")");
+  ASSERT_TRUE(source["document"].IsString()) << "the original document is kept as text";
+  EXPECT_STREQ(source["document"].GetString(), R"({"n":"not a number","minion":"web1"})");
+  EXPECT_EQ(source.MemberCount(), 7u);
+  const auto s = h.shipper->stats();
+  EXPECT_EQ(s.docs_shipped, 1u);
+  EXPECT_EQ(s.docs_dead_lettered, 1u);
+  EXPECT_EQ(s.docs_dead_letter_file, 0u);
+}
+
+TEST(BulkShipper, DeadLetterIndexRefusingWritesTheLocalFileThenAcks) {
+  TempDir tmp;
+  ManualClock clock(kNov29);
+  auto config = fast_config();
+  config.clock = &clock;
+  Harness h(config, tmp.path / "dead");
+  h.source.add(doc(7, R"({"n":"not a number"})"));
+  h.script->queued.push_back(ok({400}));
+  h.script->queued.push_back(HttpResponse{
+      200,
+      R"({"errors":true,"items":[{"index":{"status":400,"error":{"type":"strict_dynamic_mapping_exception","reason":"mapping set to strict"}}}]})",
+      {}, "http://fake", {}, 0});
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(1));
+  std::ifstream in(tmp.path / "dead" / "deadletter-2026.11.29.ndjson");
+  std::string line, extra;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_FALSE(std::getline(in, extra)) << "one line per dead letter";
+  const auto d = parse(line);
+  EXPECT_STREQ(d["index"].GetString(), "salt-events-2026.11.29");
+  EXPECT_STREQ(d["doc_id"].GetString(), "m1/7");
+  EXPECT_EQ(d["status"].GetInt(), 400);
+  EXPECT_STREQ(d["error_type"].GetString(), "mapper_parsing_exception");
+  EXPECT_STREQ(d["document"].GetString(), R"({"n":"not a number"})");
+  EXPECT_STREQ(d["refused"].GetString(), "strict_dynamic_mapping_exception: mapping set to strict");
+  const auto s = h.shipper->stats();
+  EXPECT_EQ(s.docs_dead_letter_file, 1u);
+  EXPECT_EQ(s.docs_dead_lettered, 0u);
+  EXPECT_EQ(h.script->sent().size(), 2u);
+}
+
+TEST(BulkShipper, UnwritableDeadLetterFileKeepsTheRecordUnacked) {
+  TempDir tmp;
+  std::ofstream(tmp.path / "not-a-dir") << "x";
+  auto config = fast_config();
+  Harness h(config, tmp.path / "not-a-dir" / "dead");
+  h.source.add(doc(1));
+  h.script->respond = [](const HttpRequest& r) { return ok(std::vector<int>(docs_in(r.body).size(), 400)); };
+  h.start();
+  ASSERT_TRUE(h.script->wait_requests(4));
+  h.stop();
+  EXPECT_EQ(h.source.acked(), 0u);
+  EXPECT_GE(h.shipper->stats().dead_letter_file_errors, 1u);
+}
+
+TEST(BulkShipper, ADocumentTooLargeEvenAloneIsDeadLetteredThenFiled) {
+  TempDir tmp;
+  Harness h(fast_config(), tmp.path);
+  h.source.add(doc(1));
+  h.script->respond = [](const HttpRequest&) { return status(413); };
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(1));
+  EXPECT_EQ(h.shipper->stats().docs_dead_letter_file, 1u);
+  EXPECT_EQ(h.script->sent().size(), 2u);
+}
+
+// ---- engine down, stop --------------------------------------------------------------
+
+TEST(BulkShipper, WhileTheEngineIsDownEachWorkerHoldsOneBatch) {
+  auto config = fast_config();
+  config.in_flight = 2;
+  config.batch.max_docs = 5;
+  Harness h(config);
+  for (int i = 0; i < 30; ++i) h.source.add(doc(i));
+  h.script->respond = [](const HttpRequest&) { return status(0); };
+  h.start();
+  ASSERT_TRUE(h.script->wait_requests(20));
+  EXPECT_EQ(h.source.handed_out(), 10u) << "no more records taken while the batches are not delivered";
+  for (const auto& r : h.script->sent()) EXPECT_EQ(docs_in(r.body).size(), 5u);
+  EXPECT_EQ(h.shipper->stats().in_flight_batches, 2u);
+  EXPECT_FALSE(h.shipper->engine_reachable());
+  h.stop();
+  EXPECT_EQ(h.source.acked(), 0u);
+  EXPECT_EQ(h.shipper->stats().in_flight_batches, 0u);
+}
+
+TEST(BulkShipper, StopDuringBackoffReturnsPromptly) {
+  auto config = fast_config();
+  config.backoff.initial = 30s;
+  config.backoff.max = 30s;
+  Harness h(config);
+  h.source.add(doc(1));
+  h.script->respond = [](const HttpRequest&) { return status(503); };
+  h.start();
+  ASSERT_TRUE(h.script->wait_requests(1));
+  std::this_thread::sleep_for(50ms);
+  const auto t0 = Steady::now();
+  h.shipper->stop(200ms);
+  EXPECT_LT(Steady::now() - t0, 1s);
+  EXPECT_EQ(h.source.acked(), 0u) << "undelivered records stay in the spool";
+}
+
+TEST(BulkShipper, StopWithDrainShipsThePartialBatchAtOnce) {
+  auto config = fast_config();
+  config.batch.max_wait = 30s;
+  Harness h(config);
+  h.source.add(doc(1));
+  h.source.add(doc(2));
+  h.start();
+  ASSERT_TRUE(h.source.wait_handed_out(2));
+  const auto t0 = Steady::now();
+  h.shipper->stop(5s);
+  EXPECT_LT(Steady::now() - t0, 2s);
+  EXPECT_EQ(h.source.acked(), 2u);
+  EXPECT_EQ(h.script->sent().size(), 1u);
+}
+
+// ---- batching --------------------------------------------------------------------
+
+std::vector<std::size_t> batch_sizes(const std::vector<HttpRequest>& sent) {
+  std::vector<std::size_t> sizes;
+  for (const auto& r : sent) sizes.push_back(docs_in(r.body).size());
+  return sizes;
+}
+
+TEST(BulkShipper, BatchesByCount) {
+  auto config = fast_config();
+  config.batch.max_docs = 3;
+  Harness h(config);
+  for (int i = 0; i < 7; ++i) h.source.add(doc(i));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(7));
+  EXPECT_EQ(batch_sizes(h.script->sent()), (std::vector<std::size_t>{3, 3, 1}));
+}
+
+TEST(BulkShipper, BatchesByBytes) {
+  auto config = fast_config();
+  const std::size_t each = doc(0).size();
+  config.batch.max_bytes = each * 2 + each / 2;
+  Harness h(config);
+  for (int i = 0; i < 5; ++i) h.source.add(doc(i));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(5));
+  const auto sent = h.script->sent();
+  EXPECT_EQ(batch_sizes(sent), (std::vector<std::size_t>{2, 2, 1}));
+  for (const auto& r : sent) EXPECT_LE(r.body.size(), config.batch.max_bytes);
+}
+
+TEST(BulkShipper, ARecordLargerThanMaxBytesGoesAlone) {
+  auto config = fast_config();
+  config.batch.max_bytes = 10;
+  Harness h(config);
+  for (int i = 0; i < 3; ++i) h.source.add(doc(i));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(3));
+  EXPECT_EQ(batch_sizes(h.script->sent()), (std::vector<std::size_t>{1, 1, 1}));
+}
+
+TEST(BulkShipper, APartialBatchGoesAfterMaxWait) {
+  auto config = fast_config();
+  config.batch.max_wait = 300ms;
+  Harness h(config);
+  h.source.add(doc(1));
+  const auto t0 = Steady::now();
+  h.start();
+  std::this_thread::sleep_for(100ms);
+  h.source.add(doc(2));  // joins the batch still waiting
+  ASSERT_TRUE(h.source.wait_acked(2));
+  std::lock_guard lock(h.script->mutex);
+  ASSERT_EQ(h.script->requests.size(), 1u);
+  EXPECT_EQ(docs_in(h.script->requests[0].body).size(), 2u);
+  EXPECT_GE(h.script->times[0] - t0, 280ms);
+  EXPECT_LT(h.script->times[0] - t0, 1s);
+}
+
+// ---- backoff, metrics ---------------------------------------------------------------
+
+TEST(BackoffDelay, CappedExponentialWithFullJitter) {
+  const BackoffConfig c{500ms, 60000ms};
+  struct Row {
+    unsigned attempt;
+    double random;
+    long long expected_ms;
+  };
+  for (const Row& row : {
+           Row{0, 0.0, 0},         Row{0, 0.5, 250},       Row{0, 0.999999, 500},  // [0, 500]
+           Row{1, 0.5, 500},       Row{3, 0.25, 1000},     Row{6, 0.5, 16000},     // 500 * 2^6 = 32000
+           Row{7, 0.5, 30000},     Row{7, 0.99999999, 60000},                        // capped at max
+           Row{63, 0.5, 30000},    Row{64, 0.5, 30000},    Row{4000000000u, 0.5, 30000},  // no overflow
+           Row{2, -1.0, 0},        Row{2, 1.0, 2000},      Row{2, std::nan(""), 0},       // clamped
+       }) {
+    EXPECT_EQ(backoff_delay(c, row.attempt, row.random).count(), row.expected_ms)
+        << "attempt " << row.attempt << " random " << row.random;
+  }
+  EXPECT_EQ(backoff_delay({0ms, 60000ms}, 10, 0.9).count(), 0);
+  EXPECT_EQ(backoff_delay({std::chrono::milliseconds(std::numeric_limits<long long>::max()), 5000ms}, 3, 0.5).count(),
+            2500);
+}
+
+TEST(BulkShipper, PublishesIndexerMetrics) {
+  Harness h;
+  h.source.add(doc(1));
+  h.script->queued.push_back(status(429));
+  h.start();
+  ASSERT_TRUE(h.source.wait_acked(1));
+  Metrics m;
+  h.shipper->publish(m);
+  const std::string text = m.render();
+  for (const char* sample : {
+           "salttap_indexer_requests_total 2\n",
+           "salttap_indexer_request_failures_total{reason=\"http_429\"} 1\n",
+           "salttap_indexer_request_failures_total{reason=\"transport\"} 0\n",
+           "salttap_indexer_docs_shipped_total 1\n",
+           "salttap_indexer_docs_retried_total 1\n",
+           "salttap_indexer_docs_dead_lettered_total 0\n",
+           "salttap_indexer_docs_dead_letter_file_total 0\n",
+           "salttap_indexer_bulk_seconds_count 2\n",
+           "salttap_indexer_engine_reachable 1\n",
+           "salttap_indexer_in_flight_batches 0\n",
+       })
+    EXPECT_NE(text.find(sample), std::string::npos) << sample << "\n" << text;
+  EXPECT_NE(text.find("salttap_indexer_bytes_sent_total "), std::string::npos);
+  EXPECT_NE(text.find("salttap_indexer_bulk_last_seconds "), std::string::npos);
+}
+
+// ---- dead-letter rendering ------------------------------------------------------------
+
+TEST(DeadLetter, MalformedActionLineKeepsTheWholePayloadAndNoId) {
+  const ItemResult r{ItemOutcome::reject, 400, "HTTP 400: x_content_parse_exception", "x_content_parse_exception"};
+  const auto d = make_dead_letter("{not json\n", r, kNov29);
+  EXPECT_EQ(d.index, "");
+  EXPECT_EQ(d.doc_id, "");
+  EXPECT_EQ(d.document, "{not json\n");
+  const std::string nd = dead_letter_ndjson(d, "salt-deadletter-2026.11.29");
+  EXPECT_EQ(nd.substr(0, nd.find('\n')), R"({"index":{"_index":"salt-deadletter-2026.11.29"}})");
+  EXPECT_EQ(dead_letter_file_name(kNov29), "deadletter-2026.11.29.ndjson");
+}
+
+TEST(DeadLetter, LongIdsAreHashedAndInvalidUtf8IsReplaced) {
+  const std::string long_id(300, 'x');
+  const ItemResult r{ItemOutcome::reject, 400, "bad \xff byte", "t"};
+  const auto d = make_dead_letter(R"({"create":{"_index":"i","_id":")" + long_id + "\"}}\n{}\n", r, kNov29);
+  EXPECT_EQ(d.doc_id, long_id);
+  const std::string nd = dead_letter_ndjson(d, "dl");
+  const auto action = parse(nd.substr(0, nd.find('\n')));
+  const std::string id = action["index"]["_id"].GetString();
+  EXPECT_EQ(id.substr(0, 3), "i/~");
+  EXPECT_LT(id.size(), 64u);
+  const auto source = parse(nd.substr(nd.find('\n') + 1));
+  EXPECT_STREQ(source["reason"].GetString(), "bad \xef\xbf\xbd byte");
+}
+
+}  // namespace
+}  // namespace salttap::indexer
