@@ -62,6 +62,7 @@ class DocumentBuilder final : public correlator::CorrelatorObserver {
   // Documents built since the last take_docs(), in build order.
   std::vector<BulkDoc> take_docs();
   bool has_docs() const { return !docs_.empty(); }
+  std::size_t pending_docs() const { return docs_.size(); }
 
   // Must be set before events flow: names minions (the correlator's registry).
   void set_minions(const correlator::MinionRegistry* minions) { minions_ = minions; }
@@ -76,6 +77,9 @@ class DocumentBuilder final : public correlator::CorrelatorObserver {
   void on_job(correlator::JobUpdate update, const correlator::Job& job);
   void on_alert(const correlator::Alert& alert);
   void on_event(const tap::Event& event);
+
+  // Once index setup knows whether the returns template maps `return_flat`.
+  void set_return_flat(bool on) { options_.return_flat = on; }
 
   const DocumentStats& stats() const { return stats_; }
   const DocumentOptions& options() const { return options_; }

@@ -9,6 +9,8 @@
 #include "service/config.h"
 #include "service/fire.h"
 #include "service/replay.h"
+#include "service/run.h"
+#include "service/setup.h"
 #include "service/watch.h"
 
 namespace salttap::service {
@@ -42,7 +44,12 @@ int run_cli(int argc, char** argv) {
   replay_cmd->add_option("--missing-after", missing_after, "Seconds after a job's start when its silent minions are "
                                                            "missing (overrides every deadline)");
   add_limits(*replay_cmd, max_frame_mib);
-  replay_cmd->add_option("--config", config_path, "salttap config file (YAML): deadlines, audit rules, redaction");
+  replay_cmd->add_option("--config", config_path, "salttap config file (YAML): deadlines, audit rules, redaction, "
+                                                  "indexer");
+  replay_cmd->add_flag("--ship", replay.ship, "Send the documents through the indexer (spool, bulk) to the configured "
+                                              "engine and wait until it acknowledged them");
+  double ship_timeout = 300;
+  replay_cmd->add_option("--ship-timeout", ship_timeout, "Seconds to wait for the engine with --ship")->capture_default_str();
 
   WatchOptions watch;
   auto* watch_cmd = app.add_subcommand("watch", "Live, filtered view of the master's event bus");
@@ -75,6 +82,24 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "plain", "len32"}))
       ->capture_default_str();
 
+  RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "The daemon: tap the bus, correlate, spool and ship to "
+                                            "Elasticsearch / OpenSearch, alert");
+  run.bus.add_to(*run_cmd);
+  run_cmd->add_option("--config", config_path, "salttap config file (YAML) with an indexer: section")->required();
+  run_cmd->add_option("--metrics-listen", run.metrics_listen, "Serve /metrics and /healthz on HOST:PORT (empty: off)")
+      ->capture_default_str();
+  double drain_seconds = 10;
+  run_cmd->add_option("--drain-seconds", drain_seconds, "On SIGTERM, time for in-flight bulk requests")
+      ->capture_default_str();
+  add_limits(*run_cmd, max_frame_mib);
+
+  BusOptions setup_bus;
+  auto* setup_cmd = app.add_subcommand("setup", "Detect the engine and install index templates and the retention "
+                                                "policy (run does this at every start)");
+  setup_bus.add_to(*setup_cmd);
+  setup_cmd->add_option("--config", config_path, "salttap config file (YAML) with an indexer: section");
+
   CLI11_PARSE(app, argc, argv);
   if (verbose) log::set_level(log::Level::debug);
 
@@ -87,6 +112,7 @@ int run_cli(int argc, char** argv) {
     if (replay_cmd->parsed()) {
       replay.limits.max_frame_bytes = max_frame_mib << 20;
       replay.config = config;
+      replay.ship_timeout = std::chrono::milliseconds(static_cast<long>(ship_timeout * 1000));
       if (missing_after >= 0)
         replay.config.correlator.missing_after = static_cast<Micros>(missing_after * kMicrosPerSecond);
       return run_replay(replay, stdout);
@@ -103,6 +129,24 @@ int run_cli(int argc, char** argv) {
       return run_watch(watch, stdout);
     }
     if (fire_cmd->parsed()) return run_fire(fire);
+    // The master config named in salttap's config, unless a flag names one.
+    const auto use_master_config = [&](BusOptions& bus) {
+      if (config.master_config && !bus.master_config_given) {
+        bus.master_config = *config.master_config;
+        bus.master_config_given = true;
+      }
+    };
+    if (run_cmd->parsed()) {
+      run.limits.max_frame_bytes = max_frame_mib << 20;
+      run.config = config;
+      run.drain = std::chrono::milliseconds(static_cast<long>(drain_seconds * 1000));
+      use_master_config(run.bus);
+      return run_daemon(run);
+    }
+    if (setup_cmd->parsed()) {
+      use_master_config(setup_bus);
+      return run_setup(config, setup_bus);
+    }
   } catch (const std::exception& e) {
     log::error("{}", e.what());
     return 1;

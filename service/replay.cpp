@@ -2,11 +2,16 @@
 
 #include <exception>
 #include <functional>
+#include <thread>
 
 #include "common/log.h"
 #include "correlator/correlator.h"
 #include "correlator/job_json.h"
 #include "service/document_pipeline.h"
+#include "service/indexer_service.h"
+#include "service/run.h"
+#include "service/signals.h"
+#include "service/indexer_metrics.h"
 #include "tap/capture_file.h"
 #include "tap/event_json.h"
 
@@ -42,7 +47,47 @@ void write(std::FILE* out, const std::string& s) { std::fwrite(s.data(), 1, s.si
 
 }  // namespace
 
+int ship_replay(const ReplayOptions& options) {
+  install_stop_signals();
+  Config cfg = options.config;
+  cfg.indexer = effective_indexer_config(cfg, tap::MasterBus{});
+  IndexerService indexer(cfg.indexer);
+  indexer.start();
+  ManualClock clock;
+  DocumentPipeline pipeline(cfg, clock);
+  std::uint64_t spooled = 0;
+  const auto flush = [&] {
+    if (const auto flat = indexer.return_flat()) pipeline.documents().set_return_flat(*flat);
+    const auto docs = pipeline.take_docs();
+    spooled += docs.size();
+    indexer.spool(docs, [] { return stop_requested(); });
+  };
+  int rc = for_each_event(options, [&](tap::Event&& event) {
+    if (auto stamp = event.string_field("_stamp"))
+      if (auto t = parse_salt_stamp(*stamp); t && *t > clock.now()) clock.set(*t);
+    pipeline.advance();
+    pipeline.on_event(event);
+    if (pipeline.documents().pending_docs() >= 512) flush();  // one spool write per batch
+  });
+  pipeline.settle_all();
+  flush();
+  const auto deadline = std::chrono::steady_clock::now() + options.ship_timeout;
+  while (indexer.pending() > 0 && !stop_requested() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::uint64_t left = indexer.pending();
+  Metrics metrics;
+  indexer.publish(metrics);
+  indexer.stop(std::chrono::milliseconds(1000));
+  if (left > 0) {
+    log::error("replay --ship: {} of {} documents not acknowledged by the engine (kept in the spool)", left, spooled);
+    return 1;
+  }
+  log::info("replay --ship: {} documents built, all acknowledged by the engine", spooled);
+  return rc;
+}
+
 int run_replay(const ReplayOptions& options, std::FILE* out) {
+  if (options.ship) return ship_replay(options);
   std::string line;
   int rc = 0;
   if (options.output == "events") {

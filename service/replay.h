@@ -6,7 +6,11 @@
 //                    job is settled as if its deadline had passed.
 //   --output documents  the bulk NDJSON (action + source lines) the indexer
 //                    would spool for these events (indexer/DOCUMENTS.md).
+//   --ship           the same documents through the indexer's real path
+//                    (spool, setup, bulk shipper) to the configured engine;
+//                    waits until the engine acknowledged all of them.
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -22,6 +26,8 @@ struct ReplayOptions {
   std::string output = "events";  // events | jobs | documents
   tap::DecodeLimits limits;
   Config config = default_config();  // correlator, audit and redaction settings
+  bool ship = false;
+  std::chrono::milliseconds ship_timeout{300000};  // for the engine to acknowledge everything
 };
 
 // 0 when every file was read (bad frames are counted and reported on stderr,

@@ -7,6 +7,7 @@
 #include "correlator/alert_outlets.h"
 #include "correlator/correlator.h"
 #include "correlator/job_json.h"
+#include "service/alert_setup.h"
 #include "service/job_output.h"
 #include "service/signals.h"
 #include "tap/event_json.h"
@@ -43,13 +44,10 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
   std::unique_ptr<correlator::Correlator> jobs;
   const Config& cfg = options.config;
   correlator::AlertDispatcher alerts(cfg.alerts, cfg.master_id);
-  std::vector<std::shared_ptr<correlator::AsyncAlertOutlet>> async_outlets;
+  AlertOutlets outlets;
   if (options.jobs) {
-    if (cfg.alert_log) alerts.add(std::make_shared<correlator::LogAlertOutlet>());
-    if (cfg.webhook) async_outlets.push_back(std::make_shared<correlator::WebhookAlertOutlet>(*cfg.webhook));
-    if (cfg.alert_fire_event)
-      async_outlets.push_back(std::make_shared<correlator::FireAlertOutlet>(options.bus.pub(), options.bus.pull()));
-    for (auto& o : async_outlets) alerts.add(o);
+    outlets = make_alert_outlets(cfg, options.bus);
+    outlets.add_to(alerts);
     jobs = std::make_unique<correlator::Correlator>(
         cfg.correlator, clock,
         [&](correlator::JobUpdate update, const correlator::Job& job) {
@@ -77,10 +75,7 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
     tap::publish_tap_metrics(metrics, source->stats(), queue.stats());
     if (!jobs) return;
     correlator::publish_correlator_metrics(metrics, *jobs);
-    correlator::publish_alert_metrics(metrics, alerts, "", nullptr);
-    for (std::size_t i = 0; i < async_outlets.size(); ++i)
-      correlator::publish_alert_metrics(metrics, alerts, i == 0 && cfg.webhook ? "webhook" : "fire",
-                                        async_outlets[i].get());
+    outlets.publish(metrics, alerts);
   };
 
   while (!stop_requested() && (options.count == 0 || printed < options.count)) {
@@ -104,7 +99,7 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
     if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0) break;
   }
   source->stop();
-  for (auto& o : async_outlets) o->stop();  // lets queued alerts go out (5 s at most)
+  outlets.stop();
   const tap::TapStats& s = source->stats();
   log::info("watch: {} events read, {} printed; skipped {} undecodable, {} oversize, {} invalid frames, {} bytes; "
             "{} dropped (slow output); {} reconnects",

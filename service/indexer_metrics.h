@@ -1,0 +1,11 @@
+#pragma once
+// Prometheus samples of the document builder (README "Metrics").
+
+#include "common/metrics.h"
+#include "indexer/document_builder.h"
+
+namespace salttap::service {
+
+void publish_document_metrics(Metrics& metrics, const indexer::DocumentStats& stats);
+
+}  // namespace salttap::service
