@@ -71,6 +71,7 @@ int ship_replay(const ReplayOptions& options) {
   });
   pipeline.settle_all();
   flush();
+  log::info("replay --ship: {} documents spooled; waiting for the engine to acknowledge {}", spooled, indexer.pending());
   const auto deadline = std::chrono::steady_clock::now() + options.ship_timeout;
   while (indexer.pending() > 0 && !stop_requested() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
