@@ -14,6 +14,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "indexer/document.h"
@@ -42,6 +43,7 @@ struct SpoolConfig {
 
 struct RecoveryReport {
   std::uint64_t torn_tails = 0;          // segments truncated to their last whole record
+  std::uint64_t torn_bytes = 0;          // bytes cut off by those truncations
   std::uint64_t corrupt_records = 0;     // records skipped for a bad CRC / bad header / id not increasing
   std::uint64_t corrupt_bytes = 0;
   bool ledger_clamped = false;           // acked_id was beyond the last record
@@ -51,9 +53,19 @@ struct RecoveryReport {
 
 struct AppendResult {
   std::size_t spooled = 0;
-  std::size_t dropped = 0;  // refused by the full-spool policy (counted by class in stats)
+  std::size_t dropped = 0;  // not spooled, for any DropReason (counted by class and reason in stats)
   bool timed_out = false;   // a job/return/alert doc waited `wait` for space: not spooled, counted
 };
+
+// Why append() did not spool a document.
+enum class DropReason : std::uint8_t {
+  full = 0,       // events / states over their share of max_bytes
+  timed_out = 1,  // a job / return / alert waited `wait` for space
+  too_large = 2,  // the record alone is bigger than max_bytes (or 256 MiB)
+  io_error = 3,   // the segment could not be written (logged at ERROR)
+};
+inline constexpr std::size_t kDropReasons = 4;
+std::string_view to_string(DropReason r);
 
 struct SpoolStats {
   std::uint64_t bytes = 0;             // on disk, all segments
@@ -62,10 +74,16 @@ struct SpoolStats {
   std::uint64_t appended_records = 0;  // since start
   std::uint64_t appended_bytes = 0;
   std::uint64_t acked_records = 0;
-  std::uint64_t dropped[kDocClasses] = {};  // full-spool policy, by class
-  std::uint64_t fsyncs = 0;
+  std::uint64_t dropped[kDocClasses] = {};  // every reason, by class
+  std::uint64_t dropped_by_reason[kDropReasons][kDocClasses] = {};
+  std::uint64_t fsyncs = 0;            // fdatasync of segment data (the fsync policy)
+  std::uint64_t ledger_writes = 0;
+  std::uint64_t unknown_acks = 0;      // ids acked twice, or never handed out: ignored
+  std::uint64_t read_corrupt_records = 0;  // found by take() after start (disk changed under us)
+  std::uint64_t read_corrupt_bytes = 0;
   std::uint64_t acked_id = 0;
   bool full = false;                   // at least one class is being refused now
+  std::uint64_t full_episodes = 0;     // times `full` went from false to true
 };
 
 class Spool final : public RecordSource {

@@ -1,0 +1,922 @@
+// The disk spool (indexer/SPOOL.md). Three locks, always taken in this order:
+//   write_mu   the writer: the open segment, the staged batch, fsyncs
+//   read_mu    the reader: the read cursor (take() reads files under it only)
+//   ledger_mu  ledger file writes
+//   mu         everything the three share: the segment list, ids, counters
+// File I/O happens under write_mu / read_mu / ledger_mu but never under mu,
+// so a slow fdatasync delays neither take() nor ack().
+#include "indexer/spool.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "indexer/spool_format.h"
+
+namespace salttap::indexer {
+
+std::string_view to_string(DropReason r) {
+  switch (r) {
+    case DropReason::full: return "full";
+    case DropReason::timed_out: return "timed_out";
+    case DropReason::too_large: return "too_large";
+    case DropReason::io_error: return "io_error";
+  }
+  return "unknown";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace sf = spool_format;
+using Clock = std::chrono::steady_clock;
+
+// A stale ledger only means resends (absorbed as 409s), so ack progress is
+// written at most this often; segment deletions and close() write at once.
+constexpr auto kLedgerInterval = std::chrono::milliseconds(100);
+// The staging buffer is reused between appends unless a huge batch grew it.
+constexpr std::size_t kKeepStagingBytes = 8u << 20;
+constexpr const char* kLedgerName = "ledger";
+constexpr const char* kLedgerTmpName = "ledger.tmp";
+constexpr const char* kLockName = "lock";
+constexpr const char* kDeadDir = "dead";
+
+std::string errno_text(int e) { return std::system_category().message(e); }
+
+Clock::time_point deadline_after(std::chrono::milliseconds wait) {
+  // milliseconds::max() means "as long as it takes"; keep the sum in range.
+  constexpr auto kForever = std::chrono::hours(24 * 365);
+  return Clock::now() + std::min<std::chrono::milliseconds>(std::max(wait, std::chrono::milliseconds(0)), kForever);
+}
+
+std::size_t index(DocClass c) { return static_cast<std::size_t>(c); }
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) reset(std::exchange(o.fd_, -1));
+    return *this;
+  }
+  ~Fd() { reset(); }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+int open_retry(const fs::path& path, int flags, mode_t mode = 0644) {
+  int fd;
+  do fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+// 0, or the errno of the failed write.
+int write_all(int fd, const char* p, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return 0;
+}
+
+int datasync(int fd) {
+  while (::fdatasync(fd) != 0) {
+    if (errno != EINTR) return errno;
+  }
+  return 0;
+}
+
+// A rename or a new file is durable only once its directory is synced.
+int sync_dir(const fs::path& dir) {
+  Fd fd(open_retry(dir, O_RDONLY | O_DIRECTORY));
+  if (!fd) return errno;
+  return ::fsync(fd.get()) == 0 ? 0 : errno;
+}
+
+class FdSource final : public sf::ByteSource {
+ public:
+  FdSource(int fd, fs::path path) : fd_(fd), path_(std::move(path)) {}
+  std::size_t read_at(std::uint64_t offset, std::span<unsigned char> out) override {
+    std::size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t r = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (r == 0) break;
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        throw SpoolError(fmt::format("cannot read {}: {}", path_.string(), errno_text(errno)));
+      }
+      done += static_cast<std::size_t>(r);
+    }
+    return done;
+  }
+
+ private:
+  int fd_;
+  fs::path path_;
+};
+
+struct Hole {
+  std::uint64_t begin = 0, end = 0;
+};
+
+struct Segment {
+  std::uint64_t name_id = 0;   // seg-<name_id>: orders the files
+  std::uint64_t bytes = 0;     // whole records written: what the reader may read
+  std::uint64_t records = 0;
+  std::uint64_t first_id = 0, last_id = 0;
+  std::vector<Hole> holes;     // corrupt runs found at recovery, stepped over by the reader
+};
+
+// Records lost in a corrupt run between two valid ids: the writer numbers
+// records without gaps, so the gap says how many; at least one.
+std::uint64_t lost_between(std::uint64_t prev_id, std::uint64_t next_id) {
+  return prev_id != 0 && next_id > prev_id + 1 ? next_id - prev_id - 1 : 1;
+}
+
+}  // namespace
+
+struct Spool::Impl {
+  explicit Impl(SpoolConfig c);
+  ~Impl();
+
+  // --- construction ---
+  void validate_config() const;
+  void open_dir();
+  void recover();
+
+  // --- writer (write_mu held) ---
+  bool reserve_space(DocClass cls, std::uint64_t size, Clock::time_point deadline, AppendResult& result);
+  void stage(const BulkDoc& doc);
+  void flush(AppendResult& result);
+  bool open_segment(std::uint64_t first_id);
+  void close_segment();
+  void sync_active();
+  bool retire_active_if_acked();  // and mu held
+  void drop(DocClass cls, DropReason why, AppendResult& result);  // and mu held
+
+  // --- reader (read_mu held) ---
+  std::vector<SpoolRecord> read_some(std::size_t max_records, std::size_t max_bytes);
+  bool enter_segment(std::uint64_t min_name_id);
+
+  // --- shared ---
+  void write_ledger(bool force);
+  void space_freed();  // mu held
+  fs::path segment_path(std::uint64_t name_id) const { return dir / sf::segment_file_name(name_id); }
+  std::uint64_t limit_for(DocClass cls) const;
+
+  SpoolConfig config;
+  fs::path dir;
+  std::string dir_name;  // for messages
+  Fd lock_fd;
+  RecoveryReport report;
+
+  // --- shared state, under mu ---
+  mutable std::mutex mu;
+  std::condition_variable data_cv;   // takers: records appended, or closed
+  std::condition_variable space_cv;  // the writer: ack progress, space freed, or closed
+  std::deque<Segment> segments;      // by name_id; the writer's is the last
+  std::uint64_t active_id = 0;       // name_id of the segment the writer appends to (0: none)
+  std::uint64_t bytes = 0;           // sum of segments[].bytes
+  std::uint64_t committed_next_id = 1;  // the ledger's writer_next_id
+  std::uint64_t untaken = 0;         // written, not yet handed out
+  std::uint64_t taken_upto = 0;      // the last id handed out
+  std::set<std::uint64_t> outstanding;  // handed out, not yet acked: bounded by the shipper's in-flight
+  std::uint64_t acked_id = 0;        // every record <= it is acked
+  bool closed = false;
+  SpoolStats counters;               // the counting fields of stats()
+  std::uint64_t ledger_acked_id = 0;  // as last written
+  bool ledger_due = false;           // a segment was deleted since the last ledger write
+  Clock::time_point last_ledger_write{};
+
+  // --- writer, under write_mu ---
+  std::mutex write_mu;
+  Fd active_fd;
+  std::uint64_t active_bytes = 0;    // == the active segment's bytes
+  std::uint64_t next_id = 1;         // the id the next staged record gets
+  std::string staged;                // encoded records not yet written
+  std::uint64_t staged_first_id = 0, staged_last_id = 0, staged_records = 0;
+  std::uint64_t staged_by_class[kDocClasses] = {};
+  bool dirty = false;                // written since the last fdatasync
+  Clock::time_point last_sync = Clock::now();
+
+  // --- reader, under read_mu ---
+  std::mutex read_mu;
+  std::uint64_t read_segment = 0;    // name_id of the segment being read (0: none yet)
+  std::uint64_t read_offset = 0;
+  std::uint64_t last_read_id = 0;
+  std::vector<Hole> read_holes;
+  bool read_segment_last = true;     // no segment after it (yet)
+  Fd read_fd;
+  std::unique_ptr<FdSource> read_source;
+  std::unique_ptr<sf::SegmentCursor> read_cursor;
+
+  // --- ledger file, under ledger_mu ---
+  std::mutex ledger_mu;
+};
+
+// ---------------------------------------------------------------------------
+// Construction and recovery
+
+Spool::Impl::Impl(SpoolConfig c) : config(std::move(c)), dir(config.dir), dir_name(dir.string()) {
+  validate_config();
+  open_dir();
+  recover();
+  write_ledger(true);  // persist what recovery decided (rebuilt / clamped)
+}
+
+Spool::Impl::~Impl() = default;
+
+void Spool::Impl::validate_config() const {
+  if (config.dir.empty()) throw SpoolError("spool: no directory configured");
+  if (config.max_bytes < sf::kHeaderBytes + 1) throw SpoolError("spool: max_bytes is too small");
+  if (config.segment_bytes == 0) throw SpoolError("spool: segment_bytes must be > 0");
+  const auto share_ok = [](double v) { return v > 0 && v <= 1; };
+  if (!share_ok(config.events_limit) || !share_ok(config.states_limit))
+    throw SpoolError("spool: events_limit and states_limit must be in (0, 1]");
+}
+
+void Spool::Impl::open_dir() {
+  std::error_code ec;
+  const auto status = fs::status(dir, ec);
+  if (fs::exists(status) && !fs::is_directory(status))
+    throw SpoolError(fmt::format("spool directory {} exists and is not a directory", dir_name));
+  fs::create_directories(dir, ec);
+  if (ec) throw SpoolError(fmt::format("cannot create spool directory {}: {}", dir_name, ec.message()));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw SpoolError(fmt::format("spool directory {} is not writable: {}", dir_name, errno_text(errno)));
+
+  // flock, not a pid file: the kernel drops it when the process dies, so
+  // kill -9 never leaves a stale lock behind.
+  const fs::path lock_path = dir / kLockName;
+  lock_fd = Fd(open_retry(lock_path, O_RDWR | O_CREAT));
+  if (!lock_fd) throw SpoolError(fmt::format("cannot open spool lock {}: {}", lock_path.string(), errno_text(errno)));
+  if (::flock(lock_fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    char pid[32] = {};
+    const ssize_t n = ::pread(lock_fd.get(), pid, sizeof pid - 1, 0);
+    const std::string holder = n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : "?";
+    if (e == EWOULDBLOCK)
+      throw SpoolError(fmt::format("spool directory {} is in use by another salttap (pid {} holds {})", dir_name,
+                                   holder.substr(0, holder.find('\n')), lock_path.string()));
+    throw SpoolError(fmt::format("cannot lock {}: {}", lock_path.string(), errno_text(e)));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock_fd.get(), 0) != 0 || ::pwrite(lock_fd.get(), pid.data(), pid.size(), 0) < 0)
+    throw SpoolError(fmt::format("cannot write {}: {}", lock_path.string(), errno_text(errno)));
+
+  fs::create_directories(dir / kDeadDir, ec);
+  if (ec) throw SpoolError(fmt::format("cannot create {}: {}", (dir / kDeadDir).string(), ec.message()));
+}
+
+namespace {
+
+struct FoundSegment {
+  std::uint64_t name_id = 0;
+  fs::path path;
+  std::uint64_t size = 0;
+  sf::SegmentScan scan;
+};
+
+std::optional<sf::Ledger> read_ledger(const fs::path& path, bool& present) {
+  Fd fd(open_retry(path, O_RDONLY));
+  present = static_cast<bool>(fd) || errno != ENOENT;
+  if (!fd) return std::nullopt;
+  std::array<unsigned char, sf::kLedgerBytes + 1> buf{};  // one more: a longer file is not a ledger
+  FdSource source(fd.get(), path);
+  const std::size_t n = source.read_at(0, buf);
+  auto ledger = sf::decode_ledger(std::span(buf.data(), n));
+  // Our writer keeps acked_id < writer_next_id, and ids far below 2^63.
+  if (ledger && (ledger->acked_id >= ledger->writer_next_id || ledger->writer_next_id > sf::kMaxRecordId + 1))
+    return std::nullopt;
+  return ledger;
+}
+
+void truncate_or_throw(const fs::path& path, std::uint64_t size) {
+  if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0)
+    throw SpoolError(fmt::format("cannot truncate {} to {} bytes: {}", path.string(), size, errno_text(errno)));
+}
+
+void remove_or_throw(const fs::path& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    throw SpoolError(fmt::format("cannot remove {}: {}", path.string(), errno_text(errno)));
+}
+
+}  // namespace
+
+void Spool::Impl::recover() {
+  std::vector<FoundSegment> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const auto id = sf::parse_segment_file_name(name);
+    if (!id) {
+      if (name != kLedgerName && name != kLedgerTmpName && name != kLockName && name != kDeadDir)
+        log::debug("spool {}: ignoring {}", dir_name, name);
+      continue;
+    }
+    if (!it->is_regular_file(ec)) {
+      log::warn("spool {}: ignoring {}: not a regular file", dir_name, name);
+      continue;
+    }
+    found.push_back(FoundSegment{*id, it->path(), 0, {}});
+  }
+  if (ec) throw SpoolError(fmt::format("cannot list spool directory {}: {}", dir_name, ec.message()));
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.name_id < b.name_id; });
+
+  bool ledger_present = false;
+  const auto ledger = read_ledger(dir / kLedgerName, ledger_present);
+  if (!ledger && ledger_present) log::warn("spool {}: ledger is damaged; rebuilding it from the segments", dir_name);
+
+  // One pass over every record: verify, find bad runs, count what is pending.
+  std::uint64_t prev_id = 0;
+  const std::uint64_t after = ledger ? ledger->acked_id : 0;
+  for (auto& seg : found) {
+    Fd fd(open_retry(seg.path, O_RDONLY));
+    if (!fd) throw SpoolError(fmt::format("cannot open {}: {}", seg.path.string(), errno_text(errno)));
+    const off_t size = ::lseek(fd.get(), 0, SEEK_END);
+    if (size < 0) throw SpoolError(fmt::format("cannot read {}: {}", seg.path.string(), errno_text(errno)));
+    seg.size = static_cast<std::uint64_t>(size);
+    FdSource source(fd.get(), seg.path);
+    sf::SegmentCursor cursor(source, seg.size);
+    seg.scan = sf::scan_segment(cursor, prev_id, after);
+    if (seg.scan.records > 0) prev_id = seg.scan.last_id;
+  }
+  std::uint64_t first_id = 0, last_id = 0;
+  for (const auto& seg : found) {
+    if (seg.scan.records == 0) continue;
+    if (first_id == 0) first_id = seg.scan.first_id;
+    last_id = seg.scan.last_id;
+  }
+
+  // Where acknowledgement stands.
+  std::uint64_t acked = 0;
+  if (ledger) {
+    acked = ledger->acked_id;
+    if (last_id != 0 && acked > last_id) {
+      log::warn("spool {}: ledger acked_id {} is beyond the last record {} (segments removed?); clamping", dir_name, acked,
+                last_id);
+      acked = last_id;
+      report.ledger_clamped = true;
+    } else if (first_id != 0 && acked + 1 < first_id) {
+      log::warn("spool {}: records {}..{} are missing (acked up to {}, first record {})", dir_name, acked + 1,
+                first_id - 1, acked, first_id);
+      acked = first_id - 1;
+    }
+  } else {
+    acked = first_id != 0 ? first_id - 1 : 0;
+    report.ledger_rebuilt = ledger_present || !found.empty();
+  }
+
+  // Repair: cut torn tails, note corrupt runs, drop what holds nothing pending.
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    auto& seg = found[i];
+    const bool last_segment = i + 1 == found.size();
+    std::uint64_t next_segment_first = 0;
+    for (std::size_t j = i + 1; j < found.size() && next_segment_first == 0; ++j)
+      next_segment_first = found[j].scan.first_id;
+    Segment kept{seg.name_id, seg.scan.valid_end, seg.scan.records, seg.scan.first_id, seg.scan.last_id, {}};
+    for (const auto& bad : seg.scan.bad) {
+      const std::uint64_t len = bad.end - bad.begin;
+      // A crash mid-write leaves the writer's last segment with a partial
+      // record, or one whose bytes never reached the disk: not data loss.
+      if (bad.to_end() && last_segment && bad.found != sf::Probe::stale_id) {
+        ++report.torn_tails;
+        report.torn_bytes += len;
+        log::warn("spool {}: torn tail in {}: truncating {} bytes at offset {} ({})", dir_name, seg.path.filename().string(), len,
+                  bad.begin, sf::to_string(bad.found));
+        continue;
+      }
+      const std::uint64_t lost = lost_between(bad.prev_id, bad.to_end() ? next_segment_first : bad.next_id);
+      report.corrupt_records += lost;
+      report.corrupt_bytes += len;
+      log::error("spool {}: corrupt data in {} at offset {}: {} bytes ({}) skipped, about {} record(s) lost", dir_name,
+                 seg.path.filename().string(), bad.begin, len, sf::to_string(bad.found), lost);
+      if (!bad.to_end()) kept.holes.push_back(Hole{bad.begin, bad.end});
+    }
+    if (seg.scan.records == 0 || seg.scan.last_id <= acked) {
+      remove_or_throw(seg.path);  // nothing valid, or all of it delivered
+      continue;
+    }
+    if (seg.scan.valid_end < seg.size) truncate_or_throw(seg.path, seg.scan.valid_end);
+    if (segments.empty()) {  // the reader starts at the first record not yet acked
+      read_segment = kept.name_id;
+      read_offset = seg.scan.first_offset_after;
+    }
+    untaken += seg.scan.records_after;
+    bytes += kept.bytes;
+    segments.push_back(std::move(kept));
+  }
+
+  acked_id = ledger_acked_id = taken_upto = last_read_id = acked;
+  std::uint64_t next = std::max(last_id, acked) + 1;
+  if (ledger) next = std::max(next, ledger->writer_next_id);
+  next_id = committed_next_id = next;
+  report.pending_records = untaken;
+  if (!segments.empty() || report.torn_tails || report.corrupt_records || report.ledger_rebuilt ||
+      report.ledger_clamped)
+    log::info("spool {}: recovered {} pending records in {} segments ({} bytes); acked up to {}", dir_name, untaken,
+              segments.size(), bytes, acked_id);
+}
+
+// ---------------------------------------------------------------------------
+// Writer
+
+std::uint64_t Spool::Impl::limit_for(DocClass cls) const {
+  const auto share = [&](double f) { return static_cast<std::uint64_t>(f * static_cast<double>(config.max_bytes)); };
+  switch (cls) {
+    case DocClass::event: return share(config.events_limit);
+    case DocClass::state: return share(config.states_limit);
+    default: return config.max_bytes;
+  }
+}
+
+void Spool::Impl::drop(DocClass cls, DropReason why, AppendResult& result) {
+  ++counters.dropped[index(cls)];
+  ++counters.dropped_by_reason[static_cast<std::size_t>(why)][index(cls)];
+  ++result.dropped;
+  if (why == DropReason::timed_out) result.timed_out = true;
+  if ((why == DropReason::full || why == DropReason::timed_out) && !counters.full) {
+    counters.full = true;
+    ++counters.full_episodes;
+    log::warn("spool {}: full ({} of {} bytes): refusing {} documents", dir_name, bytes, config.max_bytes,
+              to_string(cls));
+  }
+}
+
+bool Spool::Impl::reserve_space(DocClass cls, std::uint64_t size, Clock::time_point deadline,
+                                AppendResult& result) {
+  const std::uint64_t limit = limit_for(cls);
+  const auto fits = [&] { return bytes + staged.size() + size <= limit; };
+  {
+    std::lock_guard lock(mu);
+    if (fits() || (retire_active_if_acked() && fits())) return true;
+    if (cls == DocClass::event || cls == DocClass::state) {
+      drop(cls, DropReason::full, result);
+      return false;
+    }
+  }
+  // Back-pressure: write what is staged so the shipper can take it and its
+  // acks can free segments, then wait for that.
+  flush(result);
+  std::unique_lock lock(mu);
+  for (;;) {
+    if (fits() || (retire_active_if_acked() && fits())) return true;
+    if (closed || Clock::now() >= deadline) {
+      drop(cls, DropReason::timed_out, result);
+      return false;
+    }
+    if (!counters.full) {
+      counters.full = true;
+      ++counters.full_episodes;
+      log::warn("spool {}: full ({} of {} bytes): {} documents wait for space", dir_name, bytes, config.max_bytes,
+                to_string(cls));
+    }
+    space_cv.wait_until(lock, deadline);
+  }
+}
+
+void Spool::Impl::stage(const BulkDoc& doc) {
+  if (staged_records == 0) staged_first_id = next_id;
+  staged_last_id = next_id++;
+  ++staged_records;
+  ++staged_by_class[index(doc.cls)];
+  sf::append_record(staged, staged_last_id, doc.cls, doc.ndjson);
+}
+
+bool Spool::Impl::open_segment(std::uint64_t first_id) {
+  std::uint64_t name_id = first_id;
+  {
+    std::lock_guard lock(mu);
+    // Names must sort like the ids inside (recovery orders by name).
+    if (!segments.empty()) name_id = std::max(name_id, segments.back().name_id + 1);
+  }
+  const fs::path path = segment_path(name_id);
+  Fd fd(open_retry(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND));
+  if (!fd) {
+    log::error("spool {}: cannot create segment {}: {}", dir_name, path.filename().string(), errno_text(errno));
+    return false;
+  }
+  if (config.fsync != FsyncPolicy::never) {
+    if (const int e = sync_dir(dir); e != 0) log::warn("spool {}: cannot sync the directory: {}", dir_name, errno_text(e));
+  }
+  active_fd = std::move(fd);
+  active_bytes = 0;
+  std::lock_guard lock(mu);
+  segments.push_back(Segment{name_id, 0, 0, 0, 0, {}});
+  active_id = name_id;
+  return true;
+}
+
+void Spool::Impl::sync_active() {
+  if (!active_fd || !dirty || config.fsync == FsyncPolicy::never) return;
+  if (const int e = datasync(active_fd.get()); e != 0) {
+    log::error("spool {}: fdatasync failed: {}", dir_name, errno_text(e));
+    return;
+  }
+  dirty = false;
+  last_sync = Clock::now();
+  std::lock_guard lock(mu);
+  ++counters.fsyncs;
+}
+
+void Spool::Impl::close_segment() {
+  if (!active_fd) return;
+  sync_active();  // the interval policy would not come back to it
+  active_fd.reset();
+  active_bytes = 0;
+  dirty = false;
+  std::lock_guard lock(mu);
+  active_id = 0;
+}
+
+void Spool::Impl::flush(AppendResult& result) {
+  if (staged.empty()) return;
+  int error = 0;
+  if (!active_fd && !open_segment(staged_first_id)) error = EIO;
+  if (error == 0) error = write_all(active_fd.get(), staged.data(), staged.size());
+  if (error != 0) {
+    if (active_fd) {
+      log::error("spool {}: cannot write segment: {}; {} documents dropped", dir_name, errno_text(error), staged_records);
+      // Cut the partial write off, so the segment ends with a whole record;
+      // if even that fails, start a new segment (recovery handles the tail).
+      if (::ftruncate(active_fd.get(), static_cast<off_t>(active_bytes)) != 0) close_segment();
+    }
+    std::lock_guard lock(mu);
+    for (std::size_t c = 0; c < kDocClasses; ++c)
+      for (std::uint64_t n = 0; n < staged_by_class[c]; ++n) drop(static_cast<DocClass>(c), DropReason::io_error, result);
+  } else {
+    std::lock_guard lock(mu);
+    Segment& seg = segments.back();  // the active one: only the writer appends to the list
+    if (seg.records == 0) seg.first_id = staged_first_id;
+    seg.last_id = staged_last_id;
+    seg.records += staged_records;
+    seg.bytes += staged.size();
+    bytes += staged.size();
+    untaken += staged_records;
+    committed_next_id = next_id;
+    counters.appended_records += staged_records;
+    counters.appended_bytes += staged.size();
+    result.spooled += staged_records;
+    active_bytes = seg.bytes;
+    data_cv.notify_all();
+  }
+  if (staged.capacity() > kKeepStagingBytes) std::string().swap(staged);
+  staged.clear();
+  staged_records = 0;
+  std::fill(std::begin(staged_by_class), std::end(staged_by_class), 0);
+  if (error != 0) return;
+
+  dirty = true;
+  if (config.fsync == FsyncPolicy::every_batch ||
+      (config.fsync == FsyncPolicy::interval && Clock::now() - last_sync >= config.fsync_interval))
+    sync_active();
+}
+
+bool Spool::Impl::retire_active_if_acked() {
+  // The writer's segment is deleted like any other once all of it is acked,
+  // so a spool smaller than one segment still frees space.
+  if (active_id == 0 || !staged.empty() || segments.empty()) return false;
+  const Segment& seg = segments.back();
+  if (seg.name_id != active_id || seg.records == 0 || seg.last_id > acked_id) return false;
+  active_fd.reset();
+  active_bytes = 0;
+  dirty = false;
+  active_id = 0;
+  bytes -= seg.bytes;
+  const fs::path path = segment_path(seg.name_id);
+  segments.pop_back();
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    log::error("spool {}: cannot remove {}: {}", dir_name, path.filename().string(), errno_text(errno));
+  ledger_due = true;
+  space_freed();
+  return true;
+}
+
+void Spool::Impl::space_freed() {
+  if (counters.full && bytes < limit_for(DocClass::event)) {
+    counters.full = false;
+    log::info("spool {}: space freed ({} of {} bytes); accepting every class again", dir_name, bytes, config.max_bytes);
+  }
+  space_cv.notify_all();
+}
+
+// ---------------------------------------------------------------------------
+// Reader
+
+bool Spool::Impl::enter_segment(std::uint64_t min_name_id) {
+  // The first segment named >= min_name_id (the one being read was deleted
+  // once all of it was acked; the next one has a larger name).
+  std::uint64_t name_id = 0;
+  {
+    std::lock_guard lock(mu);
+    const auto it = std::find_if(segments.begin(), segments.end(),
+                                 [&](const Segment& s) { return s.name_id >= min_name_id; });
+    if (it == segments.end()) return false;
+    name_id = it->name_id;
+    if (name_id == read_segment && read_cursor) return true;
+    read_holes = it->holes;
+  }
+  const fs::path path = segment_path(name_id);
+  Fd fd(open_retry(path, O_RDONLY));
+  if (!fd && errno != ENOENT) log::error("spool {}: cannot open {}: {}; skipping it", dir_name, path.string(), errno_text(errno));
+  if (name_id != read_segment) read_offset = 0;
+  read_segment = name_id;
+  read_fd = std::move(fd);
+  read_source = read_fd ? std::make_unique<FdSource>(read_fd.get(), path) : nullptr;
+  read_cursor = read_fd ? std::make_unique<sf::SegmentCursor>(*read_source, 0) : nullptr;
+  return true;
+}
+
+std::vector<SpoolRecord> Spool::Impl::read_some(std::size_t max_records, std::size_t max_bytes) {
+  std::vector<SpoolRecord> out;
+  std::size_t payload_bytes = 0;
+  std::uint64_t lost = 0, lost_bytes = 0;
+  bool skipped = false;  // a corrupt run since the last good record
+  if (!enter_segment(read_segment)) return out;
+  while (out.size() < max_records) {
+    bool exists = false, last = true;
+    std::uint64_t committed = 0;
+    {
+      std::lock_guard lock(mu);
+      const auto it = std::find_if(segments.begin(), segments.end(),
+                                   [&](const Segment& seg) { return seg.name_id == read_segment; });
+      exists = it != segments.end();
+      committed = exists ? it->bytes : 0;
+      last = !exists || std::next(it) == segments.end();
+    }
+    if (!exists) {  // deleted under us (all of it acked): go on with the next one
+      if (!enter_segment(read_segment)) break;
+      continue;
+    }
+    for (const Hole& hole : read_holes)
+      if (read_offset == hole.begin) read_offset = hole.end;
+    if (!read_cursor || read_offset >= committed) {
+      if (last || !enter_segment(read_segment + 1)) break;
+      continue;
+    }
+    read_cursor->set_size(committed);
+    sf::RecordHeader h;
+    SpoolRecord rec;
+    sf::Probe probe = sf::Probe::bad;
+    std::uint64_t next = committed;
+    try {
+      probe = read_cursor->probe(read_offset, last_read_id, h, &rec.payload);
+      if (probe != sf::Probe::ok) next = read_cursor->resync(read_offset, last_read_id);
+    } catch (const SpoolError& e) {
+      log::error("spool {}: {}; skipping the rest of segment {}", dir_name, e.what(), read_segment);
+    }
+    if (probe != sf::Probe::ok) {
+      // Recovery verified these bytes: the file changed under us.
+      log::error("spool {}: corrupt data in segment {} at offset {} ({}): {} bytes skipped", dir_name, read_segment,
+                 read_offset, sf::to_string(probe), next - read_offset);
+      lost_bytes += next - read_offset;
+      skipped = true;
+      read_offset = next;
+      continue;
+    }
+    if (!out.empty() && payload_bytes + h.payload_bytes > max_bytes) break;
+    if (skipped) lost += lost_between(last_read_id, h.id);
+    skipped = false;
+    read_offset += h.record_bytes();
+    last_read_id = h.id;
+    payload_bytes += h.payload_bytes;
+    rec.id = h.id;
+    rec.cls = h.cls;
+    out.push_back(std::move(rec));
+  }
+  if (skipped) ++lost;  // a run up to the end: at least one record
+
+  std::lock_guard lock(mu);
+  counters.read_corrupt_records += lost;
+  counters.read_corrupt_bytes += lost_bytes;
+  for (const auto& r : out) outstanding.insert(outstanding.end(), r.id);
+  if (!out.empty()) taken_upto = out.back().id;
+  // At the writer's end nothing is untaken, whatever corruption made the
+  // count drift; elsewhere the records read (and lost) leave the count.
+  const bool later_segment = !segments.empty() && segments.back().name_id > read_segment;
+  const auto it = std::find_if(segments.begin(), segments.end(),
+                               [&](const Segment& seg) { return seg.name_id == read_segment; });
+  const bool at_end = !later_segment && (it == segments.end() || read_offset >= it->bytes);
+  untaken = at_end ? 0 : untaken - std::min<std::uint64_t>(untaken, out.size() + lost);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Ledger
+
+void Spool::Impl::write_ledger(bool force) {
+  std::lock_guard ledger_lock(ledger_mu);
+  sf::Ledger ledger;
+  {
+    std::lock_guard lock(mu);
+    if (!force && !ledger_due && acked_id == ledger_acked_id) return;
+    ledger = sf::Ledger{acked_id, std::max(committed_next_id, acked_id + 1)};
+    ledger_due = false;
+  }
+  const auto bytes_out = sf::encode_ledger(ledger);
+  const fs::path tmp = dir / kLedgerTmpName;
+  const bool sync = config.fsync != FsyncPolicy::never;
+  int error = 0;
+  const char* step = "open";
+  {
+    Fd fd(open_retry(tmp, O_WRONLY | O_CREAT | O_TRUNC));
+    if (!fd) error = errno;
+    if (!error && (step = "write", error = write_all(fd.get(), reinterpret_cast<const char*>(bytes_out.data()),
+                                                      bytes_out.size())) == 0 && sync) {
+      step = "fdatasync";
+      error = datasync(fd.get());
+    }
+  }
+  if (!error && ::rename(tmp.c_str(), (dir / kLedgerName).c_str()) != 0) {
+    step = "rename";
+    error = errno;
+  }
+  if (!error && sync) {
+    step = "sync directory";
+    error = sync_dir(dir);
+  }
+  if (error) {
+    // Not fatal: an old ledger means resends after a restart, not loss.
+    log::error("spool {}: cannot write the ledger ({}: {}); acked up to {} is not yet on disk", dir_name, step,
+               errno_text(error), ledger.acked_id);
+    std::lock_guard lock(mu);
+    ledger_due = true;
+    return;
+  }
+  std::lock_guard lock(mu);
+  ledger_acked_id = ledger.acked_id;
+  last_ledger_write = Clock::now();
+  ++counters.ledger_writes;
+}
+
+// ---------------------------------------------------------------------------
+// Spool
+
+Spool::Spool(SpoolConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+
+Spool::~Spool() {
+  close();
+  std::lock_guard write_lock(impl_->write_mu);
+  impl_->close_segment();
+}
+
+const RecoveryReport& Spool::recovery() const { return impl_->report; }
+
+AppendResult Spool::append(std::span<const BulkDoc> docs, std::chrono::milliseconds wait) {
+  Impl& s = *impl_;
+  AppendResult result;
+  {
+    std::lock_guard write_lock(s.write_mu);
+    const auto deadline = deadline_after(wait);
+    for (const BulkDoc& doc : docs) {
+      const std::uint64_t size = sf::kHeaderBytes + doc.ndjson.size();
+      if (doc.ndjson.size() > sf::kMaxPayload || size > s.config.max_bytes) {
+        std::lock_guard lock(s.mu);
+        log::error("spool {}: a {} document of {} bytes can never fit (max_bytes {}); dropped", s.dir_name,
+                   to_string(doc.cls), doc.ndjson.size(), s.config.max_bytes);
+        s.drop(doc.cls, DropReason::too_large, result);
+        continue;
+      }
+      if (!s.reserve_space(doc.cls, size, deadline, result)) continue;
+      // Records never span segments: a full segment is closed first.
+      const std::uint64_t in_segment = s.active_bytes + s.staged.size();
+      if (in_segment > 0 && in_segment + size > s.config.segment_bytes) {
+        s.flush(result);
+        s.close_segment();
+      }
+      s.stage(doc);
+    }
+    s.flush(result);
+  }
+  bool ledger_due = false;
+  {
+    std::lock_guard lock(s.mu);
+    ledger_due = s.ledger_due;
+  }
+  if (ledger_due) s.write_ledger(false);
+  return result;
+}
+
+std::vector<SpoolRecord> Spool::take(std::size_t max_records, std::size_t max_bytes,
+                                     std::chrono::milliseconds wait) {
+  Impl& s = *impl_;
+  if (max_records == 0) return {};
+  const auto deadline = deadline_after(wait);
+  for (;;) {
+    {
+      std::unique_lock lock(s.mu);
+      s.data_cv.wait_until(lock, deadline, [&] { return s.untaken > 0 || s.closed; });
+      if (s.untaken == 0) return {};
+    }
+    std::vector<SpoolRecord> records;
+    {
+      std::lock_guard read_lock(s.read_mu);
+      records = s.read_some(max_records, max_bytes);
+    }
+    if (!records.empty()) return records;
+    // Another taker got there first, or the rest was corrupt: wait again.
+    if (Clock::now() >= deadline) return {};
+  }
+}
+
+void Spool::ack(std::span<const std::uint64_t> ids) {
+  Impl& s = *impl_;
+  std::vector<fs::path> deleted;
+  bool write_ledger = false, active_done = false;
+  {
+    std::lock_guard lock(s.mu);
+    for (const std::uint64_t id : ids) {
+      if (s.outstanding.erase(id) == 1) {
+        ++s.counters.acked_records;
+      } else {
+        ++s.counters.unknown_acks;
+      }
+    }
+    const std::uint64_t acked = s.outstanding.empty() ? s.taken_upto : *s.outstanding.begin() - 1;
+    if (acked <= s.acked_id) return;
+    s.acked_id = acked;
+    while (!s.segments.empty() && s.segments.front().name_id != s.active_id &&
+           s.segments.front().last_id <= s.acked_id) {
+      deleted.push_back(s.segment_path(s.segments.front().name_id));
+      s.bytes -= s.segments.front().bytes;
+      s.segments.pop_front();
+    }
+    active_done = !s.segments.empty() && s.segments.back().name_id == s.active_id &&
+                  s.segments.back().records > 0 && s.segments.back().last_id <= s.acked_id;
+    if (!deleted.empty()) s.ledger_due = true;
+    write_ledger = s.ledger_due || Clock::now() - s.last_ledger_write >= kLedgerInterval;
+    s.space_freed();  // also wakes a writer that can now retire its own segment
+  }
+  for (const auto& path : deleted)
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+      log::error("spool {}: cannot remove {}: {}", s.dir_name, path.filename().string(), errno_text(errno));
+  // An idle writer's segment, all acked: free it now rather than at the next append.
+  if (active_done) {
+    std::unique_lock write_lock(s.write_mu, std::try_to_lock);
+    if (write_lock.owns_lock()) {
+      std::lock_guard lock(s.mu);
+      write_ledger |= s.retire_active_if_acked();
+    }
+  }
+  if (write_ledger) s.write_ledger(false);
+}
+
+void Spool::close() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.mu);
+    s.closed = true;
+  }
+  s.data_cv.notify_all();
+  s.space_cv.notify_all();
+  {
+    std::lock_guard write_lock(s.write_mu);
+    s.sync_active();
+    std::lock_guard lock(s.mu);
+    s.retire_active_if_acked();
+  }
+  s.write_ledger(false);
+}
+
+SpoolStats Spool::stats() const {
+  const Impl& s = *impl_;
+  std::lock_guard lock(s.mu);
+  SpoolStats st = s.counters;
+  st.bytes = s.bytes;
+  st.segments = s.segments.size();
+  st.pending_records = s.untaken + s.outstanding.size();
+  st.acked_id = s.acked_id;
+  return st;
+}
+
+std::filesystem::path Spool::dead_letter_dir() const { return impl_->dir / kDeadDir; }
+
+}  // namespace salttap::indexer
