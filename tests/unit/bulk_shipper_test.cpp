@@ -390,6 +390,7 @@ TEST(BulkShipper, WhileTheEngineIsDownEachWorkerHoldsOneBatch) {
   for (int i = 0; i < 30; ++i) h.source.add(doc(i));
   h.script->respond = [](const HttpRequest&) { return status(0); };
   h.start();
+  ASSERT_TRUE(h.source.wait_handed_out(10));
   ASSERT_TRUE(h.script->wait_requests(20));
   EXPECT_EQ(h.source.handed_out(), 10u) << "no more records taken while the batches are not delivered";
   for (const auto& r : h.script->sent()) EXPECT_EQ(docs_in(r.body).size(), 5u);
@@ -519,6 +520,7 @@ TEST(BulkShipper, PublishesIndexerMetrics) {
   h.script->queued.push_back(status(429));
   h.start();
   ASSERT_TRUE(h.source.wait_acked(1));
+  h.stop();  // the worker has put its batch down
   Metrics m;
   h.shipper->publish(m);
   const std::string text = m.render();
