@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -156,6 +157,13 @@ TEST_F(EngineTest, ARejectedDocumentLandsInTheDeadLetterIndexWithTheReason) {
   source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"bad"}}}})" "\n{}\n", index, bad_source));
   source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"good-2"}}}})" "\n{{\"n\":2}}\n", index));
   const auto config = shipper_config();
+  // Today's dead-letter index as the shipped contract (mappings/deadletter.json) types it.
+  std::ifstream mapping(std::string(SALTTAP_SOURCE_DIR) + "/mappings/deadletter.json");
+  const std::string contract((std::istreambuf_iterator<char>(mapping)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(contract.empty());
+  const std::string today = IndexLayout{config.dead_letter_prefix, true}.index_name("deadletter", SystemClock().now());
+  ASSERT_EQ(call("PUT", "/" + today, contract).first, 200);
+
   const Run run = ship(source, 3, config);
   EXPECT_EQ(run.stats.docs_shipped, 2u);
   EXPECT_EQ(run.stats.docs_dead_lettered, 1u);
