@@ -148,11 +148,11 @@ struct Hole {
 };
 
 struct Segment {
-  std::uint64_t name_id = 0;   // seg-<name_id>: orders the files
-  std::uint64_t bytes = 0;     // whole records written: what the reader may read
+  std::uint64_t name_id = 0;  // seg-<name_id>: orders the files
+  std::uint64_t bytes = 0;    // whole records written: what the reader may read
   std::uint64_t records = 0;
   std::uint64_t first_id = 0, last_id = 0;
-  std::vector<Hole> holes;     // corrupt runs found at recovery, stepped over by the reader
+  std::vector<Hole> holes;  // corrupt runs found at recovery, stepped over by the reader
 };
 
 // Records lost in a corrupt run between two valid ids: the writer numbers
@@ -179,8 +179,9 @@ struct Spool::Impl {
   bool open_segment(std::uint64_t first_id);
   void close_segment();
   void sync_active();
-  bool retire_active_if_acked();  // and mu held
+  bool retire_active_if_acked();                                  // and mu held
   void drop(DocClass cls, DropReason why, AppendResult& result);  // and mu held
+  void raise_full(DocClass cls, std::string_view what);           // and mu held
 
   // --- reader (read_mu held) ---
   std::vector<SpoolRecord> read_some(std::size_t max_records, std::size_t max_bytes);
@@ -200,40 +201,40 @@ struct Spool::Impl {
 
   // --- shared state, under mu ---
   mutable std::mutex mu;
-  std::condition_variable data_cv;   // takers: records appended, or closed
-  std::condition_variable space_cv;  // the writer: ack progress, space freed, or closed
-  std::deque<Segment> segments;      // by name_id; the writer's is the last
-  std::uint64_t active_id = 0;       // name_id of the segment the writer appends to (0: none)
-  std::uint64_t bytes = 0;           // sum of segments[].bytes
+  std::condition_variable data_cv;      // takers: records appended, or closed
+  std::condition_variable space_cv;     // the writer: ack progress, space freed, or closed
+  std::deque<Segment> segments;         // by name_id; the writer's is the last
+  std::uint64_t active_id = 0;          // name_id of the segment the writer appends to (0: none)
+  std::uint64_t bytes = 0;              // sum of segments[].bytes
   std::uint64_t committed_next_id = 1;  // the ledger's writer_next_id
-  std::uint64_t untaken = 0;         // written, not yet handed out
-  std::uint64_t taken_upto = 0;      // the last id handed out
+  std::uint64_t untaken = 0;            // written, not yet handed out
+  std::uint64_t taken_upto = 0;         // the last id handed out
   std::set<std::uint64_t> outstanding;  // handed out, not yet acked: bounded by the shipper's in-flight
-  std::uint64_t acked_id = 0;        // every record <= it is acked
+  std::uint64_t acked_id = 0;           // every record <= it is acked
   bool closed = false;
-  SpoolStats counters;               // the counting fields of stats()
+  SpoolStats counters;                // the counting fields of stats()
   std::uint64_t ledger_acked_id = 0;  // as last written
-  bool ledger_due = false;           // a segment was deleted since the last ledger write
+  bool ledger_due = false;            // a segment was deleted since the last ledger write
   Clock::time_point last_ledger_write{};
 
   // --- writer, under write_mu ---
   std::mutex write_mu;
   Fd active_fd;
-  std::uint64_t active_bytes = 0;    // == the active segment's bytes
-  std::uint64_t next_id = 1;         // the id the next staged record gets
-  std::string staged;                // encoded records not yet written
+  std::uint64_t active_bytes = 0;  // == the active segment's bytes
+  std::uint64_t next_id = 1;       // the id the next staged record gets
+  std::string staged;              // encoded records not yet written
   std::uint64_t staged_first_id = 0, staged_last_id = 0, staged_records = 0;
   std::uint64_t staged_by_class[kDocClasses] = {};
-  bool dirty = false;                // written since the last fdatasync
+  bool dirty = false;  // written since the last fdatasync
   Clock::time_point last_sync = Clock::now();
 
   // --- reader, under read_mu ---
   std::mutex read_mu;
-  std::uint64_t read_segment = 0;    // name_id of the segment being read (0: none yet)
+  std::uint64_t read_segment = 0;  // name_id of the segment being read (0: none yet)
   std::uint64_t read_offset = 0;
   std::uint64_t last_read_id = 0;
   std::vector<Hole> read_holes;
-  bool read_segment_last = true;     // no segment after it (yet)
+  bool read_segment_last = true;  // no segment after it (yet)
   Fd read_fd;
   std::unique_ptr<FdSource> read_source;
   std::unique_ptr<sf::SegmentCursor> read_cursor;
@@ -381,8 +382,8 @@ void Spool::Impl::recover() {
   if (ledger) {
     acked = ledger->acked_id;
     if (last_id != 0 && acked > last_id) {
-      log::warn("spool {}: ledger acked_id {} is beyond the last record {} (segments removed?); clamping", dir_name, acked,
-                last_id);
+      log::warn("spool {}: ledger acked_id {} is beyond the last record {} (segments removed?); clamping", dir_name,
+                acked, last_id);
       acked = last_id;
       report.ledger_clamped = true;
     } else if (first_id != 0 && acked + 1 < first_id) {
@@ -410,8 +411,8 @@ void Spool::Impl::recover() {
       if (bad.to_end() && last_segment && bad.found != sf::Probe::stale_id) {
         ++report.torn_tails;
         report.torn_bytes += len;
-        log::warn("spool {}: torn tail in {}: truncating {} bytes at offset {} ({})", dir_name, seg.path.filename().string(), len,
-                  bad.begin, sf::to_string(bad.found));
+        log::warn("spool {}: torn tail in {}: truncating {} bytes at offset {} ({})", dir_name,
+                  seg.path.filename().string(), len, bad.begin, sf::to_string(bad.found));
         continue;
       }
       const std::uint64_t lost = lost_between(bad.prev_id, bad.to_end() ? next_segment_first : bad.next_id);
@@ -463,16 +464,18 @@ void Spool::Impl::drop(DocClass cls, DropReason why, AppendResult& result) {
   ++counters.dropped_by_reason[static_cast<std::size_t>(why)][index(cls)];
   ++result.dropped;
   if (why == DropReason::timed_out) result.timed_out = true;
-  if ((why == DropReason::full || why == DropReason::timed_out) && !counters.full) {
-    counters.full = true;
-    ++counters.full_episodes;
-    log::warn("spool {}: full ({} of {} bytes): refusing {} documents", dir_name, bytes, config.max_bytes,
-              to_string(cls));
-  }
+  if (why == DropReason::full || why == DropReason::timed_out) raise_full(cls, "refusing");
 }
 
-bool Spool::Impl::reserve_space(DocClass cls, std::uint64_t size, Clock::time_point deadline,
-                                AppendResult& result) {
+void Spool::Impl::raise_full(DocClass cls, std::string_view what) {
+  if (counters.full) return;  // one WARN (and one alert upstream) per episode
+  counters.full = true;
+  ++counters.full_episodes;
+  log::warn("spool {}: full ({} of {} bytes): {} {} documents", dir_name, bytes, config.max_bytes, what,
+            to_string(cls));
+}
+
+bool Spool::Impl::reserve_space(DocClass cls, std::uint64_t size, Clock::time_point deadline, AppendResult& result) {
   const std::uint64_t limit = limit_for(cls);
   const auto fits = [&] { return bytes + staged.size() + size <= limit; };
   {
@@ -493,12 +496,7 @@ bool Spool::Impl::reserve_space(DocClass cls, std::uint64_t size, Clock::time_po
       drop(cls, DropReason::timed_out, result);
       return false;
     }
-    if (!counters.full) {
-      counters.full = true;
-      ++counters.full_episodes;
-      log::warn("spool {}: full ({} of {} bytes): {} documents wait for space", dir_name, bytes, config.max_bytes,
-                to_string(cls));
-    }
+    raise_full(cls, "waiting to spool");
     space_cv.wait_until(lock, deadline);
   }
 }
@@ -525,7 +523,8 @@ bool Spool::Impl::open_segment(std::uint64_t first_id) {
     return false;
   }
   if (config.fsync != FsyncPolicy::never) {
-    if (const int e = sync_dir(dir); e != 0) log::warn("spool {}: cannot sync the directory: {}", dir_name, errno_text(e));
+    if (const int e = sync_dir(dir); e != 0)
+      log::warn("spool {}: cannot sync the directory: {}", dir_name, errno_text(e));
   }
   active_fd = std::move(fd);
   active_bytes = 0;
@@ -564,14 +563,16 @@ void Spool::Impl::flush(AppendResult& result) {
   if (error == 0) error = write_all(active_fd.get(), staged.data(), staged.size());
   if (error != 0) {
     if (active_fd) {
-      log::error("spool {}: cannot write segment: {}; {} documents dropped", dir_name, errno_text(error), staged_records);
+      log::error("spool {}: cannot write segment: {}; {} documents dropped", dir_name, errno_text(error),
+                 staged_records);
       // Cut the partial write off, so the segment ends with a whole record;
       // if even that fails, start a new segment (recovery handles the tail).
       if (::ftruncate(active_fd.get(), static_cast<off_t>(active_bytes)) != 0) close_segment();
     }
     std::lock_guard lock(mu);
     for (std::size_t c = 0; c < kDocClasses; ++c)
-      for (std::uint64_t n = 0; n < staged_by_class[c]; ++n) drop(static_cast<DocClass>(c), DropReason::io_error, result);
+      for (std::uint64_t n = 0; n < staged_by_class[c]; ++n)
+        drop(static_cast<DocClass>(c), DropReason::io_error, result);
   } else {
     std::lock_guard lock(mu);
     Segment& seg = segments.back();  // the active one: only the writer appends to the list
@@ -637,8 +638,8 @@ bool Spool::Impl::enter_segment(std::uint64_t min_name_id) {
   std::uint64_t name_id = 0;
   {
     std::lock_guard lock(mu);
-    const auto it = std::find_if(segments.begin(), segments.end(),
-                                 [&](const Segment& s) { return s.name_id >= min_name_id; });
+    const auto it =
+        std::find_if(segments.begin(), segments.end(), [&](const Segment& s) { return s.name_id >= min_name_id; });
     if (it == segments.end()) return false;
     name_id = it->name_id;
     if (name_id == read_segment && read_cursor) return true;
@@ -646,7 +647,8 @@ bool Spool::Impl::enter_segment(std::uint64_t min_name_id) {
   }
   const fs::path path = segment_path(name_id);
   Fd fd(open_retry(path, O_RDONLY));
-  if (!fd && errno != ENOENT) log::error("spool {}: cannot open {}: {}; skipping it", dir_name, path.string(), errno_text(errno));
+  if (!fd && errno != ENOENT)
+    log::error("spool {}: cannot open {}: {}; skipping it", dir_name, path.string(), errno_text(errno));
   if (name_id != read_segment) read_offset = 0;
   read_segment = name_id;
   read_fd = std::move(fd);
@@ -722,8 +724,8 @@ std::vector<SpoolRecord> Spool::Impl::read_some(std::size_t max_records, std::si
   // At the writer's end nothing is untaken, whatever corruption made the
   // count drift; elsewhere the records read (and lost) leave the count.
   const bool later_segment = !segments.empty() && segments.back().name_id > read_segment;
-  const auto it = std::find_if(segments.begin(), segments.end(),
-                               [&](const Segment& seg) { return seg.name_id == read_segment; });
+  const auto it =
+      std::find_if(segments.begin(), segments.end(), [&](const Segment& seg) { return seg.name_id == read_segment; });
   const bool at_end = !later_segment && (it == segments.end() || read_offset >= it->bytes);
   untaken = at_end ? 0 : untaken - std::min<std::uint64_t>(untaken, out.size() + lost);
   return out;
@@ -749,8 +751,11 @@ void Spool::Impl::write_ledger(bool force) {
   {
     Fd fd(open_retry(tmp, O_WRONLY | O_CREAT | O_TRUNC));
     if (!fd) error = errno;
-    if (!error && (step = "write", error = write_all(fd.get(), reinterpret_cast<const char*>(bytes_out.data()),
-                                                      bytes_out.size())) == 0 && sync) {
+    if (!error) {
+      step = "write";
+      error = write_all(fd.get(), reinterpret_cast<const char*>(bytes_out.data()), bytes_out.size());
+    }
+    if (!error && sync) {
       step = "fdatasync";
       error = datasync(fd.get());
     }
@@ -796,7 +801,8 @@ AppendResult Spool::append(std::span<const BulkDoc> docs, std::chrono::milliseco
   {
     std::lock_guard write_lock(s.write_mu);
     const auto deadline = deadline_after(wait);
-    for (const BulkDoc& doc : docs) {
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      const BulkDoc& doc = docs[i];
       const std::uint64_t size = sf::kHeaderBytes + doc.ndjson.size();
       if (doc.ndjson.size() > sf::kMaxPayload || size > s.config.max_bytes) {
         std::lock_guard lock(s.mu);
@@ -805,7 +811,10 @@ AppendResult Spool::append(std::span<const BulkDoc> docs, std::chrono::milliseco
         s.drop(doc.cls, DropReason::too_large, result);
         continue;
       }
-      if (!s.reserve_space(doc.cls, size, deadline, result)) continue;
+      if (!s.reserve_space(doc.cls, size, deadline, result)) {
+        if (doc.cls != DocClass::event && doc.cls != DocClass::state) result.timed_out_docs.push_back(i);
+        continue;
+      }
       // Records never span segments: a full segment is closed first.
       const std::uint64_t in_segment = s.active_bytes + s.staged.size();
       if (in_segment > 0 && in_segment + size > s.config.segment_bytes) {
@@ -825,8 +834,7 @@ AppendResult Spool::append(std::span<const BulkDoc> docs, std::chrono::milliseco
   return result;
 }
 
-std::vector<SpoolRecord> Spool::take(std::size_t max_records, std::size_t max_bytes,
-                                     std::chrono::milliseconds wait) {
+std::vector<SpoolRecord> Spool::take(std::size_t max_records, std::size_t max_bytes, std::chrono::milliseconds wait) {
   Impl& s = *impl_;
   if (max_records == 0) return {};
   const auto deadline = deadline_after(wait);
@@ -869,8 +877,8 @@ void Spool::ack(std::span<const std::uint64_t> ids) {
       s.bytes -= s.segments.front().bytes;
       s.segments.pop_front();
     }
-    active_done = !s.segments.empty() && s.segments.back().name_id == s.active_id &&
-                  s.segments.back().records > 0 && s.segments.back().last_id <= s.acked_id;
+    active_done = !s.segments.empty() && s.segments.back().name_id == s.active_id && s.segments.back().records > 0 &&
+                  s.segments.back().last_id <= s.acked_id;
     if (!deleted.empty()) s.ledger_due = true;
     write_ledger = s.ledger_due || Clock::now() - s.last_ledger_write >= kLedgerInterval;
     s.space_freed();  // also wakes a writer that can now retire its own segment

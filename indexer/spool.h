@@ -55,6 +55,9 @@ struct AppendResult {
   std::size_t spooled = 0;
   std::size_t dropped = 0;  // not spooled, for any DropReason (counted by class and reason in stats)
   bool timed_out = false;   // a job/return/alert doc waited `wait` for space: not spooled, counted
+  // Positions in `docs` of the job/return/alert documents that timed out, so
+  // the caller can offer exactly those again (back-pressure) or give up.
+  std::vector<std::size_t> timed_out_docs;
 };
 
 // Why append() did not spool a document.

@@ -63,22 +63,25 @@ void IndexerService::setup_then_ship() {
 
 void IndexerService::spool(std::span<const indexer::BulkDoc> docs, const std::function<bool()>& give_up) {
   if (docs.empty()) return;
-  bool waited = false;
-  while (true) {
-    const indexer::AppendResult r = spool_->append(docs, std::chrono::milliseconds(500));
-    if (!r.timed_out) return;
-    if (!waited) {
-      waited = true;
-      ++backpressure_waits_;
-      log::warn("indexer: spool full ({} bytes): waiting for the engine to take documents", spool_->stats().bytes);
-    }
+  indexer::AppendResult r = spool_->append(docs, std::chrono::milliseconds(500));
+  if (r.timed_out_docs.empty()) return;
+  ++backpressure_waits_;
+  log::warn("indexer: spool full ({} bytes): waiting for the engine to take documents", spool_->stats().bytes);
+  // Offer exactly the documents that did not fit again, until they do.
+  std::vector<indexer::BulkDoc> waiting;
+  for (std::size_t i : r.timed_out_docs) waiting.push_back(docs[i]);
+  while (!waiting.empty()) {
     if (give_up()) {
-      // Resending a batch is safe (deterministic _ids): what did go in is a 409 later.
-      lost_at_stop_ += docs.size();
-      log::error("indexer: stopping with a full spool: {} documents not spooled", docs.size());
+      lost_at_stop_ += waiting.size();
+      log::error("indexer: stopping with a full spool: {} job/return/alert documents not spooled", waiting.size());
       return;
     }
+    r = spool_->append(waiting, std::chrono::milliseconds(500));
+    std::vector<indexer::BulkDoc> still;
+    for (std::size_t i : r.timed_out_docs) still.push_back(std::move(waiting[i]));
+    waiting = std::move(still);
   }
+  log::info("indexer: spool has room again");
 }
 
 std::optional<bool> IndexerService::return_flat() const {
@@ -113,10 +116,18 @@ void IndexerService::publish(Metrics& m) const {
   m.counter("salttap_spool_acked_documents_total", s.acked_records, "Documents acknowledged and released");
   m.counter("salttap_spool_fsyncs_total", s.fsyncs, "fsync calls on spool segments");
   m.gauge("salttap_spool_full", s.full ? 1 : 0, "1 while the full-spool policy refuses a class of documents");
-  for (std::size_t c = 0; c < indexer::kDocClasses; ++c)
-    m.counter(fmt::format("salttap_spool_dropped_total{{class=\"{}\",reason=\"spool_full\"}}",
-                          indexer::to_string(static_cast<indexer::DocClass>(c))),
-              s.dropped[c], "Documents refused by the full-spool policy");
+  // A job/return/alert document that timed out waiting for room is offered
+  // again (back-pressure), so "timed_out" is a wait, not a loss.
+  for (std::size_t c = 0; c < indexer::kDocClasses; ++c) {
+    const auto cls = indexer::to_string(static_cast<indexer::DocClass>(c));
+    for (auto why : {indexer::DropReason::full, indexer::DropReason::too_large, indexer::DropReason::io_error})
+      m.counter(fmt::format("salttap_spool_dropped_total{{class=\"{}\",reason=\"{}\"}}", cls, indexer::to_string(why)),
+                s.dropped_by_reason[static_cast<std::size_t>(why)][c],
+                "Documents the spool could not take, by class and reason (full: the full-spool policy)");
+    m.counter(fmt::format("salttap_spool_backpressure_timeouts_total{{class=\"{}\"}}", cls),
+              s.dropped_by_reason[static_cast<std::size_t>(indexer::DropReason::timed_out)][c],
+              "Waits for spool room that timed out (the document is offered again)");
+  }
   m.counter("salttap_spool_dropped_total{class=\"any\",reason=\"stopped_while_full\"}", lost_at_stop_.load());
   m.counter("salttap_indexer_backpressure_waits_total", backpressure_waits_.load(),
             "Times the pipeline waited for spool room (the tap queue drops meanwhile)");
