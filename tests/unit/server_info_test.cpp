@@ -171,6 +171,9 @@ struct Row {
   const char* describe;
 };
 
+// ctest shows the row's name, not its bytes.
+void PrintTo(const Row& row, std::ostream* os) { *os << row.name; }
+
 class ServerInfoTable : public ::testing::TestWithParam<Row> {};
 
 TEST_P(ServerInfoTable, DetectsFlavorVersionAndCapabilities) {
