@@ -2,7 +2,7 @@
 // One document on its way to the engine: the bulk action line and the source
 // line, NDJSON, each ending in '\n', exactly as they will be shipped. The
 // spool stores these bytes; the shipper concatenates them into `_bulk` bodies.
-// The document contract (indices, _ids, fields) is indexer/DOCUMENTS.md.
+// The document contract (indices, _ids, fields) is README.md "Indexer".
 
 #include <cstdint>
 #include <string>

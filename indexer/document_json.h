@@ -1,5 +1,5 @@
 #pragma once
-// Pieces every salttap document shares (indexer/DOCUMENTS.md "Common").
+// Pieces every salttap document shares (README.md "Documents: field reference").
 
 #include <cstddef>
 #include <string_view>
