@@ -26,6 +26,7 @@ std::string_view to_string(AlertKind kind) {
     case AlertKind::failed: return "failed";
     case AlertKind::missing: return "missing";
     case AlertKind::risky: return "risky";
+    case AlertKind::spool_full: return "spool_full";
   }
   return "failed";
 }
@@ -107,6 +108,26 @@ std::optional<Alert> make_alert(const Job& job, const MinionRegistry& reg, const
   for (const auto& r : job.risk.reasons) str(w, r);
   w.EndArray();
   w.EndObject();
+  w.EndObject();
+  return alert;
+}
+
+Alert make_spool_full_alert(std::string_view master_id, Micros now, std::uint64_t spool_bytes,
+                            std::uint64_t max_bytes, std::string_view refusing) {
+  Alert alert{AlertKind::spool_full, {AlertKind::spool_full}, "", "", now, now};
+  StringOut os{alert.json};
+  Writer w(os);
+  w.StartObject();
+  w.Key("alert"), str(w, to_string(AlertKind::spool_full));
+  w.Key("kinds");
+  w.StartArray();
+  str(w, to_string(AlertKind::spool_full));
+  w.EndArray();
+  if (!master_id.empty()) w.Key("master"), str(w, master_id);
+  w.Key("settled_at"), str(w, format_utc(now));
+  w.Key("spool_bytes"), w.Uint64(spool_bytes);
+  w.Key("spool_max_bytes"), w.Uint64(max_bytes);
+  w.Key("reason"), str(w, refusing);
   w.EndObject();
   return alert;
 }

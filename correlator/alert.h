@@ -15,7 +15,10 @@
 
 namespace salttap::correlator {
 
-enum class AlertKind : std::uint8_t { failed, missing, risky };
+// spool_full is not about a job: the indexer's disk spool started refusing
+// documents (once per episode).
+enum class AlertKind : std::uint8_t { failed, missing, risky, spool_full };
+inline constexpr std::size_t kAlertKinds = 4;
 std::string_view to_string(AlertKind kind);
 
 struct AlertConfig {
@@ -35,6 +38,10 @@ struct Alert {
 };
 
 // Nothing when the job does not alert. Call once, when the job settles.
+// The indexer's spool is full: once per episode. `jid` stays empty.
+Alert make_spool_full_alert(std::string_view master_id, Micros now, std::uint64_t spool_bytes,
+                            std::uint64_t max_bytes, std::string_view refusing);
+
 std::optional<Alert> make_alert(const Job& job, const MinionRegistry& minions, const AlertConfig& config,
                                 std::string_view master_id = {});
 

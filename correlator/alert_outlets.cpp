@@ -14,7 +14,8 @@
 namespace salttap::correlator {
 
 void LogAlertOutlet::send(const Alert& alert) {
-  log::warn("alert {} job {}: {}", to_string(alert.kind), alert.jid, alert.json);
+  if (alert.jid.empty()) log::warn("alert {}: {}", to_string(alert.kind), alert.json);
+  else log::warn("alert {} job {}: {}", to_string(alert.kind), alert.jid, alert.json);
 }
 
 AsyncAlertOutlet::AsyncAlertOutlet(std::string name, RetryPolicy policy)
@@ -139,7 +140,9 @@ std::string FireAlertOutlet::deliver(const Alert& alert) {
   const msgpack::object_handle data = msgpack::unpack(packed->data(), packed->size());
   try {
     tap::EventFirer firer(pull_);
-    firer.fire(fmt::format("{}alert/{}/{}", tap::kFireTagPrefix, to_string(alert.kind), alert.jid), data.get(),
+    const std::string tag = alert.jid.empty() ? fmt::format("{}alert/{}", tap::kFireTagPrefix, to_string(alert.kind))
+                                              : fmt::format("{}alert/{}/{}", tap::kFireTagPrefix, to_string(alert.kind), alert.jid);
+    firer.fire(tag, data.get(),
                framing_);
   } catch (const tap::FireError& e) {
     return e.what();
@@ -152,9 +155,12 @@ std::string FireAlertOutlet::deliver(const Alert& alert) {
 void AlertDispatcher::on_job(JobUpdate update, const Job& job, const MinionRegistry& minions) {
   if (update != JobUpdate::settled) return;  // one alert per job: late returns do not alert again
   auto alert = make_alert(job, minions, config_, master_id_);
-  if (!alert) return;
-  for (auto k : alert->kinds) ++counts_[static_cast<std::size_t>(k)];
-  for (auto& outlet : outlets_) outlet->send(*alert);
+  if (alert) dispatch(*alert);
+}
+
+void AlertDispatcher::dispatch(const Alert& alert) {
+  for (auto k : alert.kinds) ++counts_[static_cast<std::size_t>(k)];
+  for (auto& outlet : outlets_) outlet->send(alert);
 }
 
 }  // namespace salttap::correlator

@@ -121,13 +121,15 @@ class AlertDispatcher {
   void add(std::shared_ptr<AlertOutlet> outlet) { outlets_.push_back(std::move(outlet)); }
   // Wire as (part of) the Correlator's sink.
   void on_job(JobUpdate update, const Job& job, const MinionRegistry& minions);
+  // An alert not made from a job (spool_full): counted and sent to every outlet.
+  void dispatch(const Alert& alert);
   std::uint64_t count(AlertKind kind) const { return counts_[static_cast<std::size_t>(kind)].load(); }
 
  private:
   AlertConfig config_;
   std::string master_id_;
   std::vector<std::shared_ptr<AlertOutlet>> outlets_;
-  std::atomic<std::uint64_t> counts_[3]{};
+  std::atomic<std::uint64_t> counts_[kAlertKinds]{};
 };
 
 }  // namespace salttap::correlator

@@ -22,7 +22,7 @@ void publish_correlator_metrics(Metrics& m, const Correlator& c) {
 
 void publish_alert_metrics(Metrics& m, const AlertDispatcher& d, const std::string& outlet,
                            const AsyncAlertOutlet* o) {
-  for (AlertKind k : {AlertKind::failed, AlertKind::missing, AlertKind::risky})
+  for (AlertKind k : {AlertKind::failed, AlertKind::missing, AlertKind::risky, AlertKind::spool_full})
     m.counter("salttap_alerts_total{kind=\"" + std::string(to_string(k)) + "\"}", d.count(k), "Alerts raised, by kind");
   if (!o) return;
   const auto& s = o->stats();

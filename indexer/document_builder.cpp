@@ -146,8 +146,11 @@ void DocumentBuilder::write_job(const Job& job, std::string_view update, unsigne
 void DocumentBuilder::on_alert(const correlator::Alert& alert) {
   if (!options_.alerts) return;
   std::string doc;
+  // A job's alert is one per job; a spool_full alert one per episode (its start time).
   action(doc, options_.layout.index_name("alerts", alert.started_at),
-         document_id({options_.master_id, alert.jid, "alert"}), 0);
+         alert.jid.empty() ? document_id({options_.master_id, correlator::to_string(alert.kind), std::to_string(alert.started_at)})
+                           : document_id({options_.master_id, alert.jid, "alert"}),
+         0);
   {
     StringOut os{doc};
     Writer w(os);

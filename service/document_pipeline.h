@@ -38,6 +38,7 @@ class DocumentPipeline {
 
   correlator::Correlator& correlator() { return correlator_; }
   const correlator::AlertDispatcher& alerts() const { return alerts_; }
+  correlator::AlertDispatcher& alerts() { return alerts_; }
   const indexer::DocumentBuilder& documents() const { return builder_; }
   indexer::DocumentBuilder& documents() { return builder_; }
 

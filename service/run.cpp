@@ -61,6 +61,7 @@ int run_daemon(const RunOptions& options) {
   indexer.start();
   source->start();
   bool flat_known = false;
+  std::uint64_t full_episodes = indexer.spool_ref().stats().full_episodes;
   std::vector<tap::Event> events;
   auto last_publish = std::chrono::steady_clock::now() - std::chrono::hours(1);
   while (!stop_requested()) {
@@ -79,6 +80,14 @@ int run_daemon(const RunOptions& options) {
     }
     const auto docs = pipeline.take_docs();
     indexer.spool(docs, [] { return stop_requested(); });
+    if (const auto spool = indexer.spool_ref().stats(); spool.full_episodes > full_episodes) {
+      // One alert per full-spool episode, through every outlet (log, webhook, bus, alerts index).
+      full_episodes = spool.full_episodes;
+      pipeline.alerts().dispatch(correlator::make_spool_full_alert(
+          effective_master_id(cfg), clock.now(), spool.bytes, cfg.indexer.spool.max_bytes,
+          "the engine is not taking documents: raw events are refused above 80% of max_bytes, states above "
+          "90%; job, return and alert documents wait"));
+    }
     const auto now = std::chrono::steady_clock::now();
     if (metrics_server && now - last_publish >= std::chrono::seconds(1)) {
       last_publish = now;

@@ -86,6 +86,24 @@ TEST(Alerts, RiskThresholdIsConfigurable) {
   EXPECT_EQ(h.outlet->alerts[0].kind, AlertKind::risky);
 }
 
+TEST(Alerts, SpoolFullIsDispatchedToEveryOutletAndCounted) {
+  AlertDispatcher dispatcher({}, "master-1");
+  auto outlet = std::make_shared<RecordingOutlet>();
+  dispatcher.add(outlet);
+  dispatcher.dispatch(make_spool_full_alert("master-1", 1'800'000'000 * kMicrosPerSecond, 900, 1000, "events refused"));
+  ASSERT_EQ(outlet->alerts.size(), 1u);
+  EXPECT_EQ(dispatcher.count(AlertKind::spool_full), 1u);
+  const Alert& a = outlet->alerts[0];
+  EXPECT_TRUE(a.jid.empty());
+  rapidjson::Document d;
+  d.Parse(a.json.c_str());
+  ASSERT_FALSE(d.HasParseError()) << a.json;
+  EXPECT_STREQ(d["alert"].GetString(), "spool_full");
+  EXPECT_STREQ(d["master"].GetString(), "master-1");
+  EXPECT_EQ(d["spool_bytes"].GetUint64(), 900u);
+  EXPECT_EQ(d["spool_max_bytes"].GetUint64(), 1000u);
+}
+
 TEST(WebhookOutlet, RetriesUntilTheReceiverAcceptsWithoutBlockingTheCaller) {
   salttap::testing::HttpReceiver receiver({500, 503});
   WebhookConfig config;

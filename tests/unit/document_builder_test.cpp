@@ -5,6 +5,7 @@
 
 #include <rapidjson/document.h>
 
+#include "correlator/alert_outlets.h"
 #include "correlator/correlator.h"
 #include "indexer/document_builder.h"
 #include "tests/support/events.h"
@@ -269,6 +270,29 @@ TEST_F(Builder, UndatedIndicesAndLongIdsAreHashed) {
   EXPECT_EQ(rets[0]->id.rfind("m1/1/~", 0), 0u) << rets[0]->id;
   EXPECT_LT(rets[0]->id.size(), 64u);
   EXPECT_EQ(rets[0]->source["minion"].GetString(), minion);  // the field keeps the full name
+}
+
+TEST_F(Builder, ASpoolFullAlertIsOneDocumentPerEpisode) {
+  make();
+  clock_.advance(60 * kMicrosPerSecond);
+  correlator::AlertDispatcher dispatcher({}, "m1");
+  // Builder as the alerts index outlet.
+  struct ToBuilder : correlator::AlertOutlet {
+    DocumentBuilder* b;
+    void send(const correlator::Alert& a) override { b->on_alert(a); }
+  };
+  auto outlet = std::make_shared<ToBuilder>();
+  outlet->b = builder_.get();
+  dispatcher.add(outlet);
+  (void)docs();
+  dispatcher.dispatch(correlator::make_spool_full_alert("m1", clock_.now(), 10, 20, "full"));
+  const auto all = docs();
+  const auto alerts = of(all, DocClass::alert);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0]->op, "create");
+  EXPECT_EQ(alerts[0]->id, "m1/spool_full/" + std::to_string(clock_.now()));
+  EXPECT_EQ(alerts[0]->index, "salt-alerts-2026.11.30");
+  EXPECT_STREQ(alerts[0]->source["alert"].GetString(), "spool_full");
 }
 
 }  // namespace
