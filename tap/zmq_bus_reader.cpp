@@ -64,7 +64,11 @@ void ZmqBusReader::run() {
       stats_.connected = false;
       ++stats_.connect_failures;
       log::warn("tap: ZeroMQ error on {}: {}; retrying", options_.endpoint.describe(), e.what());
-      std::this_thread::sleep_for(backoff);
+      // Sleep in short slices so stop() stays prompt while the endpoint keeps failing.
+      const auto until = std::chrono::steady_clock::now() + backoff;
+      while (!stopping_ && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+            std::chrono::milliseconds(kPollMs), until - std::chrono::steady_clock::now()));
       backoff = std::min(backoff * 2, options_.backoff_max);
     }
   }
