@@ -86,7 +86,8 @@ int run_cli(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "The daemon: tap the bus, correlate, spool and ship to "
                                             "Elasticsearch / OpenSearch, alert");
   run.bus.add_to(*run_cmd);
-  run_cmd->add_option("--config", config_path, "salttap config file (YAML) with an indexer: section")->required();
+  run_cmd->add_option("--config", config_path, "salttap config file (YAML) with an indexer: section (without one, "
+                                               "the master config's elasticsearch: returner block is used)");
   run_cmd->add_option("--metrics-listen", run.metrics_listen, "Serve /metrics and /healthz on HOST:PORT (empty: off)")
       ->capture_default_str();
   double drain_seconds = 10;
