@@ -1,0 +1,279 @@
+"""End to end: a real salt-master and two minions, `salttap run`, a real OpenSearch 2.19.
+
+salttap taps the lab's bus and ships into the engine; the test fires real jobs (a ping,
+a failing state run, a risky `rm -rf` on every minion, a ping with minion-b stopped) and
+polls the engine until the documents are searchable: job status per jid, one return per
+minion per job (the stopped one `missing`), the failed / missing / risky alerts, and
+/metrics showing an empty spool. Then SIGTERM: salttap exits 0 within its drain time.
+
+One Salt version: the newest of SALTTAP_SALT_VERSIONS (conftest.py).
+
+Run:  .cache/venv/tools/bin/python -m pytest tests/integration/test_index_real_salt.py -v
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+import saltlab
+from conftest import VERSIONS, WATCHER_MODE
+
+sys.path.insert(0, str(saltlab.REPO_ROOT / "tests" / "engines"))
+from engine import Engine  # noqa: E402
+
+MINIONS = sorted(saltlab.DEFAULT_MINIONS)
+MISSING_AFTER = 8          # correlator.missing_after_seconds
+DRAIN_SECONDS = 5          # salttap run --drain-seconds
+SEARCH_TIMEOUT = 90        # until documents are searchable (a busy 2-core box)
+
+
+def _version_key(v: str) -> tuple:
+    return tuple(int(x) for x in re.findall(r"\d+", v))
+
+
+NEWEST = max(VERSIONS, key=_version_key)
+# one lab: the newest configured Salt (conftest's salt_lab, parametrized here)
+pytestmark = pytest.mark.parametrize("salt_lab", [NEWEST], indirect=True, ids=lambda v: f"salt-{v}")
+
+
+@pytest.fixture(autouse=True)
+def _needs_salttap():
+    if WATCHER_MODE != "salttap":
+        pytest.skip(f"SALTTAP_WATCHER={WATCHER_MODE}: indexing needs the salttap binary")
+
+
+# --------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------
+
+def call(url: str, method: str = "GET", body=None, timeout: float = 30.0):
+    """(status, body: parsed JSON, or text for /metrics); HTTP errors are returned."""
+    data, headers = None, {}
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            raw, status, ctype = resp.read(), resp.status, resp.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as e:
+        raw, status, ctype = e.read(), e.code, e.headers.get("Content-Type", "")
+    if "json" in ctype:
+        return status, json.loads(raw or b"null")
+    return status, raw.decode("utf-8", "replace")
+
+
+def search(url: str, index: str, query: dict, size: int = 100) -> list[dict]:
+    """Hits (sources) of `query` in `index` after a refresh; [] while the index is absent."""
+    call(f"{url}/{index}/_refresh", "POST")
+    status, got = call(f"{url}/{index}/_search", "POST", {"size": size, "query": query})
+    if status == 404:
+        return []
+    assert status == 200, f"search {index}: {status} {got}"
+    return [h["_source"] for h in got["hits"]["hits"]]
+
+
+def wait_until(check, timeout: float, what: str, diag=lambda: ""):
+    """Polls check() (returns None or a falsy value while not there) until it returns a value."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.5)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}; last: {last}\n{diag()}")
+
+
+def salt_jid(lab: saltlab.SaltLab, args: list[str], t: int) -> str:
+    """`salt --show-jid -t T <args>` (the CLI waits for the returns); the jid."""
+    r = lab.salt(["--show-jid", "--out=quiet", "-t", str(t), *args], check=False, timeout=120)
+    m = re.search(r"^jid: (\d+)", r.stdout, re.M)
+    assert m, f"no jid from salt {args}: rc={r.returncode} out={r.stdout!r} err={r.stderr!r}"
+    return m.group(1)
+
+
+def metric(text: str, name: str) -> float | None:
+    m = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
+    return float(m.group(1)) if m else None
+
+
+@pytest.fixture
+def opensearch(tmp_path):
+    eng = Engine("opensearch", tmp_path / "opensearch")
+    try:
+        eng.start()
+        yield eng
+    finally:
+        eng.stop()
+
+
+# --------------------------------------------------------------------------
+# the test
+# --------------------------------------------------------------------------
+
+def test_jobs_indexed_end_to_end(lab, salttap_bin, opensearch, tmp_path, request):
+    url = opensearch.url
+    metrics_port, = saltlab.free_ports(1)
+    config = tmp_path / "salttap.yaml"
+    config.write_text(
+        f"correlator: {{missing_after_seconds: {MISSING_AFTER}}}\n"
+        "indexer:\n"
+        f"  hosts: [\"{url}\"]\n"
+        "  states_index: true\n"
+        f"  spool: {{dir: {tmp_path / 'spool'}}}\n"
+        "  bulk: {max_docs: 200, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
+        "backoff_max_ms: 2000}\n")
+    argv = [str(salttap_bin), "run", "--config", str(config),
+            "--master-config", str(lab.master_conf_dir / "master"),
+            "--metrics-listen", f"127.0.0.1:{metrics_port}", "--drain-seconds", str(DRAIN_SECONDS)]
+    # stdout is not parsed (salttap run logs to stderr); stderr_lines keeps its log
+    tap = saltlab.EventWatcher(argv, name="salttap-run", log_dir=lab.log_dir, parse=_no_events)
+    request.node._watchers = [tap]  # conftest attaches its diagnostics to a failure report
+    metrics = f"http://127.0.0.1:{metrics_port}"
+    restart_b = False
+    try:
+        # ready: tapping the bus and templates installed
+        wait_until(lambda: tap.proc.poll() is None and _healthz(metrics), 60,
+                   "salttap /healthz (tap connected, index setup done)", tap.diagnostics)
+        # and demonstrably following the bus: a raw event reaches the events index
+        sync_tag = f"salttap-test/sync/{uuid.uuid4().hex}"
+
+        def synced():
+            lab.fire_event(sync_tag, {"sync": True})
+            return wait_for_hits(url, "salt-events-*", {"term": {"tag": sync_tag}}, 5)
+        wait_until(synced, 60, f"the event {sync_tag} in salt-events-*", tap.diagnostics)
+
+        ping = salt_jid(lab, ["*", "test.ping"], t=10)
+        # -t 4: the CLI polls saltutil.find_job after 4 s, which extends salttap's 8 s
+        # deadline for a slow state run instead of calling its minions missing
+        failed = salt_jid(lab, ["*", "state.apply", "fail"], t=4)
+        risky = salt_jid(lab, ["*", "cmd.run", "rm -rf /tmp/salttap-nothing"], t=4)
+        lab.stop_minion("minion-b")
+        restart_b = True
+        missing = salt_jid(lab, ["*", "test.ping"], t=3)
+        t_missing = time.monotonic()
+        # a publish is not queued for a stopped minion: it cannot answer this job
+        lab.start_minion("minion-b", wait=False)
+
+        # ---- jobs: one document per jid, final status
+        want_status = {ping: "succeeded", failed: "failed", risky: "succeeded", missing: "missing"}
+
+        def jobs_final():
+            docs = {d["jid"]: d for d in search(url, "salt-jobs-*", {"terms": {"jid": list(want_status)}})}
+            if all(docs.get(j, {}).get("status") == s and docs[j].get("settled_at")
+                   for j, s in want_status.items()):
+                return docs
+            return None
+        jobs = wait_until(jobs_final, SEARCH_TIMEOUT, f"job docs with status {want_status}",
+                          lambda: f"{search(url, 'salt-jobs-*', {'terms': {'jid': list(want_status)}})}\n"
+                                  f"{tap.diagnostics()}")
+        assert time.monotonic() - t_missing < SEARCH_TIMEOUT
+        for jid in want_status:
+            assert sorted(jobs[jid]["minions"]["expected"]) == MINIONS, jobs[jid]
+            assert jobs[jid]["update"] in ("settled", "final"), jobs[jid]
+        assert sorted(jobs[ping]["minions"]["succeeded"]) == MINIONS, jobs[ping]
+        assert sorted(jobs[failed]["minions"]["failed"]) == MINIONS, jobs[failed]
+        assert jobs[failed]["fun"] == "state.apply" and jobs[failed]["states"]["failed"] == 4, jobs[failed]
+        assert sorted(jobs[risky]["minions"]["succeeded"]) == MINIONS, jobs[risky]
+        assert jobs[risky]["risk"]["level"] == "critical", jobs[risky]
+        assert jobs[missing]["minions"]["missing"] == ["minion-b"], jobs[missing]
+        assert jobs[missing]["minions"]["succeeded"] == ["minion-a"], jobs[missing]
+        assert jobs[missing]["counts"]["missing"] == 1, jobs[missing]
+
+        # ---- returns: one per minion per job, the stopped minion's `missing`
+        def returns_all():
+            docs = search(url, "salt-returns-*", {"terms": {"jid": list(want_status)}})
+            return docs if len(docs) >= 2 * len(want_status) else None
+        rets = wait_until(returns_all, SEARCH_TIMEOUT, "two returns per job")
+        by = {(d["jid"], d["minion"]): d for d in rets}
+        assert len(rets) == len(by) == 2 * len(want_status), sorted(by)
+        for jid, status in want_status.items():
+            for m in MINIONS:
+                d = by[(jid, m)]
+                want = "missing" if (jid, m) == (missing, "minion-b") else \
+                    "failed" if jid == failed else "succeeded"
+                assert d["status"] == want, (jid, m, d)
+        assert by[(missing, "minion-b")]["fun"] == "test.ping", by[(missing, "minion-b")]
+        assert by[(failed, "minion-a")]["retcode"] != 0, by[(failed, "minion-a")]
+        # the failing state run's states: 2 per minion, both failed
+        states = search(url, "salt-states-*", {"term": {"jid": failed}})
+        assert len(states) == 4 and all(s["outcome"] == "failed" for s in states), states
+
+        # ---- alerts: the failed, missing and risky jobs, and not the plain ping
+        want_alert = {failed: "failed", missing: "missing", risky: "risky"}
+
+        def alerts_all():
+            docs = {d["jid"]: d for d in search(url, "salt-alerts-*", {"terms": {"jid": list(want_status)}})}
+            return docs if set(want_alert) <= set(docs) else None
+        alerts = wait_until(alerts_all, SEARCH_TIMEOUT, "the failed, missing and risky alerts")
+        assert ping not in alerts, alerts[ping]
+        for jid, kind in want_alert.items():
+            assert kind in alerts[jid]["kinds"], alerts[jid]
+        assert alerts[failed]["alert"] == "failed" and sorted(alerts[failed]["failed"]) == MINIONS
+        assert alerts[missing]["alert"] == "missing" and alerts[missing]["missing"] == ["minion-b"]
+        assert alerts[risky]["alert"] == "risky" and alerts[risky]["risk"]["level"] == "critical"
+
+        # ---- nothing left in the spool, nothing dead-lettered
+        def spool_empty():
+            status, text = call(f"{metrics}/metrics")
+            if status != 200:
+                return None
+            pending = metric(text, "salttap_spool_pending_documents")
+            return text if pending == 0 else None
+        text = wait_until(spool_empty, 30, "salttap_spool_pending_documents 0 on /metrics")
+        assert (metric(text, "salttap_spool_appended_documents_total") or 0) > 0, text
+        assert metric(text, "salttap_indexer_setup_done") == 1, text
+        dead = search(url, "salt-deadletter-*", {"match_all": {}})
+        assert dead == [], dead
+
+        # ---- SIGTERM: exits 0 within its drain time
+        tap.proc.send_signal(signal.SIGTERM)
+        t0 = time.monotonic()
+        try:
+            rc = tap.proc.wait(timeout=DRAIN_SECONDS + 10)
+        except Exception:
+            pytest.fail(f"salttap run did not exit within {DRAIN_SECONDS + 10}s of SIGTERM\n"
+                        f"{tap.diagnostics()}")
+        took = time.monotonic() - t0
+        assert rc == 0, f"salttap run exited {rc}\n{tap.diagnostics()}"
+        assert took <= DRAIN_SECONDS + 2, f"took {took:.1f}s to stop (drain {DRAIN_SECONDS}s)"
+        tap.wait_stderr(r"run: stopped; 0 documents left in the spool", timeout=5)
+    finally:
+        tap.stop()
+        if restart_b:
+            if not lab.minions["minion-b"].running():
+                lab.start_minion("minion-b", wait=False)
+            lab.wait_minions(["minion-b"])  # later tests need two minions
+
+
+def _no_events(line: str) -> dict:
+    raise ValueError("salttap run prints no events")
+
+
+def _healthz(metrics: str) -> bool:
+    try:
+        status, _ = call(f"{metrics}/healthz", timeout=2)
+    except OSError:
+        return False
+    return status == 200
+
+
+def wait_for_hits(url: str, index: str, query: dict, timeout: float) -> list[dict] | None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        hits = search(url, index, query)
+        if hits:
+            return hits
+        time.sleep(0.5)
+    return None
