@@ -111,7 +111,7 @@ std::string_view to_string(Probe p) {
 }
 
 SegmentCursor::SegmentCursor(ByteSource& source, std::uint64_t size, std::size_t window)
-    : source_(source), size_(size), window_(std::max<std::size_t>(window, kHeaderBytes)) {}
+    : source_(source), size_(size), window_limit_(std::max<std::size_t>(window, kHeaderBytes)) {}
 
 void SegmentCursor::set_size(std::uint64_t size) {
   // Bytes below the old size never change (the writer only appends), so the
@@ -121,10 +121,12 @@ void SegmentCursor::set_size(std::uint64_t size) {
 }
 
 const unsigned char* SegmentCursor::view(std::uint64_t offset, std::size_t n) {
-  if (n > window_.size() || offset > size_ || size_ - offset < n) return nullptr;
+  if (n > window_limit_ || offset > size_ || size_ - offset < n) return nullptr;
   if (offset >= window_offset_ && offset + n <= window_offset_ + window_bytes_)
     return window_.data() + (offset - window_offset_);
-  const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(window_.size(), size_ - offset));
+  const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(window_limit_, size_ - offset));
+  // Grown on demand: a small segment never costs a whole window.
+  if (window_.size() < want) window_.resize(want);
   window_offset_ = offset;
   window_bytes_ = 0;
   const std::size_t got = source_.read_at(offset, std::span(window_.data(), want));
@@ -149,7 +151,7 @@ Probe SegmentCursor::probe(std::uint64_t offset, std::uint64_t prev_id, RecordHe
   if (payload != nullptr) {
     payload->resize(header.payload_bytes);
     auto* out = reinterpret_cast<unsigned char*>(payload->data());
-    if (header.payload_bytes <= window_.size()) {
+    if (header.payload_bytes <= window_limit_) {
       const unsigned char* src = view(body, header.payload_bytes);
       if (src == nullptr) return Probe::incomplete;
       std::memcpy(out, src, header.payload_bytes);
@@ -159,7 +161,7 @@ Probe SegmentCursor::probe(std::uint64_t offset, std::uint64_t prev_id, RecordHe
     crc.process_bytes(out, header.payload_bytes);
   } else {
     for (std::uint64_t done = 0; done < header.payload_bytes;) {
-      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(window_.size(), header.payload_bytes - done));
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(window_limit_, header.payload_bytes - done));
       const unsigned char* src = view(body + done, n);
       if (src == nullptr) return Probe::incomplete;
       crc.process_bytes(src, n);
@@ -175,7 +177,7 @@ std::uint64_t SegmentCursor::resync(std::uint64_t from, std::uint64_t prev_id) {
   const std::uint64_t last_start = size_ - kHeaderBytes;  // a record needs at least its header
   std::uint64_t pos = from + 1;
   while (pos <= last_start) {
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(window_.size(), size_ - pos));
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(window_limit_, size_ - pos));
     const unsigned char* chunk = view(pos, n);
     if (chunk == nullptr) return size_;
     const unsigned char* hit = std::search(chunk, chunk + n, std::begin(kMagicBytes), std::end(kMagicBytes));

@@ -104,6 +104,7 @@ class SegmentCursor {
 
   ByteSource& source_;
   std::uint64_t size_;
+  std::size_t window_limit_;
   std::vector<unsigned char> window_;
   std::uint64_t window_offset_ = 0;
   std::size_t window_bytes_ = 0;
@@ -121,9 +122,9 @@ struct BadRegion {
 struct SegmentScan {
   std::uint64_t records = 0;  // valid records
   std::uint64_t first_id = 0, last_id = 0;
-  std::uint64_t valid_end = 0;         // just past the last valid record
-  std::vector<BadRegion> bad;          // in file order
-  std::uint64_t records_after = 0;     // valid records with id > `after`
+  std::uint64_t valid_end = 0;           // just past the last valid record
+  std::vector<BadRegion> bad;            // in file order
+  std::uint64_t records_after = 0;       // valid records with id > `after`
   std::uint64_t first_offset_after = 0;  // where the first of those starts (valid_end if none)
 };
 

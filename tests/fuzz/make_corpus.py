@@ -12,6 +12,8 @@ are only read. Writes, per target:
                          bodies (tag "\\n\\n" msgpack), JSON lines, hand-made
                          bodies (old padded tag, ext 78/79, odd keys...)
   corpus/master_config/  salt-master config files
+  corpus/spool_recovery/ spool directories (ledger + segments, indexer/SPOOL.md):
+                         valid, torn tail, bad CRC, ids going back, ledger cases
 Files named crash-* are regression inputs for fixed bugs: never deleted.
 """
 
@@ -319,6 +321,81 @@ def master_config_corpus(out, written):
         write(d, name, text.encode(), written)
 
 
+# --- spool_recovery ----------------------------------------------------------
+
+def _crc32c_table():
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC32C = _crc32c_table()
+
+
+def crc32c(data, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = _CRC32C[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def spool_record(rid, cls, payload):
+    """One segment record: magic, length, id, class, reserved, CRC32C(bytes 4..19 + payload), payload."""
+    body = struct.pack(">IQB3x", len(payload), rid, cls)
+    return b"STP1" + body + struct.pack(">I", crc32c(body + payload)) + payload
+
+
+def spool_ledger(acked_id, next_id):
+    head = b"STPL" + struct.pack(">IQQ", 1, acked_id, next_id)
+    return head + struct.pack(">I", crc32c(head)) + bytes(36)
+
+
+def spool_input(flags, ledger, seg1, seg2=b"", seg2_name=0):
+    """The target's input: [flags][ledger len][seg1 len BE16][seg2 name] ledger seg1 seg2
+    (flags: tests/fuzz/spool_recovery_fuzz.cpp)."""
+    return bytes([flags, len(ledger)]) + struct.pack(">H", len(seg1)) + bytes([seg2_name]) + ledger + seg1 + seg2
+
+
+def spool_recovery_corpus(out, written):
+    d = out / "spool_recovery"
+    doc = lambda i: b'{"create":{"_index":"salt-jobs","_id":"%d"}}\n{"jid":"%d"}\n' % (i, i)
+    recs = {i: spool_record(i, i % 5, doc(i)) for i in range(1, 9)}
+    run = lambda *ids: b"".join(recs[i] for i in ids)
+    bad_crc = bytearray(recs[2])
+    bad_crc[30] ^= 0x01
+    long_len = bytearray(recs[2])
+    long_len[5] = 0x01
+    seeds = {
+        "valid-one-segment": spool_input(0x01, spool_ledger(1, 4), run(1, 2, 3)),
+        "valid-two-segments": spool_input(0x03, spool_ledger(0, 5), run(1, 2), run(3, 4), 1),
+        "valid-small-segments-append": spool_input(0x29, spool_ledger(0, 4), run(1, 2, 3)),
+        "torn-tail": spool_input(0x01, spool_ledger(0, 4), run(1, 2) + recs[3][:-7]),
+        "torn-header": spool_input(0x01, spool_ledger(0, 3), run(1) + recs[2][:11]),
+        "torn-zeroed-new-segment": spool_input(0x03, spool_ledger(0, 3), run(1, 2), bytes(48), 1),
+        "bad-crc-mid-segment": spool_input(0x01, spool_ledger(0, 4), recs[1] + bytes(bad_crc) + recs[3]),
+        "bad-length-mid-segment": spool_input(0x01, spool_ledger(0, 4), recs[1] + bytes(long_len) + recs[3]),
+        "bad-tail-older-segment": spool_input(0x03, spool_ledger(0, 5), recs[1] + bytes(bad_crc), run(3, 4), 1),
+        "ids-not-increasing": spool_input(0x01, spool_ledger(0, 5), run(1, 2, 3, 2, 4)),
+        "ids-back-across-segments": spool_input(0x03, spool_ledger(0, 6), run(3, 4, 5), run(1, 2), 7),
+        "ledger-ahead": spool_input(0x01, spool_ledger(10, 11), run(1, 2)),
+        "ledger-behind": spool_input(0x01, spool_ledger(1, 2), run(5, 6)),
+        "ledger-missing": spool_input(0x00, b"", run(1, 2, 3)),
+        "ledger-bad-crc": spool_input(0x01, spool_ledger(1, 4)[:60] + b"\xff\xff\xff\xff", run(1, 2, 3)),
+        "ledger-short": spool_input(0x01, spool_ledger(1, 4)[:40], run(1, 2, 3)),
+        "fully-acked": spool_input(0x07, spool_ledger(8, 9), run(1, 2, 3), run(4, 5), 2),
+        "empty": spool_input(0x00, b"", b""),
+        # bits 6-7: the target recomputes the CRCs, so mutations get past them
+        "crc-fixed-valid": spool_input(0xC3, spool_ledger(1, 5), run(1, 2), run(3, 4), 1),
+        "crc-fixed-append-small-segments": spool_input(0xD9, spool_ledger(0, 4), run(1, 2, 3)),
+    }
+    for name, data in seeds.items():
+        write(d, name, data, written)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--captures", type=pathlib.Path, default=DEFAULT_CAPTURES)
@@ -327,7 +404,7 @@ def main():
     if not any(args.captures.glob("*/*.raw")):
         sys.exit(f"no captures under {args.captures}")
     written = []
-    for target in ("frame_decoder", "event_decoder", "master_config"):
+    for target in ("frame_decoder", "event_decoder", "master_config", "spool_recovery"):
         d = args.out / target
         d.mkdir(parents=True, exist_ok=True)
         for f in d.iterdir():  # regenerate seeds; keep crash-* regression inputs
@@ -336,6 +413,7 @@ def main():
     frame_decoder_corpus(args.captures, args.out, written)
     event_decoder_corpus(args.captures, args.out, written)
     master_config_corpus(args.out, written)
+    spool_recovery_corpus(args.out, written)
     total = sum(p.stat().st_size for p in written)
     print(f"{len(written)} seed files, {total} bytes, in {args.out}")
 

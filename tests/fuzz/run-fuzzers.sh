@@ -17,7 +17,7 @@ SECONDS_PER_TARGET=${1:-60}
 shift || true
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD="$ROOT/build/fuzz"
-ALL_TARGETS=(frame_decoder event_decoder master_config)
+ALL_TARGETS=(frame_decoder event_decoder master_config spool_recovery)
 TARGETS=("$@")
 [[ ${#TARGETS[@]} -eq 0 ]] && TARGETS=("${ALL_TARGETS[@]}")
 
@@ -30,6 +30,7 @@ max_len() {
   case "$1" in
     frame_decoder) echo 65536 ;;
     event_decoder) echo 16384 ;;
+    spool_recovery) echo 8192 ;;  # a ledger and a few records per segment
     *) echo 4096 ;;
   esac
 }

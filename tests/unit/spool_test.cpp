@@ -390,6 +390,7 @@ TEST(Spool, FullSpoolRefusesEventsThenStatesAndJobsWaitThenTimeOut) {
   EXPECT_EQ(r.spooled, 3u);  // up to max_bytes
   EXPECT_EQ(r.dropped, 1u);
   EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.timed_out_docs, (std::vector<std::size_t>{3})) << "the caller may offer exactly j1 again";
 
   const auto st = spool.stats();
   EXPECT_EQ(st.bytes, 10 * rec);
@@ -802,9 +803,8 @@ TEST(SpoolRecovery, LedgerWithABadCrcIsRebuilt) {
 TEST(SpoolRecovery, RecordIdsNotIncreasingAreCorruption) {
   TempDir tmp;
   // A verified record whose id goes back (2 after 3), within a segment...
-  write_file(tmp.path() / sf::segment_file_name(1), record(1, job("j1")) + record(2, job("j2")) +
-                                                        record(3, job("j3")) + record(2, job("again")) +
-                                                        record(4, job("j4")));
+  write_file(tmp.path() / sf::segment_file_name(1), record(1, job("j1")) + record(2, job("j2")) + record(3, job("j3")) +
+                                                        record(2, job("again")) + record(4, job("j4")));
   // ...and a whole later segment whose ids go back.
   write_file(tmp.path() / sf::segment_file_name(9), record(3, job("old3")) + record(4, job("old4")));
   write_file(tmp.path() / sf::segment_file_name(10), record(5, job("j5")));
