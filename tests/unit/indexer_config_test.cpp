@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "service/config.h"
+#include "service/run.h"
 
 namespace salttap::service {
 namespace {
@@ -129,6 +130,20 @@ TEST_F(ConfigFile, SecretsComeFromEnvOrFileAndAreReadOnlyWhenTheIndexerStarts) {
   resolve_secrets(k);
   EXPECT_EQ(k.http.auth.api_key, "aWQ6a2V5");  // trailing newline dropped
   std::filesystem::remove(key_file);
+}
+
+TEST_F(ConfigFile, WithoutAnIndexerSectionTheMastersReturnerBlockIsUsed) {
+  tap::MasterBus master;
+  master.config_path = "/etc/salt/master";
+  master.elasticsearch_yaml = "hosts: ['10.0.0.9:9200']\nnumber_of_replicas: 2\n";
+  const IndexerConfig ix = effective_indexer_config(load("master_id: m\n"), master);
+  EXPECT_EQ(ix.http.hosts, (std::vector<std::string>{"10.0.0.9:9200"}));
+  EXPECT_EQ(ix.templates.number_of_replicas, 2);
+  EXPECT_NE(ix.source.find("/etc/salt/master"), std::string::npos);
+  // salttap's own section wins over the master's block.
+  EXPECT_EQ(effective_indexer_config(load("indexer: {hosts: ['http://own:9200']}\n"), master).http.hosts,
+            (std::vector<std::string>{"http://own:9200"}));
+  EXPECT_THROW(effective_indexer_config(load("master_id: m\n"), tap::MasterBus{}), ConfigError);
 }
 
 TEST_F(ConfigFile, MistakesAreNamed) {
