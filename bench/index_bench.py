@@ -139,25 +139,40 @@ def write_bodies(docs, out: Path, max_docs: int, max_bytes: int, gz: bool, level
 
 # ---------------------------------------------------------------- the three ways
 
-def run_salttap(salttap: str, stream: str, config: Path, log: Path) -> float:
+def timed(cmd: list[str], stdout=subprocess.DEVNULL, stderr=None) -> tuple[float, float, int]:
+    """Runs cmd; (wall seconds, CPU seconds of it and its reaped descendants, exit code)."""
     t0 = time.perf_counter()
-    with open(log, "wb") as err:
-        rc = subprocess.run([salttap, "replay", stream, "--ship", "--ship-timeout", "1800", "--config", str(config)],
-                            stdout=subprocess.DEVNULL, stderr=err).returncode
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=stderr)
+    _, status, ru = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return seconds, ru.ru_utime + ru.ru_stime, proc.returncode
+
+
+def process_cpu(pid: int) -> float:
+    """utime + stime of a running process (the engine's JVM), seconds."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_salttap(salttap: str, stream: str, config: Path, log: Path) -> tuple[float, float]:
+    with open(log, "wb") as err:
+        seconds, cpu, rc = timed([salttap, "replay", stream, "--ship", "--ship-timeout", "1800",
+                                  "--config", str(config)], stderr=err)
     if rc != 0:
         raise RuntimeError(f"salttap replay --ship exited {rc}; see {log}")
-    return seconds
+    return seconds, cpu
 
 
 def run_build_only(salttap: str, stream: str, config: Path) -> float:
-    t0 = time.perf_counter()
-    subprocess.run([salttap, "replay", stream, "--output", "documents", "--config", str(config)],
-                   stdout=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - t0
+    seconds, cpu, rc = timed([salttap, "replay", stream, "--output", "documents", "--config", str(config)])
+    if rc != 0:
+        raise RuntimeError(f"salttap replay --output documents exited {rc}")
+    return seconds
 
 
-def run_curl(url: str, bodies: list[Path], work: Path, parallel: int, gz: bool) -> float:
+def run_curl(url: str, bodies: list[Path], work: Path, parallel: int, gz: bool) -> tuple[float, float]:
     listing = work / "bodies.list"
     listing.write_text("".join(f"{p}\n" for p in bodies))
     resp = work / "responses"
@@ -167,10 +182,12 @@ def run_curl(url: str, bodies: list[Path], work: Path, parallel: int, gz: bool) 
     cmd = ["xargs", "-a", str(listing), "-P", str(parallel), "-I{}", "sh", "-c",
            f"curl -sS -o {resp}/$(basename {{}}).json -w '%{{http_code}}\\n' "
            + " ".join(f"'{h}'" for h in headers) + f" --data-binary @{{}} {url}/_bulk"]
-    t0 = time.perf_counter()
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, check=True)
-    seconds = time.perf_counter() - t0
-    codes = collections.Counter(res.stdout.decode().split())
+    codes_file = work / "http-codes.txt"
+    with open(codes_file, "wb") as out:
+        seconds, cpu, rc = timed(cmd, stdout=out)
+    if rc != 0:
+        raise RuntimeError(f"xargs curl exited {rc}")
+    codes = collections.Counter(codes_file.read_text().split())
     if set(codes) != {"200"}:
         raise RuntimeError(f"curl: HTTP codes {dict(codes)}")
     bad = collections.Counter()
@@ -183,15 +200,15 @@ def run_curl(url: str, bodies: list[Path], work: Path, parallel: int, gz: bool) 
                     bad[st] += 1
     if bad:
         raise RuntimeError(f"curl: item errors {dict(bad)}")
-    return seconds
+    return seconds, cpu
 
 
-def run_one_per_request(url: str, docs) -> float:
+def run_one_per_request(url: str, docs) -> tuple[float, float]:
     u = urllib.parse.urlsplit(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
     headers = {"Content-Type": "application/json", "Connection": "keep-alive"}
     bad = collections.Counter()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for action, payload in docs:
         op, meta = next(iter(action.items()))
         index, doc_id = meta["_index"], urllib.parse.quote(meta["_id"], safe="")
@@ -207,11 +224,11 @@ def run_one_per_request(url: str, docs) -> float:
         r.read()
         if r.status not in (200, 201, 409):
             bad[r.status] += 1
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     conn.close()
     if bad:
         raise RuntimeError(f"one-per-request: HTTP codes {dict(bad)}")
-    return seconds
+    return seconds, cpu
 
 
 # ---------------------------------------------------------------- engine down: memory
@@ -321,20 +338,27 @@ def report(res: dict) -> bool:
               f"(heap {s['heap']}), {len(res['rounds'])} rounds; bulk: max_docs {s['max_docs']}, max_bytes "
               f"{s['max_bytes']}, in_flight {s['in_flight']}, gzip {'on (level 1)' if s['gzip'] else 'off'}, "
               f"spool fsync {s['fsync']}\n")
-        print("| way | docs | seconds (median) | docs/s (median) | MB/s | salttap vs this way |")
-        print("|---|---:|---:|---:|---:|---:|")
+        def cpu(way, key):
+            vals = [r[way][key] for r in res["rounds"] if key in r[way]]
+            return f"{statistics.median(vals):.1f}" if vals else "-"
+
+        print("| way | docs | seconds (median) | docs/s (median) | MB/s | salttap vs this way | client CPU s | engine CPU s |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
         print(f"| salttap replay --ship (build + spool + ship) | {n:,} | {med['salttap']:.1f} | {rate['salttap']:,.0f} "
-              f"| {mb / med['salttap']:.1f} | 1.00x |")
+              f"| {mb / med['salttap']:.1f} | 1.00x | {cpu('salttap', 'client_cpu_s')} | {cpu('salttap', 'engine_cpu_s')} |")
         print(f"| curl, ready-made _bulk bodies, xargs -P {s['in_flight']} | {n:,} | {med['curl']:.1f} | "
-              f"{rate['curl']:,.0f} | {mb / med['curl']:.1f} | {rate['salttap'] / rate['curl']:.2f}x |")
+              f"{rate['curl']:,.0f} | {mb / med['curl']:.1f} | {rate['salttap'] / rate['curl']:.2f}x | "
+              f"{cpu('curl', 'client_cpu_s')} | {cpu('curl', 'engine_cpu_s')} |")
         one_mb = res["documents"]["one_per_request_bytes"] / 1e6
         print(f"| one request per document, keep-alive (subset, extrapolated) | {n_one:,} of {n:,} | "
               f"{med['one_per_request']:.1f} ({n / rate['one_per_request']:,.0f} for all) | {rate['one_per_request']:,.0f} | "
-              f"{one_mb / med['one_per_request']:.1f} | {rate['salttap'] / rate['one_per_request']:.1f}x |")
+              f"{one_mb / med['one_per_request']:.1f} | {rate['salttap'] / rate['one_per_request']:.1f}x | "
+              f"{cpu('one_per_request', 'client_cpu_s')} | {cpu('one_per_request', 'engine_cpu_s')} |")
         print(f"| salttap document building only (--output documents > /dev/null) | {n:,} | {build:.1f} | "
-              f"{n / build:,.0f} | {mb / build:.1f} | |")
+              f"{n / build:,.0f} | {mb / build:.1f} | | | |")
         per_round = ", ".join(f"{n / r['salttap']['seconds'] / (n / r['curl']['seconds']):.2f}" for r in res["rounds"])
-        print(f"\nsalttap/curl per round: {per_round}")
+        ratios = [r["curl"]["seconds"] / r["salttap"]["seconds"] for r in res["rounds"]]
+        print(f"\nsalttap/curl rate per round (order rotates): {per_round}; median {statistics.median(ratios):.2f}")
 
         r1 = rate["salttap"] / rate["curl"]
         rows.append(("salttap >= 80% of the curl rate", f"{r1 * 100:.0f}%", r1 >= 0.8))
@@ -414,32 +438,38 @@ def run_rounds(res: dict, work: Path, bodies: list[Path], subset, expect: dict) 
         cfg = work / "ship.yaml"
         write_config(cfg, [url], work / "spool")
         subprocess.run([o.salttap, "setup", "--config", str(cfg)], check=True, stdout=subprocess.DEVNULL)
-        if o.warmup:  # the engine's JIT and caches: one unmeasured pass of the bodies
-            delete_indices(url, o.prefix)
-            log(f"warm-up: curl pass, {run_curl(url, bodies, work, o.in_flight, o.gzip):.1f} s (not counted)")
+        if o.warmup:  # the engine's JIT and caches: unmeasured passes of the bodies
+            for i in range(o.warmup):
+                delete_indices(url, o.prefix)
+                log(f"warm-up {i + 1}/{o.warmup}: curl pass, {run_curl(url, bodies, work, o.in_flight, o.gzip)[0]:.1f} s "
+                    f"(not counted)")
         ways = ["salttap", "curl", "one_per_request"]
         for rnd in range(o.rounds):
             order = ways[rnd % 3:] + ways[:rnd % 3]
             r = {"order": order}
             for way in order:
                 delete_indices(url, o.prefix)
+                engine_cpu0 = process_cpu(engine.pid)
                 if way == "salttap":
                     shutil.rmtree(work / "spool", ignore_errors=True)
-                    sec = run_salttap(o.salttap, o.stream, cfg, work / f"salttap-{rnd}.log")
+                    sec, cpu = run_salttap(o.salttap, o.stream, cfg, work / f"salttap-{rnd}.log")
                     want = expect
                 elif way == "curl":
-                    sec = run_curl(url, bodies, work, o.in_flight, o.gzip)
+                    sec, cpu = run_curl(url, bodies, work, o.in_flight, o.gzip)
                     want = expect
                 else:
-                    sec = run_one_per_request(url, subset)
+                    sec, cpu = run_one_per_request(url, subset)
                     want = res["documents"]["one_per_request_unique_by_kind"]
+                engine_cpu = process_cpu(engine.pid) - engine_cpu0
                 got = engine_counts(url, o.prefix, want)
                 dead = got.pop("deadletter")
                 if got != want or dead:
                     raise RuntimeError(f"round {rnd} {way}: engine has {got} (+{dead} dead letters), expected {want}")
                 n = res["documents"]["one_per_request_subset"] if way == "one_per_request" else res["documents"]["total"]
-                r[way] = {"seconds": sec, "docs_per_s": n / sec, "engine_counts": got}
-                log(f"round {rnd + 1}/{o.rounds} {way}: {sec:.1f} s, {n / sec:,.0f} docs/s; engine counts ok")
+                r[way] = {"seconds": sec, "docs_per_s": n / sec, "client_cpu_s": cpu, "engine_cpu_s": engine_cpu,
+                          "engine_counts": got}
+                log(f"round {rnd + 1}/{o.rounds} {way}: {sec:.1f} s, {n / sec:,.0f} docs/s, CPU client {cpu:.1f} s "
+                    f"engine {engine_cpu:.1f} s; engine counts ok")
             r["build_only_seconds"] = run_build_only(o.salttap, o.stream, work / "documents.yaml")
             log(f"round {rnd + 1}/{o.rounds} build only: {r['build_only_seconds']:.1f} s")
             res["rounds"].append(r)
@@ -468,7 +498,7 @@ def main() -> int:
     ap.add_argument("--sample-interval", type=float, default=0.25)
     ap.add_argument("--rss-growth-limit", type=float, default=0.30)
     ap.add_argument("--skip-memory", action="store_true")
-    ap.add_argument("--no-warmup", dest="warmup", action="store_false", help="skip the unmeasured curl pass")
+    ap.add_argument("--warmup", type=int, default=2, help="unmeasured curl passes before the rounds")
     ap.add_argument("--report", help="print the tables of an earlier results JSON and exit")
     OPTS = ap.parse_args()
     if OPTS.report:
