@@ -680,6 +680,13 @@ std::vector<SpoolRecord> Spool::Impl::read_some(std::size_t max_records, std::si
     }
     for (const Hole& hole : read_holes)
       if (read_offset == hole.begin) read_offset = hole.end;
+    if (!read_cursor && read_offset < committed) {  // its file was removed behind our back
+      log::error("spool {}: segment {} cannot be read: {} bytes skipped", dir_name, read_segment,
+                 committed - read_offset);
+      lost_bytes += committed - read_offset;
+      skipped = true;
+      read_offset = committed;
+    }
     if (!read_cursor || read_offset >= committed) {
       if (last || !enter_segment(read_segment + 1)) break;
       continue;
@@ -705,7 +712,8 @@ std::vector<SpoolRecord> Spool::Impl::read_some(std::size_t max_records, std::si
       continue;
     }
     if (!out.empty() && payload_bytes + h.payload_bytes > max_bytes) break;
-    if (skipped) lost += lost_between(last_read_id, h.id);
+    // last_read_id starts at acked_id, so here the gap is exact even from 0.
+    if (skipped) lost += std::max<std::uint64_t>(1, h.id - last_read_id - 1);
     skipped = false;
     read_offset += h.record_bytes();
     last_read_id = h.id;

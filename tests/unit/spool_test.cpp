@@ -309,6 +309,19 @@ TEST(Spool, TakeReadsFromTheSegmentFilesNotMemory) {
   EXPECT_EQ(spool.stats().read_corrupt_bytes, rec);
 }
 
+TEST(Spool, ASegmentRemovedByHandIsCountedAsLostNotWaitedFor) {
+  TempDir tmp;
+  SpoolConfig c = config_for(tmp.path());
+  c.segment_bytes = 2 * record(1, event("e0")).size();
+  Spool spool(c);
+  spool.append(events(4));  // [1, 2] [3, 4]
+  fs::remove(segment_files(tmp.path()).at(0));
+  const auto got = take_all(spool);
+  EXPECT_EQ(ids_of(got), (std::vector<std::uint64_t>{3, 4}));
+  EXPECT_EQ(spool.stats().read_corrupt_records, 2u);
+  EXPECT_EQ(spool.stats().pending_records, 2u) << "the lost ones are not pending";
+}
+
 // ---------------------------------------------------------------------------
 // Segments
 
