@@ -602,8 +602,8 @@ void Spool::Impl::flush(AppendResult& result) {
 }
 
 bool Spool::Impl::retire_active_if_acked() {
-  // The writer's segment is deleted like any other once all of it is acked,
-  // so a spool smaller than one segment still frees space.
+  // The writer's segment, all of it acked, is deleted when its room is needed
+  // (so a spool smaller than one segment still frees space) and at close().
   if (active_id == 0 || !staged.empty() || segments.empty()) return false;
   const Segment& seg = segments.back();
   if (seg.name_id != active_id || seg.records == 0 || seg.last_id > acked_id) return false;
@@ -866,7 +866,7 @@ std::vector<SpoolRecord> Spool::take(std::size_t max_records, std::size_t max_by
 void Spool::ack(std::span<const std::uint64_t> ids) {
   Impl& s = *impl_;
   std::vector<fs::path> deleted;
-  bool write_ledger = false, active_done = false;
+  bool write_ledger = false;
   {
     std::lock_guard lock(s.mu);
     for (const std::uint64_t id : ids) {
@@ -885,23 +885,16 @@ void Spool::ack(std::span<const std::uint64_t> ids) {
       s.bytes -= s.segments.front().bytes;
       s.segments.pop_front();
     }
-    active_done = !s.segments.empty() && s.segments.back().name_id == s.active_id && s.segments.back().records > 0 &&
-                  s.segments.back().last_id <= s.acked_id;
     if (!deleted.empty()) s.ledger_due = true;
     write_ledger = s.ledger_due || Clock::now() - s.last_ledger_write >= kLedgerInterval;
-    s.space_freed();  // also wakes a writer that can now retire its own segment
+    // Also wakes a writer waiting for room: it may retire its own segment.
+    // Nothing else retires it: while the shipper keeps up, every batch would
+    // cost a segment file created and deleted.
+    s.space_freed();
   }
   for (const auto& path : deleted)
     if (::unlink(path.c_str()) != 0 && errno != ENOENT)
       log::error("spool {}: cannot remove {}: {}", s.dir_name, path.filename().string(), errno_text(errno));
-  // An idle writer's segment, all acked: free it now rather than at the next append.
-  if (active_done) {
-    std::unique_lock write_lock(s.write_mu, std::try_to_lock);
-    if (write_lock.owns_lock()) {
-      std::lock_guard lock(s.mu);
-      write_ledger |= s.retire_active_if_acked();
-    }
-  }
   if (write_ledger) s.write_ledger(false);
 }
 

@@ -353,12 +353,33 @@ TEST(Spool, SegmentsRotateAtSegmentBytesAndAreDeletedOnceAcked) {
   EXPECT_EQ(files[0].filename(), "seg-00000000000000000004");
   EXPECT_EQ(spool.stats().bytes, 7 * rec);
 
-  ack_all(spool, got);  // the writer's own segment goes too, once all of it is acked
+  ack_all(spool, got);
+  files = segment_files(tmp.path());
+  ASSERT_EQ(files.size(), 1u) << "the writer keeps its segment until its room is needed";
+  EXPECT_EQ(files[0].filename(), "seg-00000000000000000010");
+  spool.close();  // ...or until close()
   EXPECT_TRUE(segment_files(tmp.path()).empty());
   EXPECT_EQ(spool.stats().bytes, 0u);
   EXPECT_EQ(spool.stats().segments, 0u);
   spool.append(events(1, "after"));
   EXPECT_EQ(segment_files(tmp.path()).at(0).filename(), "seg-00000000000000000011");
+}
+
+TEST(Spool, TheWritersFullyAckedSegmentIsDeletedWhenItsRoomIsNeeded) {
+  TempDir tmp;
+  SpoolConfig c = config_for(tmp.path());
+  const std::size_t rec = record(1, job("j0")).size();
+  c.max_bytes = 3 * rec;  // smaller than one segment
+  Spool spool(c);
+  spool.append(std::vector<BulkDoc>{job("j0"), job("j1"), job("j2")});
+  ack_all(spool, take_all(spool));
+  EXPECT_EQ(spool.stats().bytes, 3 * rec);
+  const auto r = spool.append(std::vector<BulkDoc>{job("j3")});
+  EXPECT_EQ(r.spooled, 1u);
+  EXPECT_EQ(spool.stats().bytes, rec);
+  const auto files = segment_files(tmp.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].filename(), "seg-00000000000000000004");
 }
 
 TEST(Spool, ARecordLargerThanASegmentGetsASegmentOfItsOwn) {
@@ -417,10 +438,11 @@ TEST(Spool, FullSpoolRefusesEventsThenStatesAndJobsWaitThenTimeOut) {
   EXPECT_EQ(st.full_episodes, 1u);
   EXPECT_TRUE(st.full);
 
-  // Acks free the space: the episode ends and events are accepted again.
+  // Acks free the space: events are accepted again and the episode ends.
   ack_all(spool, take_all(spool));
-  EXPECT_FALSE(spool.stats().full);
   EXPECT_EQ(spool.append(events(1, "later")).spooled, 1u);
+  EXPECT_FALSE(spool.stats().full);
+  EXPECT_EQ(spool.stats().full_episodes, 1u);
 }
 
 TEST(Spool, ADocumentThatCanNeverFitIsDroppedAsTooLarge) {
