@@ -54,7 +54,7 @@ void IndexerService::setup_then_ship() {
     // Jitter so several salttaps do not retry in step.
     const auto wait = delay / 2 + std::chrono::milliseconds(rng() % (delay.count() / 2 + 1));
     if (wake_.wait_for(lock, wait, [this] { return stopping_; })) return;
-    delay = std::min(delay * 2, std::chrono::milliseconds(60000));
+    delay = std::min(delay * 2, std::chrono::milliseconds(15000));  // shipping resumes soon after the engine is back
   }
   setup_ok_ = true;
   std::lock_guard lock(mutex_);
