@@ -203,29 +203,52 @@ def run_curl(url: str, bodies: list[Path], work: Path, parallel: int, gz: bool) 
     return seconds, cpu
 
 
-def run_one_per_request(url: str, docs) -> tuple[float, float]:
+def doc_request(action: dict, payload: bytes) -> tuple[str, bytes]:
+    """The single-document request for a bulk item: PUT <index>/_create/<id>, or
+    PUT <index>/_doc/<id> with the item's external version."""
+    op, meta = next(iter(action.items()))
+    index, doc_id = meta["_index"], urllib.parse.quote(meta["_id"], safe="")
+    if op == "create":
+        path = f"/{index}/_create/{doc_id}"
+    else:
+        path = f"/{index}/_doc/{doc_id}"
+        if "version" in meta:
+            path += f"?version={meta['version']}&version_type={meta.get('version_type', 'external')}"
+    return path, payload[payload.index(b"\n") + 1:]
+
+
+def run_one_per_request(url: str, docs, returner_shaped: bool = False) -> tuple[float, float]:
+    """One request per document over one keep-alive connection. returner_shaped: what
+    salt/returners/elasticsearch_return.py does per return through salt/modules/elasticsearch.py
+    (each call builds a new client, i.e. a new connection, and calls es.info()):
+    _ensure_index -> GET /, HEAD /<index>; document_create -> GET /, then the document."""
     u = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
-    headers = {"Content-Type": "application/json", "Connection": "keep-alive"}
+    headers = {"Content-Type": "application/json"}
     bad = collections.Counter()
-    t0, c0 = time.perf_counter(), time.process_time()
-    for action, payload in docs:
-        op, meta = next(iter(action.items()))
-        index, doc_id = meta["_index"], urllib.parse.quote(meta["_id"], safe="")
-        source = payload[payload.index(b"\n") + 1:]
-        if op == "create":
-            path = f"/{index}/_create/{doc_id}"
-        else:
-            path = f"/{index}/_doc/{doc_id}"
-            if "version" in meta:
-                path += f"?version={meta['version']}&version_type={meta.get('version_type', 'external')}"
-        conn.request("PUT", path, body=source, headers=headers)
+
+    def call(conn, method, path, body=None):
+        conn.request(method, path, body=body, headers=headers)
         r = conn.getresponse()
         r.read()
-        if r.status not in (200, 201, 409):
-            bad[r.status] += 1
-    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        return r.status
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    for action, payload in docs:
+        path, source = doc_request(action, payload)
+        if returner_shaped:
+            index = path.split("/")[1]
+            for follow_up in (("HEAD", f"/{index}"), None):  # index_exists, then document_create
+                conn.close()
+                conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+                call(conn, "GET", "/")
+                if follow_up:
+                    call(conn, *follow_up)
+        status = call(conn, "PUT", path, source)
+        if status not in (200, 201, 409):
+            bad[status] += 1
     conn.close()
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     if bad:
         raise RuntimeError(f"one-per-request: HTTP codes {dict(bad)}")
     return seconds, cpu
@@ -354,6 +377,13 @@ def report(res: dict) -> bool:
               f"{med['one_per_request']:.1f} ({n / rate['one_per_request']:,.0f} for all) | {rate['one_per_request']:,.0f} | "
               f"{one_mb / med['one_per_request']:.1f} | {rate['salttap'] / rate['one_per_request']:.1f}x | "
               f"{cpu('one_per_request', 'client_cpu_s')} | {cpu('one_per_request', 'engine_cpu_s')} |")
+        if all("returner" in r for r in res["rounds"]):
+            n_ret = res["documents"]["returner_subset"]
+            ret = statistics.median(r["returner"]["seconds"] for r in res["rounds"])
+            print(f"| (info) Salt's returner as written: per document 2 new connections, GET / twice, HEAD index, "
+                  f"then the document (subset, extrapolated) | {n_ret:,} of {n:,} | {ret:.1f} "
+                  f"({n / (n_ret / ret):,.0f} for all) | {n_ret / ret:,.0f} | | {rate['salttap'] / (n_ret / ret):.0f}x | "
+                  f"{cpu('returner', 'client_cpu_s')} | {cpu('returner', 'engine_cpu_s')} |")
         print(f"| salttap document building only (--output documents > /dev/null) | {n:,} | {build:.1f} | "
               f"{n / build:,.0f} | {mb / build:.1f} | | | |")
         per_round = ", ".join(f"{n / r['salttap']['seconds'] / (n / r['curl']['seconds']):.2f}" for r in res["rounds"])
@@ -431,6 +461,9 @@ def run_rounds(res: dict, work: Path, bodies: list[Path], subset, expect: dict) 
     """The three ways, --rounds times, against one OpenSearch node started here."""
     from engine import Engine  # tests/engines/engine.py
     o = OPTS
+    returner_docs = subset[::max(1, len(subset) // o.returner_docs)][:o.returner_docs] if o.returner_docs else []
+    res["documents"]["returner_subset"] = len(returner_docs)
+    res["documents"]["returner_unique_by_kind"] = expected_counts(returner_docs)
     engine = Engine("opensearch", work / "engine", heap=o.heap).start()
     url = engine.url
     res["engine"] = {"flavor": "opensearch", "version": engine.info["version"]["number"], "heap": o.heap}
@@ -438,11 +471,16 @@ def run_rounds(res: dict, work: Path, bodies: list[Path], subset, expect: dict) 
         cfg = work / "ship.yaml"
         write_config(cfg, [url], work / "spool")
         subprocess.run([o.salttap, "setup", "--config", str(cfg)], check=True, stdout=subprocess.DEVNULL)
-        if o.warmup:  # the engine's JIT and caches: unmeasured passes of the bodies
-            for i in range(o.warmup):
-                delete_indices(url, o.prefix)
-                log(f"warm-up {i + 1}/{o.warmup}: curl pass, {run_curl(url, bodies, work, o.in_flight, o.gzip)[0]:.1f} s "
-                    f"(not counted)")
+        for i in range(o.warmup):  # the engine's JIT and caches: unmeasured passes, curl and salttap alternately
+            delete_indices(url, o.prefix)
+            cpu0 = process_cpu(engine.pid)
+            if i % 2 == 0:
+                sec = run_curl(url, bodies, work, o.in_flight, o.gzip)[0]
+            else:
+                shutil.rmtree(work / "spool", ignore_errors=True)
+                sec = run_salttap(o.salttap, o.stream, cfg, work / "salttap-warmup.log")[0]
+            log(f"warm-up {i + 1}/{o.warmup}: {'curl' if i % 2 == 0 else 'salttap'} pass, {sec:.1f} s, "
+                f"engine CPU {process_cpu(engine.pid) - cpu0:.1f} s (not counted)")
         ways = ["salttap", "curl", "one_per_request"]
         for rnd in range(o.rounds):
             order = ways[rnd % 3:] + ways[:rnd % 3]
@@ -470,6 +508,18 @@ def run_rounds(res: dict, work: Path, bodies: list[Path], subset, expect: dict) 
                           "engine_counts": got}
                 log(f"round {rnd + 1}/{o.rounds} {way}: {sec:.1f} s, {n / sec:,.0f} docs/s, CPU client {cpu:.1f} s "
                     f"engine {engine_cpu:.1f} s; engine counts ok")
+            if returner_docs:  # informational, outside the rotation
+                delete_indices(url, o.prefix)
+                engine_cpu0 = process_cpu(engine.pid)
+                sec, cpu = run_one_per_request(url, returner_docs, returner_shaped=True)
+                engine_cpu = process_cpu(engine.pid) - engine_cpu0
+                want = res["documents"]["returner_unique_by_kind"]
+                got = engine_counts(url, o.prefix, want)
+                if got.pop("deadletter") or got != want:
+                    raise RuntimeError(f"round {rnd} returner-shaped: engine has {got}, expected {want}")
+                n = len(returner_docs)
+                r["returner"] = {"seconds": sec, "docs_per_s": n / sec, "client_cpu_s": cpu, "engine_cpu_s": engine_cpu}
+                log(f"round {rnd + 1}/{o.rounds} returner-shaped: {sec:.1f} s, {n / sec:,.0f} docs/s")
             r["build_only_seconds"] = run_build_only(o.salttap, o.stream, work / "documents.yaml")
             log(f"round {rnd + 1}/{o.rounds} build only: {r['build_only_seconds']:.1f} s")
             res["rounds"].append(r)
@@ -485,6 +535,8 @@ def main() -> int:
     ap.add_argument("--stream", help="bus stream (raw capture) to replay")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--one-per-request-docs", type=int, default=5000)
+    ap.add_argument("--returner-docs", type=int, default=1000,
+                    help="documents for the returner-shaped way (informational; 0: skip)")
     ap.add_argument("--min-returns", type=int, default=100000)
     ap.add_argument("--work", default=str(ROOT / "build/bench-index"))
     ap.add_argument("--out", default=str(ROOT / "build/bench-results"))
@@ -498,7 +550,7 @@ def main() -> int:
     ap.add_argument("--sample-interval", type=float, default=0.25)
     ap.add_argument("--rss-growth-limit", type=float, default=0.30)
     ap.add_argument("--skip-memory", action="store_true")
-    ap.add_argument("--warmup", type=int, default=2, help="unmeasured curl passes before the rounds")
+    ap.add_argument("--warmup", type=int, default=3, help="unmeasured passes before the rounds (curl, salttap, curl, ...)")
     ap.add_argument("--report", help="print the tables of an earlier results JSON and exit")
     OPTS = ap.parse_args()
     if OPTS.report:
