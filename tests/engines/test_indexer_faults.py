@@ -556,3 +556,34 @@ def test_mapping_rejection_dead_letters(engine, salttap, replays, tmp_path):
     jobs = {h["_source"]["jid"]: h["_source"]["status"] for h in search_all(
         engine.url, f"{prefix}-jobs-*", {"match_all": {}}, ["jid", "status"])}
     assert jobs == {jid: t["status"] for jid, t in truth.items()}
+
+
+def test_every_real_capture_indexes_without_a_rejection(engine, salttap, replays, tmp_path):
+    """Every capture in ../shared/captures (real Salt 3006.25 and 3006.26 bus bytes: state runs,
+    binary and non-UTF-8 returns, a 1 MB return, runners, wheels, key events...) goes through
+    the real spool and shipper: the engine holds exactly the expected documents, none rejected."""
+    captures = sorted((ROOT.parent / "shared" / "captures").glob("*/*.raw"))
+    if not captures:
+        pytest.skip("no captures under ../shared/captures")
+    prefix = "fr"
+    spool = tmp_path / "spool"
+    config = write_config(tmp_path / "salttap.yaml", engine.url, prefix, spool)
+    argv = [str(salttap), "replay", *map(str, captures), "--output", "documents", "--config", str(config)]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    exp = Expected(r.stdout)
+
+    log = tmp_path / "replay.log"
+    with open(log, "wb") as out:
+        proc = subprocess.run([str(salttap), "replay", *map(str, captures), "--ship", "--config", str(config),
+                               "--ship-timeout", "240"], stdout=out, stderr=subprocess.STDOUT, timeout=300)
+    text = log.read_text(errors="replace")
+    assert proc.returncode == 0, text[-4000:]
+    got = counts_by_index(engine.url, prefix)
+    assert not any("deadletter" in ix for ix in got), (got, text[-4000:])
+    assert got == exp.per_index(), f"engine {got} != expected {exp.per_index()}"
+    for index in got:
+        assert_ids_present(engine.url, index, exp.ids(index))
+    dead = spool / "dead"
+    assert not dead.exists() or not any(dead.iterdir())
+    assert "dead-letter" not in text.lower(), text[-4000:]
