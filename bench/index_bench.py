@@ -377,6 +377,11 @@ def report(res: dict) -> bool:
               f"{med['one_per_request']:.1f} ({n / rate['one_per_request']:,.0f} for all) | {rate['one_per_request']:,.0f} | "
               f"{one_mb / med['one_per_request']:.1f} | {rate['salttap'] / rate['one_per_request']:.1f}x | "
               f"{cpu('one_per_request', 'client_cpu_s')} | {cpu('one_per_request', 'engine_cpu_s')} |")
+        if all("ship_only" in r for r in res["rounds"]):
+            so = statistics.median(r["ship_only"]["seconds"] for r in res["rounds"])
+            print(f"| (diagnostic) salttap's shipper alone: spool filled beforehand, replay of an empty file --ship | "
+                  f"{n:,} | {so:.1f} | {n / so:,.0f} | {mb / so:.1f} | {rate['salttap'] / (n / so):.2f}x | "
+                  f"{cpu('ship_only', 'client_cpu_s')} | {cpu('ship_only', 'engine_cpu_s')} |")
         if all("returner" in r for r in res["rounds"]):
             n_ret = res["documents"]["returner_subset"]
             ret = statistics.median(r["returner"]["seconds"] for r in res["rounds"])
@@ -508,6 +513,24 @@ def run_rounds(res: dict, work: Path, bodies: list[Path], subset, expect: dict) 
                           "engine_counts": got}
                 log(f"round {rnd + 1}/{o.rounds} {way}: {sec:.1f} s, {n / sec:,.0f} docs/s, CPU client {cpu:.1f} s "
                     f"engine {engine_cpu:.1f} s; engine counts ok")
+            if o.ship_only:  # diagnostic: the shipper alone, from a spool filled with the engine "down"
+                delete_indices(url, o.prefix)
+                shutil.rmtree(work / "spool", ignore_errors=True)
+                down = work / "fill.yaml"
+                write_config(down, [f"http://127.0.0.1:{free_port()}"], work / "spool", spool_max=8 << 30)
+                memory_run([o.salttap, "replay", o.stream, "--ship", "--ship-timeout", "60", "--config", str(down)],
+                           work / "fill.log", 0.1, work / "spool")
+                (work / "empty.raw").write_bytes(b"")
+                engine_cpu0 = process_cpu(engine.pid)
+                sec, cpu = run_salttap(o.salttap, str(work / "empty.raw"), cfg, work / f"ship-only-{rnd}.log")
+                engine_cpu = process_cpu(engine.pid) - engine_cpu0
+                got = engine_counts(url, o.prefix, expect)
+                if got.pop("deadletter") or got != expect:
+                    raise RuntimeError(f"round {rnd} ship-only: engine has {got}, expected {expect}")
+                n = res["documents"]["total"]
+                r["ship_only"] = {"seconds": sec, "docs_per_s": n / sec, "client_cpu_s": cpu, "engine_cpu_s": engine_cpu}
+                log(f"round {rnd + 1}/{o.rounds} ship-only: {sec:.1f} s, {n / sec:,.0f} docs/s, CPU client {cpu:.1f} s "
+                    f"engine {engine_cpu:.1f} s")
             if returner_docs:  # informational, outside the rotation
                 delete_indices(url, o.prefix)
                 engine_cpu0 = process_cpu(engine.pid)
@@ -550,6 +573,8 @@ def main() -> int:
     ap.add_argument("--sample-interval", type=float, default=0.25)
     ap.add_argument("--rss-growth-limit", type=float, default=0.30)
     ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--ship-only", action="store_true",
+                    help="diagnostic: also time salttap's shipper alone (spool filled beforehand), outside the rotation")
     ap.add_argument("--warmup", type=int, default=3, help="unmeasured passes before the rounds (curl, salttap, curl, ...)")
     ap.add_argument("--report", help="print the tables of an earlier results JSON and exit")
     OPTS = ap.parse_args()
