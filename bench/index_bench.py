@@ -12,15 +12,24 @@
                    (Python http.client, like the returner's elasticsearch-py), on an
                    evenly spread subset; its rate is extrapolated to the whole set
 
+Informational: the returner-shaped way (what salt/returners/elasticsearch_return.py sends
+per return: two new connections, GET / twice, HEAD index, the document) and, with
+--ship-only, salttap's shipper alone (spool filled beforehand, replay of an empty file).
+
 The documents are `salttap replay STREAM --output documents` (the exact bulk NDJSON
 salttap spools). Every way writes into the same `<prefix>-*` indices, typed by the same
 templates (`salttap setup`); the indices are deleted before each way and the engine's
 document count is checked after `_refresh` (unique _index/_id pairs: a job document has
-several versions). The order of the ways rotates per round; medians over rounds.
+several versions). --warmup unmeasured passes first (the engine's JIT); the order of the
+ways rotates per round; medians over rounds. Client CPU (wait4 rusage) and the engine
+JVM's CPU (/proc/PID/stat) are recorded per way.
 
 Then, with the engine stopped (hosts: a port nobody listens on), `salttap replay --ship`
-of the same stream: VmRSS and the spool's size every --sample-interval seconds; RSS at
-25/50/75/100 % of the spool's growth must not grow more than --rss-growth-limit.
+of the same stream: VmRSS and the spool's size every --sample-interval seconds; VmRSS at
+25/50/75/100 % of the spool's growth must not grow more than --rss-growth-limit. Judged
+with the correlator in steady state (late_grace_seconds: 2; the stream is only ~16 s of
+bus time); the default correlator and a run without any indexer are shown beside it
+(MEMORY_RUNS).
 
 Prints a markdown table; raw figures go to OUT/index-<UTC time>.json.
 `--report FILE.json` prints the tables of an earlier run.
