@@ -886,7 +886,13 @@ void Spool::ack(std::span<const std::uint64_t> ids) {
       s.segments.pop_front();
     }
     if (!deleted.empty()) s.ledger_due = true;
-    write_ledger = s.ledger_due || Clock::now() - s.last_ledger_write >= kLedgerInterval;
+    // Under `fsync: interval` the ledger (two fsyncs, on the shipper's thread)
+    // follows the same interval: a ledger up to that stale only means resends
+    // after a crash, which the engine answers 409.
+    const auto every = s.config.fsync == FsyncPolicy::interval
+                           ? std::max<Clock::duration>(kLedgerInterval, s.config.fsync_interval)
+                           : Clock::duration(kLedgerInterval);
+    write_ledger = s.ledger_due || Clock::now() - s.last_ledger_write >= every;
     // Also wakes a writer waiting for room: it may retire its own segment.
     // Nothing else retires it: while the shipper keeps up, every batch would
     // cost a segment file created and deleted.
