@@ -252,6 +252,27 @@ def _keep_class_archive(directory: Path) -> None:
         pass
 
 
+# ---------------------------------------------------------------- HTTP (tests)
+
+def call(url: str, method: str = "GET", body=None, ndjson: bool = False, timeout: float = 60.0):
+    """(status, parsed JSON body) — HTTP errors are returned, not raised."""
+    data = None
+    headers = {}
+    if body is not None:
+        if ndjson:
+            data = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in body).encode()
+            headers["Content-Type"] = "application/x-ndjson"
+        else:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
 # ---------------------------------------------------------------- the engine
 
 class Engine:

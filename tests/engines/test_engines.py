@@ -5,42 +5,20 @@ Standard library only (urllib), plus pytest.
 """
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import FLAVORS, Engine  # noqa: E402
+from engine import FLAVORS, Engine, call  # noqa: E402
 
 ENGINE_PY = Path(__file__).resolve().parent / "engine.py"
 
 # What each flavor calls its "whole object as one field" type.
 FLAT_TYPE = {"opensearch": "flat_object", "elasticsearch": "flattened"}
-
-
-def call(url: str, method: str = "GET", body=None, ndjson: bool = False, timeout: float = 60.0):
-    """(status, parsed JSON body) — HTTP errors are returned, not raised."""
-    data = None
-    headers = {}
-    if body is not None:
-        if ndjson:
-            data = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in body).encode()
-            headers["Content-Type"] = "application/x-ndjson"
-        else:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return resp.status, json.loads(resp.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
 
 
 def port_open(port: int) -> bool:

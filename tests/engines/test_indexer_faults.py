@@ -33,15 +33,13 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import ROOT, Engine  # noqa: E402
+from engine import ROOT, Engine, call  # noqa: E402
 
 DOWN_SECONDS = float(os.environ.get("SALTTAP_FAULT_DOWN_SECONDS", "60"))
 MASTER = "fault-master"
@@ -76,20 +74,6 @@ def salttap() -> Path:
 
 
 # ---------------------------------------------------------------- HTTP to the engine
-
-def call(url: str, method: str = "GET", body=None, timeout: float = 60.0):
-    """(status, parsed JSON body); HTTP errors are returned, not raised."""
-    data, headers = None, {}
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return resp.status, json.loads(resp.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
-
 
 def ok(url: str, method: str = "GET", body=None):
     status, got = call(url, method, body)

@@ -9,6 +9,7 @@
 
 #include "service/replay.h"
 #include "tests/support/captures.h"
+#include "tests/support/replay_output.h"
 
 namespace salttap::service {
 namespace {
@@ -24,14 +25,7 @@ std::string replay_documents(const std::filesystem::path& raw) {
   options.files = {raw.string()};
   options.output = "documents";
   options.config = load_config((kSource / "tests/golden/documents.yaml").string());
-  char* buf = nullptr;
-  std::size_t size = 0;
-  std::FILE* out = ::open_memstream(&buf, &size);
-  EXPECT_EQ(run_replay(options, out), 0);
-  std::fclose(out);
-  std::string text(buf, size);
-  std::free(buf);
-  return text;
+  return salttap::testing::replay_output(options);
 }
 
 class GoldenDocuments : public ::testing::TestWithParam<std::filesystem::path> {};

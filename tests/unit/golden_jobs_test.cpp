@@ -12,6 +12,7 @@
 #include "correlator/redactor.h"
 #include "service/replay.h"
 #include "tests/support/captures.h"
+#include "tests/support/replay_output.h"
 
 namespace salttap::service {
 namespace {
@@ -25,14 +26,7 @@ std::string replay_jobs(const std::filesystem::path& raw, std::optional<double> 
   options.files = {raw.string()};
   options.output = "jobs";
   if (missing_after) options.config.correlator.missing_after = static_cast<Micros>(*missing_after * kMicrosPerSecond);
-  char* buf = nullptr;
-  std::size_t size = 0;
-  std::FILE* out = ::open_memstream(&buf, &size);
-  EXPECT_EQ(run_replay(options, out), 0);
-  std::fclose(out);
-  std::string text(buf, size);
-  std::free(buf);
-  return text;
+  return salttap::testing::replay_output(options);
 }
 
 std::filesystem::path golden_for(const std::filesystem::path& raw) {

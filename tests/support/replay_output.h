@@ -1,0 +1,25 @@
+#pragma once
+// What `salttap replay` prints for `options`, as a string (golden tests).
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "service/replay.h"
+
+namespace salttap::testing {
+
+inline std::string replay_output(const service::ReplayOptions& options) {
+  char* buf = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = ::open_memstream(&buf, &size);
+  EXPECT_EQ(service::run_replay(options, out), 0);
+  std::fclose(out);
+  std::string text(buf, size);
+  std::free(buf);
+  return text;
+}
+
+}  // namespace salttap::testing
