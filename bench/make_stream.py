@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build large synthetic Salt master event-bus streams from real captures.
 
-The real Salt 3006.25 captures (plain framing, see
-/work/shared/design/salt-event-bus.md section 1) are decoded into job
+The real Salt 3006.25 captures in tests/captures (plain framing, see
+docs/salt-event-bus.md section 1) are decoded into job
 templates. Jobs are then repeated many times: every repeated job gets a fresh
 unique 20-digit jid (in every tag and every string of the data that contained
 the original jid, including dict keys), fresh minion ids (minion-00001 ...) in
@@ -43,7 +43,7 @@ import time
 
 import msgpack
 
-DEFAULT_CAPTURES = "/work/shared/captures/salt-3006.25"
+DEFAULT_CAPTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "captures", "salt-3006.25")
 TAGEND = b"\n\n"
 EPOCH = datetime.datetime(1970, 1, 1)
 START_TIME = datetime.datetime(2026, 12, 1, 8, 0, 0)

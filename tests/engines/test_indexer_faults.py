@@ -543,12 +543,12 @@ def test_mapping_rejection_dead_letters(engine, salttap, replays, tmp_path):
 
 
 def test_every_real_capture_indexes_without_a_rejection(engine, salttap, replays, tmp_path):
-    """Every capture in ../shared/captures (real Salt 3006.25 and 3006.26 bus bytes: state runs,
+    """Every capture in tests/captures (real Salt 3006.25 and 3006.26 bus bytes: state runs,
     binary and non-UTF-8 returns, a 1 MB return, runners, wheels, key events...) goes through
     the real spool and shipper: the engine holds exactly the expected documents, none rejected."""
-    captures = sorted((ROOT.parent / "shared" / "captures").glob("*/*.raw"))
+    captures = sorted((ROOT / "tests" / "captures").glob("*/*.raw"))
     if not captures:
-        pytest.skip("no captures under ../shared/captures")
+        pytest.fail("no captures under tests/captures")
     prefix = "fr"
     spool = tmp_path / "spool"
     config = write_config(tmp_path / "salttap.yaml", engine.url, prefix, spool)

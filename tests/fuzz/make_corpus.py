@@ -25,9 +25,7 @@ import struct
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
-DEFAULT_CAPTURES = HERE.parents[2] / "shared" / "captures"
-if not DEFAULT_CAPTURES.is_dir():
-    DEFAULT_CAPTURES = pathlib.Path("/work/shared/captures")
+DEFAULT_CAPTURES = HERE.parent / "captures"  # tests/captures
 
 MAX_WHOLE_CAPTURE = 16 * 1024   # whole .raw seeds for frame_decoder
 MAX_FRAME_SEED = 8 * 1024       # single frames / bodies for event_decoder

@@ -1,5 +1,5 @@
 #pragma once
-// The real event-bus captures in ../shared/captures (never edited).
+// The real event-bus captures in tests/captures (never edited).
 
 #include <filesystem>
 #include <fstream>

@@ -129,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(AllCaptures, CaptureDecode, ::testing::ValuesIn(capture
                          });
 
 TEST(Captures, ArePresent) {
-  // A missing ../shared/captures must fail loudly, not pass with zero cases.
+  // A missing tests/captures must fail loudly, not pass with zero cases.
   EXPECT_GE(capture_raw_files().size(), 60u) << salttap::testing::captures_dir();
 }
 
