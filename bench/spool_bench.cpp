@@ -2,7 +2,8 @@
 // fsync policy and batch size. The spool lives under $TMPDIR (a real disk
 // unless that is tmpfs: fsync costs are what this measures).
 //
-//   build/dev/bench/spool-bench [--benchmark_filter=...]
+//   cmake --preset bench && cmake --build --preset bench --target spool-bench
+//   build/bench/bench/spool-bench [--benchmark_filter=...]
 
 #include <benchmark/benchmark.h>
 #include <unistd.h>

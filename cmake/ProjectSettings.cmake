@@ -1,12 +1,15 @@
 # Compile policy shared by every target (linked PRIVATE):
 #   salttap_settings  - defines, sanitizer flags
-#   salttap_warnings  - warnings (errors only for our own code)
+#   salttap_warnings  - warnings on our own code; errors under SALTTAP_WARNINGS_AS_ERRORS
 add_library(salttap_settings INTERFACE)
 add_library(salttap_warnings INTERFACE)
 
 target_compile_options(salttap_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
   -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough)
+if(SALTTAP_WARNINGS_AS_ERRORS)
+  target_compile_options(salttap_warnings INTERFACE -Werror)
+endif()
 
 if(SALTTAP_SANITIZE)
   target_compile_options(salttap_settings INTERFACE

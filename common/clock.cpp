@@ -1,7 +1,8 @@
 #include "common/clock.h"
 
 #include <chrono>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 namespace salttap {
 namespace {
@@ -82,12 +83,9 @@ std::string format_utc(Micros t) {
   const sys_days day{days{secs >= 0 ? secs / 86400 : (secs - 86399) / 86400}};
   const Micros in_day = secs - day.time_since_epoch().count() * 86400;
   const year_month_day ymd{day};
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%06lldZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<long long>(in_day / 3600), static_cast<long long>(in_day / 60 % 60),
-                static_cast<long long>(in_day % 60), static_cast<long long>(us));
-  return buf;
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", static_cast<int>(ymd.year()),
+                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), in_day / 3600,
+                     in_day / 60 % 60, in_day % 60, us);
 }
 
 }  // namespace salttap

@@ -219,8 +219,8 @@ void Correlator::on_ret(std::string_view jid, std::string_view minion_name, cons
   const bool without_new = job.kind == JobKind::scheduled || job.kind == JobKind::orphan;
 
   std::size_t s;
-  if (auto found = job.find(m)) {
-    s = *found;
+  if (auto existing = job.find(m)) {
+    s = *existing;
   } else {
     if (!without_new) ++stats_.unexpected_returns;
     s = job.slot(m);

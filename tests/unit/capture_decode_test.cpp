@@ -121,8 +121,8 @@ TEST_P(CaptureDecode, JsonLinesReplayEqualsRawReplay) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCaptures, CaptureDecode, ::testing::ValuesIn(capture_raw_files()),
-                         [](const auto& info) {
-                           std::string n = capture_name(info.param);
+                         [](const auto& param_info) {
+                           std::string n = capture_name(param_info.param);
                            for (char& c : n)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n;

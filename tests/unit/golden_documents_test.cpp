@@ -45,8 +45,8 @@ TEST_P(GoldenDocuments, MatchTheCheckedNdjson) {
   EXPECT_EQ(docs, read_file(golden));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenDocuments, ::testing::ValuesIn(capture_raw_files()), [](const auto& info) {
-  std::string n = capture_name(info.param);
+INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenDocuments, ::testing::ValuesIn(capture_raw_files()), [](const auto& param_info) {
+  std::string n = capture_name(param_info.param);
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return n;

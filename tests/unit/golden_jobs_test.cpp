@@ -42,8 +42,8 @@ TEST_P(GoldenJobs, MatchesTheCheckedSummaries) {
   EXPECT_EQ(replay_jobs(GetParam()), read_file(golden));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenJobs, ::testing::ValuesIn(capture_raw_files()), [](const auto& info) {
-  std::string n = capture_name(info.param);
+INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenJobs, ::testing::ValuesIn(capture_raw_files()), [](const auto& param_info) {
+  std::string n = capture_name(param_info.param);
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return n;
