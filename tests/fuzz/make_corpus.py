@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate the seed corpora of tests/fuzz from the real captures.
 
-    tests/fuzz/make_corpus.py [--captures ../shared/captures] [--out tests/fuzz/corpus]
+    tests/fuzz/make_corpus.py [--captures tests/captures] [--out tests/fuzz/corpus]
 
 Plain Python 3 only (a minimal msgpack walker and packer below); the captures
 are only read. Writes, per target:
