@@ -12,7 +12,7 @@ are only read. Writes, per target:
                          bodies (tag "\\n\\n" msgpack), JSON lines, hand-made
                          bodies (old padded tag, ext 78/79, odd keys...)
   corpus/master_config/  salt-master config files
-  corpus/spool_recovery/ spool directories (ledger + segments, indexer/SPOOL.md):
+  corpus/spool_recovery/ spool directories (ledger + segments, docs/spool.md):
                          valid, torn tail, bad CRC, ids going back, ledger cases
 Files named crash-* are regression inputs for fixed bugs: never deleted.
 """
