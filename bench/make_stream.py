@@ -2,7 +2,7 @@
 """Build large synthetic Salt master event-bus streams from real captures.
 
 The real Salt 3006.25 captures in tests/captures (plain framing, see
-docs/salt-event-bus.md section 1) are decoded into job
+docs/salt-event-bus.md §3) are decoded into job
 templates. Jobs are then repeated many times: every repeated job gets a fresh
 unique 20-digit jid (in every tag and every string of the data that contained
 the original jid, including dict keys), fresh minion ids (minion-00001 ...) in

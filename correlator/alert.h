@@ -2,7 +2,7 @@
 // Alerts: one per job (never one per minion of a 10,000-minion job), when it
 // settles failed, with missing minions, or risky. The payload carries the
 // minion lists capped at list_cap, with exact counts. Field reference in
-// README.md ("Alerts").
+// docs/operations.md ("Alerts").
 
 #include <optional>
 #include <string>

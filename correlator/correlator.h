@@ -1,7 +1,7 @@
 #pragma once
 // Correlator: follows every job from `salt/job/<jid>/new` to each
 // `ret/<minion>` and decides who succeeded, who failed and who never
-// returned (salt-event-bus.md §4), for every job - not only the ones a CLI
+// returned (docs/salt-event-bus.md §7), for every job - not only the ones a CLI
 // process happened to wait for.
 //
 //   new           opens a job with its expected minions (none: matched nothing)

@@ -1,6 +1,6 @@
 #pragma once
 // Correlator settings. Defaults suit real fleets; every key is documented in
-// README.md ("Correlator").
+// docs/configuration.md ("correlator").
 
 #include <cstdint>
 #include <optional>

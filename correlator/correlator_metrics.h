@@ -1,5 +1,5 @@
 #pragma once
-// The correlator's and alerts' metrics, in one place (README.md, "Metrics").
+// The correlator's and alerts' metrics, in one place (docs/operations.md, "Metrics").
 
 #include "common/metrics.h"
 #include "correlator/alert_outlets.h"

@@ -1,6 +1,6 @@
 #pragma once
 // The job summary as JSON: what `salttap replay --output jobs` prints, and
-// the job document the indexer will ship. Field reference in README.md.
+// the job document the indexer will ship. Field reference in docs/jobs.md.
 
 #include <string>
 

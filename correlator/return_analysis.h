@@ -1,6 +1,6 @@
 #pragma once
 // What one `salt/job/<jid>/ret/<minion>` says, computed rather than trusted
-// (salt-event-bus.md §3.3-3.5): `success` is unreliable for state runs, and
+// (docs/salt-event-bus.md §6.3-6.5): `success` is unreliable for state runs, and
 // a failed highstate is only visible in its states' `result`s.
 //
 // A return is failed when any of these holds:

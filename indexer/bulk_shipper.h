@@ -90,7 +90,7 @@ class BulkShipper {
   // acknowledged. What is not acknowledged stays in the spool for next start.
   void stop(std::chrono::milliseconds drain = std::chrono::milliseconds(0));
   ShipperStats stats() const;
-  // Writes salttap_indexer_* samples (README "Metrics").
+  // Writes salttap_indexer_* samples (docs/operations.md "Metrics").
   void publish(Metrics& metrics) const;
   // True when the last request to the engine got an answer.
   bool engine_reachable() const;

@@ -1,7 +1,7 @@
 #pragma once
 // Dead letters: a document the engine rejected (mapping error, malformed) is
 // not retried and not dropped. The shipper indexes a dead-letter document
-// into <prefix>-deadletter-YYYY.MM.DD (fields: README.md "Indexer") and, if
+// into <prefix>-deadletter-YYYY.MM.DD (fields: docs/documents.md) and, if
 // even that is refused, writes it as a line to
 // <spool>/dead/deadletter-YYYY.MM.DD.ndjson. Pure rendering, tested on its own.
 

@@ -2,7 +2,7 @@
 // One document on its way to the engine: the bulk action line and the source
 // line, NDJSON, each ending in '\n', exactly as they will be shipped. The
 // spool stores these bytes; the shipper concatenates them into `_bulk` bodies.
-// The document contract (indices, _ids, fields) is README.md "Indexer".
+// The document contract (indices, _ids, fields) is docs/documents.md.
 
 #include <cstdint>
 #include <string>
@@ -11,7 +11,7 @@
 namespace salttap::indexer {
 
 // The full-spool policy drops by class: events first, then states; jobs,
-// returns and alerts are never dropped by policy (SPOOL.md).
+// returns and alerts are never dropped by policy (docs/spool.md).
 enum class DocClass : std::uint8_t { job = 0, ret = 1, state = 2, event = 3, alert = 4 };
 inline constexpr std::size_t kDocClasses = 5;
 

@@ -1,6 +1,6 @@
 #pragma once
 // DocumentBuilder: turns what the correlator knows into the documents of
-// README.md "Indexer", as bulk NDJSON (action line + source line), ready
+// docs/documents.md, as bulk NDJSON (action line + source line), ready
 // for the spool. It is the correlator's observer (a job document when a job
 // opens, a return document per return, state documents per state) and is
 // also fed settled jobs, alerts and raw events by the pipeline.

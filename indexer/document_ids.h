@@ -1,5 +1,5 @@
 #pragma once
-// Deterministic document _ids (README.md "Indexer"): `/`-joined parts, so a
+// Deterministic document _ids (docs/documents.md): `/`-joined parts, so a
 // replay or a resend after a crash addresses the same document. A part
 // longer than kMaxIdPart bytes (minion ids and jids are short; state keys and
 // odd custom jids are not) becomes "~<xxh128 hex>", keeping _ids well under

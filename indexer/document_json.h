@@ -1,5 +1,5 @@
 #pragma once
-// Pieces every salttap document shares (README.md "Documents: field reference").
+// Pieces every salttap document shares (docs/documents.md "Field reference").
 
 #include <cstddef>
 #include <string_view>

@@ -1,7 +1,7 @@
 #pragma once
 // Index names and template settings shared by the document builder (which
 // names each document's index) and the setup code (which installs templates
-// for the same names). Layout reference: README.md "Indexer".
+// for the same names). Layout reference: docs/documents.md.
 
 #include <optional>
 #include <string>

@@ -1,4 +1,4 @@
-// The disk spool (indexer/SPOOL.md). Three locks, always taken in this order:
+// The disk spool (docs/spool.md). Three locks, always taken in this order:
 //   write_mu   the writer: the open segment, the staged batch, fsyncs
 //   read_mu    the reader: the read cursor (take() reads files under it only)
 //   ledger_mu  ledger file writes

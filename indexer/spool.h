@@ -1,6 +1,6 @@
 #pragma once
 // The disk spool between document building and shipping (format and recovery:
-// indexer/SPOOL.md). Every document is appended here before it is shipped and
+// docs/spool.md). Every document is appended here before it is shipped and
 // leaves only when the engine acknowledged it, so an engine outage fills the
 // disk, not memory, and `kill -9` loses nothing that reached the spool.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The disk spool's bytes (indexer/SPOOL.md): record and ledger encoding,
+// The disk spool's bytes (docs/spool.md): record and ledger encoding,
 // segment file names, and the segment scan that recovery and the reader
 // share. Nothing here touches the filesystem: bytes come in through a
 // ByteSource, so the scan is tested on memory and fuzzed through the Spool.

@@ -7,7 +7,7 @@ is something to see: a failing state, a stopped minion, a risky command. At
 the end it prints what the engine holds and the queries to look yourself.
 
 Point salttap at your own master and cluster instead with a config file
-(deploy/salttap.yaml, README "Indexer configuration"):
+(deploy/salttap.yaml, docs/configuration.md):
 
     build/dev/salttap run --config /etc/salttap/salttap.yaml
 

@@ -1,6 +1,6 @@
 #pragma once
 // salttap's own config file (YAML), strictly validated: an unknown key is an
-// error naming it. Every key is optional; README.md ("Configuration") lists
+// error naming it. Every key is optional; docs/configuration.md lists
 // them with their defaults. `salttap check-config FILE` validates one.
 //
 //   master_config: /etc/salt/master     where the bus is (see tap/master_config.h)

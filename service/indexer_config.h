@@ -2,8 +2,8 @@
 // The `indexer:` section of salttap's config, and Salt's own returner block
 // (`elasticsearch:`, salt/returners/elasticsearch_return.py plus the
 // elasticsearch execution module's connection keys), accepted as is so an
-// operator moves over without rewriting it. README.md ("Indexer
-// configuration") lists every key.
+// operator moves over without rewriting it. docs/configuration.md lists
+// every key.
 //
 //   indexer:
 //     enabled: true

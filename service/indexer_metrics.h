@@ -1,5 +1,5 @@
 #pragma once
-// Prometheus samples of the document builder (README "Metrics").
+// Prometheus samples of the document builder (docs/operations.md "Metrics").
 
 #include "common/metrics.h"
 #include "indexer/document_builder.h"

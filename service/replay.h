@@ -5,7 +5,7 @@
 //                    on the events' own time (_stamp); at the end every open
 //                    job is settled as if its deadline had passed.
 //   --output documents  the bulk NDJSON (action + source lines) the indexer
-//                    would spool for these events (README.md "Indexer").
+//                    would spool for these events (docs/documents.md).
 //   --ship           the same documents through the indexer's real path
 //                    (spool, setup, bulk shipper) to the configured engine;
 //                    waits until the engine acknowledged all of them.

@@ -1,5 +1,5 @@
 #pragma once
-// Where the master's event bus is (salt-event-bus.md §1.2).
+// Where the master's event bus is (docs/salt-event-bus.md §2).
 
 #include <cstdint>
 #include <string>

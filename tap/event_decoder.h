@@ -1,5 +1,5 @@
 #pragma once
-// EventDecoder turns one frame into an Event (salt-event-bus.md §1.3-1.4):
+// EventDecoder turns one frame into an Event (docs/salt-event-bus.md §4):
 //   frame = msgpack map {"head": {}, "body": <bin or str>}   (keys in any order)
 //   body  = UTF-8 tag  "\n\n"  msgpack(data)
 // It accepts every variant Salt has sent: raw or bin bodies, str or raw keys,

@@ -1,6 +1,6 @@
 #pragma once
 // EventFirer writes events into master_event_pull.ipc (or the TCP pull port)
-// so reactors can act on salttap's alerts (salt-event-bus.md §2).
+// so reactors can act on salttap's alerts (docs/salt-event-bus.md §5).
 //
 // Write access to the pull socket is root-equivalent on the fleet (reactors,
 // and 3007+ republishes salt/job/*/publish to minions), so firing is off by

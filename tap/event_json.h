@@ -2,7 +2,7 @@
 // JSON rendering of events, as printed by `salttap watch --format json` and
 // `salttap replay --output events`: one object {"tag": ..., "data": ...}.
 //
-// msgpack values that JSON lacks are written as (documented in README.md):
+// msgpack values that JSON lacks are written as (docs/commands.md, "JSON output"):
 //   bin                      {"__bytes_b64__": "<base64>"}   (same key as Salt's captures)
 //   ext 78 (datetime)        "YYYY-MM-DDTHH:MM:SS.ffffff"     (isoformat, naive UTC)
 //   ext 79 (Salt constant)   {"__salt_constant__": <decoded [name, value]>}

@@ -2,7 +2,7 @@
 // EventQueue: the bounded hand-off between the bus reader thread and the rest
 // of the pipeline. The reader never waits on it: when it is full, the newest
 // events are dropped and counted, so a slow consumer can never stall the
-// master's publisher (salt-event-bus.md §1.5.7).
+// master's publisher (docs/salt-event-bus.md §3.5).
 
 #include <chrono>
 #include <condition_variable>

@@ -2,10 +2,10 @@
 // FrameDecoder turns the bytes of one connection to master_event_pub.ipc
 // (or the TCP pub port) into frames: msgpack maps {"head": {}, "body": ...}.
 //
-// Salt has shipped two framings on this socket (salt-event-bus.md §1.1):
+// Salt has shipped two framings on this socket (docs/salt-event-bus.md §3):
 //   plain  - maps back to back, no delimiter (2016.3-3006.25, 3007.x, 3008.x)
 //   len32  - a 4-byte big-endian length before each map (3006.26+)
-// The framing is detected from the first byte of each connection (§1.5) and
+// The framing is detected from the first byte of each connection (§3.3) and
 // kept for the connection. Corrupt bytes are skipped until the next frame
 // signature; an oversize frame is skipped without being buffered. Every byte
 // skipped is counted in FrameStats; nothing stops the stream.

@@ -1,5 +1,5 @@
 #pragma once
-// Finds the framing master_event_pull.ipc expects (salt-event-bus.md §2.4):
+// Finds the framing master_event_pull.ipc expects (docs/salt-event-bus.md §5.3):
 // the pub stream settles it for 3006.26+ (len32 on both sides); otherwise a
 // probe event `salttap/probe/<random>` is fired unprefixed first (a wrong
 // unprefixed write to a prefixed server is dropped harmlessly when the

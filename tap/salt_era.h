@@ -1,6 +1,6 @@
 #pragma once
 // Which Salt release line is on the other end, as far as the pub stream can
-// tell (salt-event-bus.md §2.4 and §6). Used for the operator's log line and
+// tell (docs/salt-event-bus.md §1.2). Used for the operator's log line and
 // to pick the framing for firing into master_event_pull.ipc.
 
 #include <string>

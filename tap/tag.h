@@ -1,5 +1,5 @@
 #pragma once
-// Parts of Salt's event tags (salt-event-bus.md §3): salt/job/<jid>/ret/<minion>,
+// Parts of Salt's event tags (docs/salt-event-bus.md §6): salt/job/<jid>/ret/<minion>,
 // salt/job/<jid>/prog/<minion>/<n>, salt/run/<jid>/new, the bare <jid> tag.
 
 #include <string_view>

@@ -1,5 +1,5 @@
 #pragma once
-// The tap's metrics, in one place (names in README.md, "Metrics").
+// The tap's metrics, in one place (names in docs/operations.md, "Metrics").
 
 #include "common/metrics.h"
 #include "tap/event_queue.h"

@@ -402,7 +402,7 @@ TEST_F(SetupEngineTest, FiveThousandReturnShapesNeitherRejectNorGrowTheMapping) 
     doc.AddMember("status", "succeeded", a);
     doc.AddMember("return_text", Value(text.substr(0, kTextCap).c_str(), a), a);
     doc.AddMember("return_truncated", text.size() > kTextCap, a);
-    // The builder's rule (README.md, "Documents: field reference"): an object of depth <= 20 whose JSON fits text_cap.
+    // The builder's rule (docs/documents.md, "Field reference"): an object of depth <= 20 whose JSON fits text_cap.
     const int depth = depth_of(ret);
     deep += depth > 20;
     if (emit_return_flat(*report_) && ret.IsObject() && depth <= 20 && text.size() <= kTextCap) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate the seed corpora of tests/fuzz from the real captures.
 
-    tests/fuzz/make_corpus.py [--captures ../shared/captures] [--out tests/fuzz/corpus]
+    tests/fuzz/make_corpus.py [--captures tests/captures] [--out tests/fuzz/corpus]
 
 Plain Python 3 only (a minimal msgpack walker and packer below); the captures
 are only read. Writes, per target:
@@ -12,7 +12,7 @@ are only read. Writes, per target:
                          bodies (tag "\\n\\n" msgpack), JSON lines, hand-made
                          bodies (old padded tag, ext 78/79, odd keys...)
   corpus/master_config/  salt-master config files
-  corpus/spool_recovery/ spool directories (ledger + segments, indexer/SPOOL.md):
+  corpus/spool_recovery/ spool directories (ledger + segments, docs/spool.md):
                          valid, torn tail, bad CRC, ids going back, ledger cases
 Files named crash-* are regression inputs for fixed bugs: never deleted.
 """

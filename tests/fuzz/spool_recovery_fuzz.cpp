@@ -1,4 +1,4 @@
-// libFuzzer target: the spool's recovery (indexer/SPOOL.md) over arbitrary
+// libFuzzer target: the spool's recovery (docs/spool.md) over arbitrary
 // files. The input becomes a ledger and one or two segment files:
 //
 //   [0]    flags: bit 0 ledger present, bit 1 second segment, bit 2 a stray

@@ -18,11 +18,11 @@ from conftest import SUMMARY, WATCHER_MODE
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 EVENT_TIMEOUT = 60  # generous: events may take a few seconds on a busy 2-core box
 
-# Framing of master_event_pub.ipc per version (design doc §1.1, §6).
+# Framing of master_event_pub.ipc per version (docs/salt-event-bus.md §1, §9).
 EXPECTED_FRAMING = {
     "3006.25": "plain",   # era C
     "3006.30": "len32",   # era D (3006.26+)
-    "3007.17": "plain",   # era E per spec (3007 after .14 unconfirmed there); observed plain
+    "3007.17": "plain",   # era E (after 3007.14: docs/salt-event-bus.md §10); observed plain
     "3008.5": "plain",    # era F: PUB unprefixed (only the pull side is prefixed)
 }
 

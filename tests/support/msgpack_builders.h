@@ -1,6 +1,6 @@
 #pragma once
 // Hand-built msgpack frames for decoder tests (the Salt variants of
-// salt-event-bus.md §1.3-1.4 that the captures do not contain).
+// docs/salt-event-bus.md §4 that the captures do not contain).
 
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-// DocumentBuilder: the documents of README.md "Indexer", from events fed
+// DocumentBuilder: the documents of docs/documents.md, from events fed
 // through a real Correlator on a manual clock.
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Every msgpack variant of salt-event-bus.md §1.3-1.4, and every failure.
+// Every msgpack variant of docs/salt-event-bus.md §4, and every failure.
 
 #include <gtest/gtest.h>
 

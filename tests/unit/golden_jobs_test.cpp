@@ -49,8 +49,9 @@ INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenJobs, ::testing::ValuesIn(capture_ra
   return n;
 });
 
-// The verdicts the issue names, spelled out so a regenerated golden file
-// cannot quietly change them.
+// The key verdicts (a missing minion, failed states named, test=True as
+// would-change...), spelled out so a regenerated golden file cannot quietly
+// change them.
 std::vector<rapidjson::Document> jobs_of(const std::string& text) {
   std::vector<rapidjson::Document> out;
   std::istringstream in(text);

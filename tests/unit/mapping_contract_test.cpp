@@ -4,7 +4,7 @@
 // that accepts the value. A field the mapping lacks would be silently
 // unsearchable (dynamic: false), a wrong type would be a rejection.
 //
-// samples.ndjson holds hand-written documents of every kind (README.md, "Documents: field reference");
+// samples.ndjson holds hand-written documents of every kind (docs/documents.md, "Field reference");
 // the per-capture golden files next to it are checked the same way as they
 // appear.
 

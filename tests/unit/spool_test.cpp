@@ -1,5 +1,5 @@
 // The disk spool: round trips, acks, segments, the full-spool policy, fsync
-// policies, concurrency, and every recovery case of indexer/SPOOL.md with
+// policies, concurrency, and every recovery case of docs/spool.md with
 // the damaged files written byte by byte.
 
 #include <gtest/gtest.h>
@@ -691,7 +691,7 @@ TEST(SpoolRecovery, StrayFilesAreIgnoredAndLeftAlone) {
 }
 
 // ---------------------------------------------------------------------------
-// Recovery: one test per case of SPOOL.md's table
+// Recovery: one test per case of docs/spool.md's table
 
 TEST(SpoolRecovery, TornTailIsTruncatedToTheLastWholeRecord) {
   TempDir tmp;
