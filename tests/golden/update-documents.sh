@@ -5,7 +5,7 @@
 # checks every field of these files against mappings/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-captures=${SALTTAP_CAPTURES_DIR:-$root/../shared/captures}
+captures=${SALTTAP_CAPTURES_DIR:-$root/tests/captures}
 for raw in "$captures"/*/*.raw; do
   # large_return: 2 MB of NDJSON, checked by assertions instead (golden_documents_test.cpp).
   [ "$(basename "$raw")" = large_return.raw ] && continue

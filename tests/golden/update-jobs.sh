@@ -4,7 +4,7 @@
 # these files are the correlator's expected verdicts.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-captures=${SALTTAP_CAPTURES_DIR:-$root/../shared/captures}
+captures=${SALTTAP_CAPTURES_DIR:-$root/tests/captures}
 for raw in "$captures"/*/*.raw; do
   version=$(basename "$(dirname "$raw")")
   mkdir -p "$root/tests/golden/jobs/$version"
