@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -18,6 +21,12 @@ namespace {
 
 void add_limits(CLI::App& cmd, std::uint64_t& max_frame_mib) {
   cmd.add_option("--max-frame-mib", max_frame_mib, "Skip (and count) frames larger than this")->capture_default_str();
+}
+
+// Options that parse but do not make sense together: exit 2, as for a parse error.
+int usage_error(const char* command, const std::string& why) {
+  std::fprintf(stderr, "salttap %s: %s\nRun with --help for more information.\n", command, why.c_str());
+  return 2;
 }
 
 }  // namespace
@@ -54,17 +63,26 @@ int run_cli(int argc, char** argv) {
   WatchOptions watch;
   auto* watch_cmd = app.add_subcommand("watch", "Live, filtered view of the master's event bus");
   watch.bus.add_to(*watch_cmd);
-  watch_cmd->add_option("--tag", watch.filter.tags, "Tag glob (repeatable)");
-  watch_cmd->add_option("--fun", watch.filter.funs, "Function glob, e.g. 'state.*' (repeatable)");
-  watch_cmd->add_option("--minion", watch.filter.minions, "Minion id glob (repeatable)");
-  watch_cmd->add_option("--jid", watch.filter.jids, "Job id glob (repeatable)");
-  watch_cmd->add_option("--user", watch.filter.users, "User glob (repeatable)");
+  // Filled into watch.filter (events) or watch.job_filter (--jobs) once parsed.
+  EventFilter watch_filter;
+  std::vector<std::string> watch_tgts;
+  watch_cmd->add_option("--tag", watch_filter.tags, "Tag glob (repeatable). Not with --jobs: a job is assembled "
+                                                    "from several events (new, ret/<minion>, prog), so a tag "
+                                                    "names no job; select jobs with the other filters");
+  watch_cmd->add_option("--fun", watch_filter.funs, "Function glob, e.g. 'state.*' (repeatable)");
+  watch_cmd->add_option("--minion", watch_filter.minions, "Minion id glob (repeatable); with --jobs: a minion the "
+                                                          "job targeted or that returned");
+  watch_cmd->add_option("--jid", watch_filter.jids, "Job id glob (repeatable)");
+  watch_cmd->add_option("--user", watch_filter.users, "User glob (repeatable)");
+  watch_cmd->add_option("--tgt", watch_tgts, "With --jobs: target glob, matched against the target as published "
+                                             "(any entry of a list target; repeatable)");
   watch_cmd->add_option("--format", watch.format, "pretty or json (one JSON object per line)")
       ->check(CLI::IsMember({"pretty", "json"}))
       ->capture_default_str();
   watch_cmd->add_option("--count", watch.count, "Exit after this many matching events (jobs with --jobs)");
   watch_cmd->add_flag("--jobs", watch.jobs, "One line per settled job: who ran what where; who succeeded, failed, "
-                                            "never returned");
+                                            "never returned. Every event is correlated; --fun, --minion, --jid, "
+                                            "--user and --tgt select the jobs printed (and alerted on)");
   double watch_missing_after = -1;
   watch_cmd->add_option("--missing-after", watch_missing_after, "With --jobs: seconds until silent minions are "
                                                                 "missing (overrides every deadline)");
@@ -103,6 +121,20 @@ int run_cli(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (verbose) log::set_level(log::Level::debug);
+  if (watch_cmd->parsed()) {
+    if (watch.jobs && !watch_filter.tags.empty())
+      return usage_error("watch", "--tag filters events and a job is built from several (new, ret/<minion>, "
+                                  "prog): with --jobs, select jobs with --fun, --minion, --jid, --user or --tgt");
+    if (!watch.jobs && !watch_tgts.empty())
+      return usage_error("watch", "--tgt selects jobs (only a job's `new` event carries its target): use it "
+                                  "with --jobs");
+    if (watch.jobs) {
+      watch.job_filter = {std::move(watch_filter.funs), std::move(watch_filter.minions), std::move(watch_filter.jids),
+                          std::move(watch_filter.users), std::move(watch_tgts)};
+    } else {
+      watch.filter = std::move(watch_filter);
+    }
+  }
 
   try {
     const Config config = config_path.empty() ? default_config() : load_config(config_path);

@@ -21,4 +21,7 @@ struct EventFilter {
   bool matches(const tap::Event& event) const;
 };
 
+// True when `value` matches any of `globs`.
+bool any_glob_match(const std::vector<std::string>& globs, std::string_view value);
+
 }  // namespace salttap::service

@@ -51,6 +51,7 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
     jobs = std::make_unique<correlator::Correlator>(
         cfg.correlator, clock,
         [&](correlator::JobUpdate update, const correlator::Job& job) {
+          if (!options.job_filter.matches(job, jobs->minions())) return;
           alerts.on_job(update, job, jobs->minions());
           if (update == correlator::JobUpdate::final) return;
           if (options.count && printed >= options.count) return;
@@ -84,12 +85,13 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
     queue.pop_all(events, std::chrono::milliseconds(200));
     text.clear();
     for (const tap::Event& e : events) {
-      if (!options.filter.matches(e)) continue;
       if (jobs) {
+        // Every event: a job is assembled from several, none of which carries all its fields.
         jobs->advance();
         jobs->on_event(e);
         continue;
       }
+      if (!options.filter.matches(e)) continue;
       format_event(text, e, options.format);
       if (++printed == options.count) break;
     }

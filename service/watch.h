@@ -1,7 +1,8 @@
 #pragma once
 // `salttap watch`: the live view `salt-run state.event pretty=True` should
 // have been - filtered by tag, function, minion, jid and user, printed as
-// pretty text or JSON lines.
+// pretty text or JSON lines. With --jobs, one line per settled job, filtered
+// by function, minion, jid, user and target.
 
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "service/bus_options.h"
 #include "service/config.h"
 #include "service/event_filter.h"
+#include "service/job_filter.h"
 #include "tap/decode_limits.h"
 #include "tap/event_queue.h"
 
@@ -17,14 +19,15 @@ namespace salttap::service {
 
 struct WatchOptions {
   BusOptions bus;
-  EventFilter filter;
+  EventFilter filter;  // events; unused with --jobs
   std::string format = "pretty";  // pretty | json
   std::uint64_t count = 0;        // stop after this many matching events (0: run until signalled)
   tap::DecodeLimits limits;
   tap::QueueLimits queue;
-  // --jobs: one line per settled job instead of events (filters then apply to
-  // the events the correlator sees: keep them empty to see every job).
+  // --jobs: one line per settled job instead of events. The correlator sees
+  // every event; job_filter selects the jobs printed and alerted on.
   bool jobs = false;
+  JobFilter job_filter;
   std::string metrics_listen;  // HOST:PORT for /metrics and /healthz; empty: off
   Config config = default_config();  // correlator, audit, redaction, alerts
 };

@@ -4,10 +4,15 @@
      SALTTAP_FAULT_DOWN_SECONDS for quick local runs), then restarted on the same port and
      data dir: the replay finishes, every document is there exactly once, job docs final;
   b. salttap is SIGKILLed and started again on the same spool: (i) with the engine down,
-     right after everything was spooled (the rerun has an empty capture); (ii) with the
-     engine up, mid-shipping (the rerun replays the same capture again);
+     right after everything was spooled (the rerun has an empty capture); (ii) mid-shipping,
+     while its requests hang on a SIGSTOPped engine (the rerun replays the same capture);
   c. a document the engine rejects (mapping conflict) lands in the dead-letter index with
      the server's reason and the original document as text; the replay still exits 0.
+
+No fault races the replay: where one must strike mid-stream, the capture is split in two
+around a FIFO (`Gate`); salttap ships the head, then blocks opening the FIFO until the
+test, with the fault in place, lets it read the tail. However fast the machine, the replay
+cannot finish early.
 
 Every test compares the engine's contents with the expected (_index, _id) set computed by
 `salttap replay --output documents` on the same capture and config, and with the
@@ -24,6 +29,7 @@ Run: .cache/venv/tools/bin/python -m pytest tests/engines/test_indexer_faults.py
 from __future__ import annotations
 
 import collections
+import errno
 import json
 import os
 import random
@@ -66,10 +72,9 @@ def salttap() -> Path:
         p = ROOT / "build" / "dev" / "salttap"
     p = p if p.is_absolute() else ROOT / p
     if not (p.is_file() and os.access(p, os.X_OK)):
-        hint = "cmake --preset dev && cmake --build build/dev --target salttap"
-        if explicit or build_dir:
-            pytest.fail(f"salttap binary not found: {p}; build it: {hint}")
-        pytest.skip(f"{p} not built; build it: {hint} (or set SALTTAP_BIN)")
+        # A missing binary fails: skipped fault tests would pass without testing anything.
+        pytest.fail(f"salttap binary not found: {p}; build it: cmake --preset dev && "
+                    f"cmake --build --preset dev --target salttap (or set SALTTAP_BIN)", pytrace=False)
     return p
 
 
@@ -239,11 +244,14 @@ def expected_documents(salttap: Path, capture: Path, config: Path) -> Expected:
 # ---------------------------------------------------------------- processes
 
 class Replay:
-    """`salttap replay FILE --ship --config C` in its own process group; output to a log."""
+    """`salttap replay FILE... --ship --config C` in its own process group; output to a log.
+    `captures`: one file, or several read in order as one stream."""
 
-    def __init__(self, salttap: Path, capture: Path, config: Path, log: Path, timeout: float = 300):
+    def __init__(self, salttap: Path, captures: Path | list[Path], config: Path, log: Path,
+                 timeout: float = 300):
         self.log = log
-        self.argv = [str(salttap), "replay", str(capture), "--ship", "--config", str(config),
+        files = [captures] if isinstance(captures, Path) else captures
+        self.argv = [str(salttap), "replay", *map(str, files), "--ship", "--config", str(config),
                      "--ship-timeout", str(timeout)]
         with open(log, "ab") as out:
             out.write(f"==== {' '.join(self.argv)}\n".encode())
@@ -291,8 +299,8 @@ def replays():
     the logs' tails are printed (pytest shows them for a failed test)."""
     started: list[Replay] = []
 
-    def start(salttap, capture, config, log, timeout=300) -> Replay:
-        r = Replay(salttap, capture, config, log, timeout)
+    def start(salttap, captures, config, log, timeout=300) -> Replay:
+        r = Replay(salttap, captures, config, log, timeout)
         started.append(r)
         return r
 
@@ -300,6 +308,56 @@ def replays():
     for r in started:
         r.stop()
         print(f"--- {r.log}\n{r.text()[-6000:]}")  # shown when the test failed
+
+
+def split_capture(capture: Path, into: Path, fraction: float) -> tuple[Path, Path]:
+    """The capture's first `fraction` of lines and the rest, as two files in `into`: read
+    one after the other they are the same event stream."""
+    lines = capture.read_text().splitlines(keepends=True)
+    cut = int(len(lines) * fraction)
+    head, tail = into / f"head-{capture.name}", into / f"tail-{capture.name}"
+    head.write_text("".join(lines[:cut]))
+    tail.write_text("".join(lines[cut:]))
+    return head, tail
+
+
+class Gate:
+    """A FIFO placed between two capture files: `salttap replay HEAD GATE TAIL` reads HEAD,
+    then blocks opening GATE until open() is called, so it can neither finish nor read
+    TAIL before the test lets it. Opened and closed without a byte, GATE adds no events."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        os.mkfifo(path)
+
+    def open(self, replay: Replay, timeout: float = 120) -> None:
+        """Once the replay waits at the gate (every file before it read), opens and closes
+        the write end: the replay reads an empty file and goes on."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:
+                if e.errno != errno.ENXIO:  # ENXIO: no reader at the gate yet
+                    raise
+                assert replay.running(), f"replay exited (rc={replay.proc.returncode}) before the " \
+                                         f"gate:\n{replay.text()[-4000:]}"
+                assert time.monotonic() < deadline, f"the replay did not reach the gate within " \
+                                                     f"{timeout}s:\n{replay.text()[-4000:]}"
+                time.sleep(0.05)
+                continue
+            os.close(fd)
+            return
+
+
+def wait_for_documents(url: str, prefix: str, replay: Replay, timeout: float = 120) -> int:
+    """Until the engine holds at least one document under `prefix`; their number."""
+    deadline = time.monotonic() + timeout
+    while (n := total_count(url, prefix)) < 1:
+        assert replay.running(), f"replay exited before shipping anything:\n{replay.text()[-4000:]}"
+        assert time.monotonic() < deadline, f"nothing reached the engine:\n{replay.text()[-4000:]}"
+        time.sleep(0.1)
+    return n
 
 
 class EngineBox:
@@ -324,6 +382,14 @@ class EngineBox:
         assert self.eng is None
         self.eng = Engine(self.flavor, self.dir, port=self.port).start()
         assert self.eng.port == self.port
+
+    def pause(self) -> None:
+        """SIGSTOP the JVM: connections are still accepted (by the kernel) and requests
+        sent, but none is answered until resume()."""
+        os.killpg(self.eng.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.killpg(self.eng.pid, signal.SIGCONT)
 
 
 @pytest.fixture(scope="module", params=["opensearch", "elasticsearch"])
@@ -401,20 +467,18 @@ def test_engine_down_mid_stream(engine, salttap, big_capture, replays, tmp_path)
     total = len(exp.docs)
     assert total > 20000, total
 
-    r = replays(salttap, capture, config, tmp_path / "replay.log")
-    deadline = time.monotonic() + 120
-    while True:
-        n = total_count(engine.url, prefix)
-        if n >= total // 20:
-            break
-        assert r.running(), f"replay exited before shipping anything:\n{r.text()[-4000:]}"
-        assert time.monotonic() < deadline, f"nothing reached the engine:\n{r.text()[-4000:]}"
-        time.sleep(0.1)
+    # The head ships, the engine goes down, and only then is the tail read: the outage
+    # strikes mid-stream on any machine.
+    head, tail = split_capture(capture, tmp_path, 1 / 3)
+    gate = Gate(tmp_path / "gate")
+    r = replays(salttap, [head, gate.path, tail], config, tmp_path / "replay.log")
+    n = wait_for_documents(engine.url, prefix, r)
     engine.stop()
-    assert r.running() and ACKED not in r.text(), \
-        f"the replay finished before the engine went down ({n} of {total} were in): make the capture bigger"
     down_at = time.monotonic()
-    print(f"engine stopped with {n} of {total} documents searchable")
+    print(f"engine stopped with at least {n} of {total} documents searchable")
+    assert r.running() and ACKED not in r.text(), r.text()[-4000:]
+    gate.open(r)
+    r.wait_log(SPOOLED, timeout=120)  # the tail too, while nothing can be acknowledged
     while time.monotonic() - down_at < DOWN_SECONDS:
         assert r.running(), f"replay gave up while the engine was down:\n{r.text()[-4000:]}"
         time.sleep(0.5)
@@ -459,8 +523,8 @@ def test_kill_after_spooling_engine_down(engine, salttap, mid_capture, replays, 
 
 
 def test_kill_mid_shipping(engine, salttap, mid_capture, replays, tmp_path):
-    """(ii) Engine up: salttap is SIGKILLed while shipping; the same replay again on the same
-    spool: every document once, job docs final."""
+    """(ii) salttap is SIGKILLed while shipping (its requests hang on the paused engine); the
+    same replay again on the same spool: every document once, job docs final."""
     capture, truth = mid_capture
     prefix = "fbii"
     spool = tmp_path / "spool"
@@ -468,14 +532,19 @@ def test_kill_mid_shipping(engine, salttap, mid_capture, replays, tmp_path):
     exp = expected_documents(salttap, capture, config)
     total = len(exp.docs)
 
-    r = replays(salttap, capture, config, tmp_path / "replay-1.log")
-    deadline = time.monotonic() + 120
-    while (n := total_count(engine.url, prefix)) < total // 10:
-        assert r.running(), f"replay exited before the kill ({n} of {total} in):\n{r.text()[-4000:]}"
-        assert time.monotonic() < deadline, f"shipping too slow ({n} of {total}):\n{r.text()[-4000:]}"
-        time.sleep(0.05)
-    assert r.running(), f"the replay finished before the kill ({n} of {total}): make the capture bigger"
-    r.kill()
+    # The head ships; the engine is paused (requests hang, none is answered); the tail is
+    # read and spooled; salttap is killed with at least the tail's documents unacknowledged.
+    head, tail = split_capture(capture, tmp_path, 1 / 3)
+    gate = Gate(tmp_path / "gate")
+    r = replays(salttap, [head, gate.path, tail], config, tmp_path / "replay-1.log")
+    wait_for_documents(engine.url, prefix, r)
+    engine.pause()
+    try:
+        gate.open(r)
+        r.wait_log(SPOOLED, timeout=120)
+        r.kill()
+    finally:
+        engine.resume()
     n = total_count(engine.url, prefix)
     assert 0 < n < total, f"not killed mid-shipping: {n} of {total} in the engine"
     print(f"salttap killed with {n} of {total} documents searchable")
