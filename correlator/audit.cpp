@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/text.h"
+#include "common/yaml_fields.h"
 #include "tap/event.h"
 
 namespace salttap::correlator {
@@ -314,21 +315,11 @@ struct RuleContext {
 };
 
 std::string scalar(const YAML::Node& v, const RuleContext& ctx, const std::string& key) {
-  if (!v.IsScalar()) throw std::invalid_argument(ctx.where(key) + ": expected a string");
-  return v.Scalar();
+  return yaml::scalar(v, ctx.where(key));
 }
 
 std::vector<std::string> strings(const YAML::Node& v, const RuleContext& ctx, const std::string& key) {
-  if (v.IsNull()) return {};
-  if (v.IsScalar()) return {v.Scalar()};  // one item
-  if (!v.IsSequence()) throw std::invalid_argument(ctx.where(key) + ": expected a list of strings");
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].IsScalar() || v[i].Scalar().empty())
-      throw std::invalid_argument(ctx.where(key) + "[" + std::to_string(i) + "]: expected a non-empty string");
-    out.push_back(v[i].Scalar());
-  }
-  return out;
+  return yaml::strings(v, ctx.where(key));
 }
 
 }  // namespace
@@ -336,27 +327,27 @@ std::vector<std::string> strings(const YAML::Node& v, const RuleContext& ctx, co
 std::vector<AuditRule> parse_audit_rules(const YAML::Node& node) {
   std::vector<AuditRule> rules;
   if (!node || node.IsNull()) return rules;
-  if (!node.IsSequence()) throw std::invalid_argument("audit rules: expected a list of rules");
+  if (!node.IsSequence()) throw ConfigError("audit rules: expected a list of rules");
   std::set<std::string, std::less<>> names;
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node item = node[i];
     RuleContext ctx{"audit rule #" + std::to_string(i + 1)};
-    if (!item.IsMap()) throw std::invalid_argument(ctx.id + ": expected a mapping");
+    if (!item.IsMap()) throw ConfigError(ctx.id + ": expected a mapping");
     AuditRule rule;
     if (const YAML::Node n = item["name"]; n && n.IsScalar() && !n.Scalar().empty()) {
       rule.name = n.Scalar();
       ctx.id = "audit rule '" + rule.name + "'";
     } else {
-      throw std::invalid_argument(ctx.where("name") + ": required, a non-empty string");
+      throw ConfigError(ctx.where("name") + ": required, a non-empty string");
     }
-    if (!names.insert(rule.name).second) throw std::invalid_argument(ctx.id + ": duplicate rule name");
+    if (!names.insert(rule.name).second) throw ConfigError(ctx.id + ": duplicate rule name");
     for (const auto& kv : item) {
       const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
       const YAML::Node& v = kv.second;
       if (key == "name") continue;
       if (key == "level") {
         const auto level = parse_risk_level(scalar(v, ctx, key));
-        if (!level) throw std::invalid_argument(ctx.where(key) + ": expected none, low, medium, high or critical");
+        if (!level) throw ConfigError(ctx.where(key) + ": expected none, low, medium, high or critical");
         rule.level = *level;
       } else if (key == "reason") {
         rule.reason = scalar(v, ctx, key);
@@ -370,20 +361,20 @@ std::vector<AuditRule> parse_audit_rules(const YAML::Node& node) {
           try {
             detail::compile_pattern(p);
           } catch (const std::invalid_argument& e) {
-            throw std::invalid_argument(ctx.where(key) + ": " + e.what());
+            throw ConfigError(ctx.where(key) + ": " + e.what());
           }
         }
       } else if (key == "target_all") {
         bool b = false;
         if (!v.IsScalar() || !YAML::convert<bool>::decode(v, b))
-          throw std::invalid_argument(ctx.where(key) + ": expected true or false");
+          throw ConfigError(ctx.where(key) + ": expected true or false");
         rule.target_all = b;
       } else if (key == "min_minions") {
         const std::string s = scalar(v, ctx, key);
         std::uint64_t n = 0;
         const auto r = std::from_chars(s.data(), s.data() + s.size(), n);
         if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size())
-          throw std::invalid_argument(ctx.where(key) + ": expected a non-negative integer");
+          throw ConfigError(ctx.where(key) + ": expected a non-negative integer");
         rule.min_minions = n;
       } else if (key == "test") {
         const std::string s = scalar(v, ctx, key);
@@ -394,9 +385,9 @@ std::vector<AuditRule> parse_audit_rules(const YAML::Node& node) {
         else if (s == "with_test")
           rule.test = AuditRule::Test::with_test;
         else
-          throw std::invalid_argument(ctx.where(key) + ": expected any, without_test or with_test");
+          throw ConfigError(ctx.where(key) + ": expected any, without_test or with_test");
       } else {
-        throw std::invalid_argument(ctx.where(key) + ": unknown key");
+        throw ConfigError(ctx.where(key) + ": unknown key");
       }
     }
     rules.push_back(std::move(rule));

@@ -70,6 +70,7 @@
 #include <yaml-cpp/yaml.h>
 #include <msgpack.hpp>
 
+#include "common/config_error.h"
 #include "correlator/pattern_set.h"
 
 namespace salttap::correlator {
@@ -146,7 +147,7 @@ std::vector<std::string> render_args(const msgpack::object* arg);
 // users, test (any | without_test | with_test). funs, arg_patterns and users
 // take a list or a single string. A null node gives no rules.
 // Unknown keys, wrong types, bad levels and bad regexes ->
-// std::invalid_argument("audit rule '<name>': key '<key>': ...").
+// ConfigError("audit rule '<name>': key '<key>': ...").
 std::vector<AuditRule> parse_audit_rules(const YAML::Node& node);
 
 }  // namespace salttap::correlator

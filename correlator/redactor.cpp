@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "common/text.h"
+#include "common/yaml_fields.h"
 #include "tap/event.h"
 
 namespace salttap::correlator {
@@ -240,22 +241,15 @@ namespace {
 
 std::vector<std::string> string_list(const YAML::Node& node, const std::string& key, bool patterns) {
   const std::string where = "redaction config: " + key;
-  if (node.IsNull()) return {};
-  if (!node.IsSequence()) throw std::invalid_argument(where + ": expected a list of strings");
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < node.size(); ++i) {
-    const YAML::Node item = node[i];
-    if (!item.IsScalar()) throw std::invalid_argument(where + "[" + std::to_string(i) + "]: expected a string");
-    std::string s = item.Scalar();
-    if (s.empty()) throw std::invalid_argument(where + "[" + std::to_string(i) + "]: empty");
-    if (patterns) {
+  std::vector<std::string> out = yaml::strings(node, where);
+  if (patterns) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
       try {
-        detail::compile_pattern(s);
+        detail::compile_pattern(out[i]);
       } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(where + "[" + std::to_string(i) + "]: " + e.what());
+        throw ConfigError(fmt::format("{}[{}]: {}", where, i, e.what()));
       }
     }
-    out.push_back(std::move(s));
   }
   return out;
 }
@@ -265,7 +259,7 @@ std::vector<std::string> string_list(const YAML::Node& node, const std::string& 
 RedactionConfig parse_redaction_config(const YAML::Node& node) {
   RedactionConfig config;
   if (!node || node.IsNull()) return config;
-  if (!node.IsMap()) throw std::invalid_argument("redaction config: expected a mapping");
+  if (!node.IsMap()) throw ConfigError("redaction config: expected a mapping");
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>("");
     if (key == "key_patterns")
@@ -273,7 +267,7 @@ RedactionConfig parse_redaction_config(const YAML::Node& node) {
     else if (key == "redact_return_funs")
       config.redact_return_funs = string_list(kv.second, key, false);
     else
-      throw std::invalid_argument("redaction config: unknown key '" + key + "'");
+      throw ConfigError("redaction config: unknown key '" + key + "'");
   }
   return config;
 }

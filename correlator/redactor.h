@@ -64,6 +64,7 @@
 #include <yaml-cpp/yaml.h>
 #include <msgpack.hpp>
 
+#include "common/config_error.h"
 #include "correlator/pattern_set.h"
 
 namespace salttap::correlator {
@@ -116,7 +117,7 @@ class Redactor {
 // From YAML: a map with optional keys `key_patterns` and `redact_return_funs`
 // (sequences of strings; each replaces its default list). A null node gives
 // the defaults. Unknown keys, wrong types, empty or bad patterns ->
-// std::invalid_argument naming the key.
+// ConfigError naming the key.
 RedactionConfig parse_redaction_config(const YAML::Node& node);
 
 }  // namespace salttap::correlator

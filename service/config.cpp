@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "service/yaml_fields.h"
+#include "common/yaml_fields.h"
 
 namespace salttap::service {
 namespace {

@@ -35,6 +35,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/config_error.h"
 #include "correlator/alert.h"
 #include "correlator/alert_outlets.h"
 #include "correlator/audit.h"
@@ -43,10 +44,6 @@
 #include "service/indexer_config.h"
 
 namespace salttap::service {
-
-struct ConfigError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct Config {
   std::optional<std::string> master_config;

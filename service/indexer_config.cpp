@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "service/config.h"
-#include "service/yaml_fields.h"
+#include "common/yaml_fields.h"
 
 namespace salttap::service {
 namespace {

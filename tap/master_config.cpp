@@ -20,10 +20,10 @@ YAML::Node load_yaml(const std::string& path) {
   try {
     YAML::Node n = YAML::LoadFile(path);
     if (n.IsNull()) return YAML::Node(YAML::NodeType::Map);
-    if (!n.IsMap()) throw MasterConfigError(path + ": not a YAML mapping");
+    if (!n.IsMap()) throw ConfigError(path + ": not a YAML mapping");
     return n;
   } catch (const YAML::Exception& e) {
-    throw MasterConfigError(path + ": " + e.what());
+    throw ConfigError(path + ": " + e.what());
   }
 }
 
@@ -59,7 +59,7 @@ T get(const YAML::Node& cfg, const char* key, T fallback) {
   try {
     if (const YAML::Node v = cfg[key]; v && !v.IsNull()) return v.as<T>();
   } catch (const YAML::Exception& e) {
-    throw MasterConfigError(std::string("master config key '") + key + "': " + e.what());
+    throw ConfigError(std::string("master config key '") + key + "': " + e.what());
   }
   return fallback;
 }
@@ -90,9 +90,9 @@ MasterBus load_master_config(const std::string& path, bool required) {
   try {
     return load_master_config_or_throw_yaml(path, required);
   } catch (const YAML::Exception& e) {  // e.g. an include list of maps, a complex key
-    throw MasterConfigError(path + " (or a file it includes): " + e.what());
+    throw ConfigError(path + " (or a file it includes): " + e.what());
   } catch (const std::ios_base::failure& e) {  // e.g. the main path is a directory
-    throw MasterConfigError(path + ": " + e.what());
+    throw ConfigError(path + ": " + e.what());
   }
 }
 
@@ -112,7 +112,7 @@ MasterBus load_master_config_or_throw_yaml(const std::string& path, bool require
       for (const auto& file : expand(pattern, base)) overlay(merged, load_yaml(file));
     cfg = merged;
   } else if (required) {
-    throw MasterConfigError(path + ": no such file");
+    throw ConfigError(path + ": no such file");
   }
 
   bus.id = get<std::string>(cfg, "id", "");

@@ -7,13 +7,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/config_error.h"
+
 #include "tap/endpoint.h"
 
 namespace salttap::tap {
 
-struct MasterConfigError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct MasterBus {
   std::string config_path;  // empty when no config file was found
@@ -37,7 +36,7 @@ struct MasterBus {
 inline constexpr const char* kDefaultMasterConfig = "/etc/salt/master";
 
 // A missing file at the default path gives Salt's defaults; a missing file
-// given explicitly, or invalid YAML, throws MasterConfigError.
+// given explicitly, or invalid YAML, throws ConfigError.
 MasterBus load_master_config(const std::string& path = kDefaultMasterConfig, bool required = false);
 
 // Salt's prepend_root_dir(): join root_dir and path unless path is already under root_dir.

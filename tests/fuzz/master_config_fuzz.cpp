@@ -2,7 +2,7 @@
 //
 // The input is written to <tmp>/salttap-master-config-fuzz-<pid>/master and
 // loaded with load_master_config(path, required=true). Its contract: a
-// MasterBus, or MasterConfigError for anything wrong in the files. Any other
+// MasterBus, or ConfigError for anything wrong in the files. Any other
 // exception escaping (yaml-cpp's own, std::filesystem's) is a bug: it is not
 // caught here, so libFuzzer reports it as a crash (uncaught exception).
 //
@@ -74,7 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(bus.sock_dir.size() <= bus.cachedir.size() + 11);
     (void)bus.pub();
     (void)bus.pull();
-  } catch (const salttap::tap::MasterConfigError&) {
+  } catch (const salttap::ConfigError&) {
   }  // anything else escaping is a bug: the regression runner aborts on it
   return 0;
 }

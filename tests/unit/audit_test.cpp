@@ -323,7 +323,7 @@ void expect_yaml_error(const std::string& yaml, const std::vector<std::string>& 
   try {
     parse_audit_rules(YAML::Load(yaml));
     ADD_FAILURE() << "no error for:\n" << yaml;
-  } catch (const std::invalid_argument& e) {
+  } catch (const ConfigError& e) {
     for (const auto& p : parts) EXPECT_THAT(e.what(), HasSubstr(p)) << yaml;
   }
 }

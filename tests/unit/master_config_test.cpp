@@ -21,7 +21,7 @@ TEST(MasterConfig, NoFileMeansSaltDefaults) {
   const MasterBus bus = load_master_config("/nonexistent/salt/master");
   EXPECT_EQ(bus.pub().describe(), "unix:/var/run/salt/master/master_event_pub.ipc");
   EXPECT_EQ(bus.pull().describe(), "unix:/var/run/salt/master/master_event_pull.ipc");
-  EXPECT_THROW(load_master_config("/nonexistent/salt/master", /*required=*/true), MasterConfigError);
+  EXPECT_THROW(load_master_config("/nonexistent/salt/master", /*required=*/true), ConfigError);
 }
 
 TEST(MasterConfig, RootDirIsPrependedLikeSaltDoes) {
@@ -85,11 +85,11 @@ TEST(MasterConfigTest, BadYamlIsAClearError) {
   try {
     load_master_config((dir.path() / "master").string());
     FAIL() << "no error";
-  } catch (const MasterConfigError& e) {
+  } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("master"), std::string::npos);
   }
   write(dir.path() / "master", "tcp_master_pub_port: not-a-port\n");
-  EXPECT_THROW(load_master_config((dir.path() / "master").string()), MasterConfigError);
+  EXPECT_THROW(load_master_config((dir.path() / "master").string()), ConfigError);
 }
 
 }  // namespace

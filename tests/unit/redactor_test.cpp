@@ -471,7 +471,7 @@ void expect_config_error(const std::string& yaml, const std::vector<std::string>
   try {
     parse_redaction_config(YAML::Load(yaml));
     ADD_FAILURE() << "no error for:\n" << yaml;
-  } catch (const std::invalid_argument& e) {
+  } catch (const ConfigError& e) {
     for (const auto& p : parts) EXPECT_THAT(e.what(), HasSubstr(p)) << yaml;
   }
 }
