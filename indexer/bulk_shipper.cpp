@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -13,7 +12,6 @@
 #include <limits>
 #include <mutex>
 #include <optional>
-#include <random>
 
 #include <fmt/format.h>
 
@@ -38,20 +36,8 @@ std::string_view to_string(RequestFailure f) {
   return "unknown";
 }
 
-std::chrono::milliseconds backoff_delay(const BackoffConfig& config, unsigned attempt, double unit_random) {
-  const long long max = std::max<long long>(0, config.max.count());
-  const long long initial = std::max<long long>(0, config.initial.count());
-  // initial * 2^attempt, computed only when it cannot overflow (it is then <= max).
-  const long long cap = attempt < 62 && initial <= (max >> attempt) ? initial << attempt : max;
-  if (!(unit_random > 0)) unit_random = 0;  // also NaN
-  // Every whole millisecond in [0, cap] is equally likely.
-  const double scaled = std::floor(std::min(unit_random, 1.0) * (static_cast<double>(cap) + 1.0));
-  return std::chrono::milliseconds(std::min(cap, static_cast<long long>(scaled)));
-}
-
 namespace {
 
-using Steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // How long a worker waits in take() at a time, so stop() is seen promptly.
@@ -82,11 +68,6 @@ std::string name(const DeadLetter& d) {
   return d.index + "/" + (d.doc_id.empty() ? "(no _id)" : d.doc_id);
 }
 
-double unit_random() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-}
-
 // Appends `line` to `path` and fsyncs it before the record is acknowledged
 // (the spool forgets the record once acked). Returns the error text, empty on success.
 std::string append_durably(const std::filesystem::path& path, const std::string& line) {
@@ -112,7 +93,10 @@ std::string append_durably(const std::filesystem::path& path, const std::string&
 struct BulkShipper::Impl {
   Impl(ShipperConfig c, RecordSource& s, ClientFactory f)
       : config(std::move(c)), source(s), make_client(std::move(f)),
-        clock(config.clock ? *config.clock : system_clock), dead_letters{config.dead_letter_prefix, true} {
+        clock(config.clock ? *config.clock : system_clock),
+        time(config.steady_time ? *config.steady_time : real_steady_time()),
+        unit_random(config.unit_random ? config.unit_random : system_unit_random()),
+        dead_letters{config.dead_letter_prefix, true} {
     config.in_flight = std::max<std::size_t>(1, config.in_flight);
     config.batch.max_docs = std::max<std::size_t>(1, config.batch.max_docs);
     config.batch.max_bytes = std::max<std::size_t>(1, config.batch.max_bytes);
@@ -125,6 +109,8 @@ struct BulkShipper::Impl {
   ClientFactory make_client;
   SystemClock system_clock;
   const Clock& clock;
+  SteadyTime& time;
+  UnitRandom unit_random;  // shared by the workers' backoffs
   IndexLayout dead_letters;
   std::string bulk_path;
 
@@ -187,9 +173,9 @@ struct BulkShipper::Impl {
       return true;
     };
     while (!carry.empty() && add(carry.front())) carry.pop_front();
-    auto deadline = Steady::now() + limits.max_wait;
+    auto deadline = time.now() + limits.max_wait;
     while (!full && !is_stopping()) {
-      const auto now = Steady::now();
+      const auto now = time.now();
       if (!batch.empty() && now >= deadline) break;
       const auto wait = batch.empty() ? kTakeSlice
                                       : std::min(kTakeSlice, std::chrono::ceil<milliseconds>(deadline - now));
@@ -198,7 +184,7 @@ struct BulkShipper::Impl {
                                  wait);
       for (auto& r : records)
         if (!add(r)) carry.push_back(std::move(r));
-      if (was_empty && !batch.empty()) deadline = Steady::now() + limits.max_wait;
+      if (was_empty && !batch.empty()) deadline = time.now() + limits.max_wait;
     }
     return batch;
   }
@@ -207,7 +193,7 @@ struct BulkShipper::Impl {
     adjust_in_flight(+1);
     std::deque<std::vector<Item>> work;
     work.push_back(std::move(batch));
-    unsigned round = 0;  // consecutive rounds with items to retry: the backoff exponent
+    Backoff backoff(config.backoff, unit_random);  // its failures: consecutive rounds with items to retry
     while (!work.empty() && !is_hard_stopped()) {
       std::vector<Item> chunk = std::move(work.front());
       work.pop_front();
@@ -258,8 +244,8 @@ struct BulkShipper::Impl {
       if (!acks.empty()) source.ack(acks);
       if (!again.empty()) work.push_front(std::move(again));
       if (!back_off) {
-        round = 0;
-      } else if (!sleep(backoff_delay(config.backoff, round++, unit_random()))) {
+        backoff.reset();
+      } else if (!sleep(backoff.next())) {
         break;
       }
     }
@@ -277,9 +263,9 @@ struct BulkShipper::Impl {
     request.body.reserve(size);
     for (const auto& item : chunk) request.body += item.payload;
 
-    const auto t0 = Steady::now();
+    const auto t0 = time.now();
     const HttpResponse response = client.send(request);
-    const double seconds = std::chrono::duration<double>(Steady::now() - t0).count();
+    const double seconds = std::chrono::duration<double>(time.now() - t0).count();
     BulkOutcome outcome = classify_bulk_response(response.status, response.body, chunk.size());
     const auto failure = failure_of(response.status, outcome);
     {
@@ -356,7 +342,7 @@ struct BulkShipper::Impl {
   // False when stop() ran out of drain time meanwhile.
   bool sleep(milliseconds delay) {
     std::unique_lock lock(mutex);
-    return !wake.wait_for(lock, delay, [&] { return hard_stop; });
+    return !time.wait_for(lock, wake, delay, [&] { return hard_stop; });
   }
 
   void add_stat(std::uint64_t ShipperStats::*field) {
@@ -398,7 +384,7 @@ void BulkShipper::stop(std::chrono::milliseconds drain) {
     impl_->stopping = true;
     impl_->wake.notify_all();
     // Workers ship what they hold, then exit; past the drain time they give up.
-    impl_->wake.wait_for(lock, drain, [&] { return impl_->running == 0; });
+    impl_->time.wait_for(lock, impl_->wake, drain, [&] { return impl_->running == 0; });
     impl_->hard_stop = true;
     impl_->wake.notify_all();
   }

@@ -21,8 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include "common/backoff.h"
 #include "common/clock.h"
 #include "common/metrics.h"
+#include "common/steady_time.h"
 #include "indexer/http_client.h"
 #include "indexer/record_source.h"
 
@@ -34,19 +36,18 @@ struct BatchConfig {
   std::chrono::milliseconds max_wait{1000};  // a partial batch goes after this
 };
 
-struct BackoffConfig {
-  std::chrono::milliseconds initial{500};
-  std::chrono::milliseconds max{60000};
-};
-
 struct ShipperConfig {
   BatchConfig batch;
-  BackoffConfig backoff;
+  BackoffPolicy backoff;              // between retries of failed items (common/backoff.h)
   std::size_t in_flight = 2;          // worker threads, each with its own HttpClient
   bool gzip = true;
   std::string dead_letter_prefix = "salt";  // -> <prefix>-deadletter-YYYY.MM.DD
   bool refresh_wait_for = false;      // tests only: ?refresh=wait_for
   const Clock* clock = nullptr;       // dates dead letters; nullptr: the system clock (tests inject one)
+  // Batch windows, take() slices, backoff sleeps and the stop() drain run on
+  // this clock; the RecordSource waits on the same one. nullptr: real time.
+  SteadyTime* steady_time = nullptr;
+  UnitRandom unit_random;             // backoff jitter; empty: system_unit_random()
 };
 
 // Why a bulk request failed as a whole: the bounded `reason` label of
@@ -99,9 +100,5 @@ class BulkShipper {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Capped exponential backoff with full jitter: uniform in [0, min(max, initial * 2^attempt)].
-// `unit_random` in [0, 1); pure, so it is table-tested.
-std::chrono::milliseconds backoff_delay(const BackoffConfig& config, unsigned attempt, double unit_random);
 
 }  // namespace salttap::indexer

@@ -24,8 +24,10 @@ class RecordSource {
   virtual ~RecordSource() = default;
   // The next records not yet handed out (oldest first), at most max_records
   // and about max_bytes of payload (at least one record), waiting up to
-  // `wait` when none is available. Records handed out and never acked are
-  // handed out again only after a restart (the shipper retries in memory).
+  // `wait` when none is available. `wait` runs on the SteadyTime the shipper
+  // was given (common/steady_time.h): a source and its shipper share one, so
+  // tests drive both with one fake clock. Records handed out and never acked
+  // are handed out again only after a restart (the shipper retries in memory).
   virtual std::vector<SpoolRecord> take(std::size_t max_records, std::size_t max_bytes,
                                         std::chrono::milliseconds wait) = 0;
   // Acknowledged by the engine (delivered, 409, or dead-lettered). Any order.

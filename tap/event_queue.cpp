@@ -26,7 +26,7 @@ std::size_t EventQueue::push(std::vector<Event>& batch) {
 
 bool EventQueue::pop_all(std::vector<Event>& out, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
-  ready_.wait_for(lock, timeout, [&] { return !events_.empty() || closed_; });
+  time_.wait_for(lock, ready_, timeout, [&] { return !events_.empty() || closed_; });
   for (Event& e : events_) out.push_back(std::move(e));
   events_.clear();
   stats_.bytes = 0;

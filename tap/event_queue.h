@@ -11,6 +11,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/steady_time.h"
 #include "tap/event.h"
 
 namespace salttap::tap {
@@ -30,7 +31,9 @@ struct QueueStats {
 
 class EventQueue {
  public:
-  explicit EventQueue(const QueueLimits& limits = {}) : limits_(limits) {}
+  // pop_all() waits on `time` (tests give a fake one).
+  explicit EventQueue(const QueueLimits& limits = {}, SteadyTime& time = real_steady_time())
+      : limits_(limits), time_(time) {}
 
   // Moves the events in; never blocks. Returns how many were dropped.
   std::size_t push(std::vector<Event>& batch);
@@ -42,6 +45,7 @@ class EventQueue {
 
  private:
   QueueLimits limits_;
+  SteadyTime& time_;
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Event> events_;

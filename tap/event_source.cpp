@@ -5,6 +5,11 @@
 
 namespace salttap::tap {
 
+Backoff reconnect_backoff(const ReaderOptions& options) {
+  return Backoff({options.backoff_initial, options.backoff_max},
+                 options.unit_random ? options.unit_random : system_unit_random());
+}
+
 EventSourcePtr make_event_source(const ReaderOptions& options, EventQueue& queue) {
   if (options.endpoint.kind == Endpoint::Kind::zmq) return std::make_unique<ZmqBusReader>(options, queue);
   return std::make_unique<StreamBusReader>(options, queue);

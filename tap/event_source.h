@@ -3,13 +3,16 @@
 // events to an EventQueue. Implementations:
 //   StreamBusReader - Unix stream socket or TCP (Salt 2016.3+), both framings
 //   ZmqBusReader    - ZeroMQ SUB (Salt 2015.x)
-// The reader never blocks on downstream work, reconnects with backoff when
-// the master goes away, and logs which framing and Salt era it sees.
+// The reader never blocks on downstream work, reconnects with the common
+// backoff (common/backoff.h: full jitter, restarted after each successful
+// connect) when the master goes away, and logs which framing and Salt era it sees.
 
 #include <chrono>
 #include <memory>
 #include <string>
 
+#include "common/backoff.h"
+#include "common/steady_time.h"
 #include "tap/decode_limits.h"
 #include "tap/endpoint.h"
 #include "tap/event_queue.h"
@@ -20,8 +23,12 @@ namespace salttap::tap {
 struct ReaderOptions {
   Endpoint endpoint;
   DecodeLimits limits;
-  std::chrono::milliseconds backoff_initial{100};
+  std::chrono::milliseconds backoff_initial{100};  // reconnect delays: BackoffPolicy{initial, max}
   std::chrono::milliseconds backoff_max{5000};
+  UnitRandom unit_random;             // reconnect jitter; empty: system_unit_random()
+  // The ZeroMQ reader's reconnect sleep runs on it (the stream reader's is an
+  // Asio timer on the io_context). nullptr: real time.
+  SteadyTime* steady_time = nullptr;
   std::size_t read_chunk = 256 * 1024;
 };
 
@@ -34,6 +41,9 @@ class EventSource {
   virtual std::string era() const = 0;  // what the stream says about the Salt release
 };
 using EventSourcePtr = std::unique_ptr<EventSource>;
+
+// The readers' reconnect backoff, from the options.
+Backoff reconnect_backoff(const ReaderOptions& options);
 
 EventSourcePtr make_event_source(const ReaderOptions& options, EventQueue& queue);
 

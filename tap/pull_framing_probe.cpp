@@ -1,7 +1,7 @@
 #include "tap/pull_framing_probe.h"
 
+#include <algorithm>
 #include <random>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -12,15 +12,15 @@
 namespace salttap::tap {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
 
 // Waits until `tag` shows up on the pub socket (events before it are discarded).
-bool wait_for_tag(EventQueue& queue, const std::string& tag, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
+bool wait_for_tag(SteadyTime& time, EventQueue& queue, const std::string& tag, milliseconds timeout) {
+  const auto deadline = time.now() + timeout;
   std::vector<Event> events;
-  while (Clock::now() < deadline) {
+  while (time.now() < deadline) {
     events.clear();
-    queue.pop_all(events, std::chrono::milliseconds(50));
+    queue.pop_all(events, std::min(milliseconds(50), std::chrono::ceil<milliseconds>(deadline - time.now())));
     for (const Event& e : events)
       if (e.tag() == tag) return true;
   }
@@ -30,13 +30,16 @@ bool wait_for_tag(EventQueue& queue, const std::string& tag, std::chrono::millis
 }  // namespace
 
 Framing probe_pull_framing(const ProbeOptions& options) {
-  EventQueue queue;
+  SteadyTime& time = options.steady_time ? *options.steady_time : real_steady_time();
+  EventQueue queue({}, time);
   ReaderOptions reader_options;
   reader_options.endpoint = options.pub;
+  reader_options.steady_time = &time;
   EventSourcePtr reader = make_event_source(reader_options, queue);
   reader->start();
-  const auto deadline = Clock::now() + options.connect_timeout;
-  while (!reader->stats().connected && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // The reader's state has no notification: poll it in short sleeps.
+  const auto deadline = time.now() + options.connect_timeout;
+  while (!reader->stats().connected && time.now() < deadline) time.sleep_for(milliseconds(10));
   if (!reader->stats().connected) {
     log::error("fire: cannot subscribe to {} to probe the pull framing", options.pub.describe());
     return Framing::unknown;
@@ -56,7 +59,7 @@ Framing probe_pull_framing(const ProbeOptions& options) {
       log::error("fire: probe failed: {}", e.what());
       return Framing::unknown;
     }
-    if (wait_for_tag(queue, tag, options.wait_per_try)) {
+    if (wait_for_tag(time, queue, tag, options.wait_per_try)) {
       log::info("fire: {} accepts {} frames", options.pull.describe(), to_string(guess));
       return guess;
     }

@@ -8,6 +8,7 @@
 
 #include <chrono>
 
+#include "common/steady_time.h"
 #include "tap/decode_limits.h"
 #include "tap/endpoint.h"
 #include "tap/frame_decoder.h"
@@ -19,6 +20,7 @@ struct ProbeOptions {
   Endpoint pull;
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds wait_per_try{2000};
+  SteadyTime* steady_time = nullptr;  // both timeouts run on it; nullptr: real time
 };
 
 // Returns Framing::unknown when neither framing got through.

@@ -1,7 +1,5 @@
 #include "tap/stream_bus_reader.h"
 
-#include <random>
-
 #include "common/log.h"
 
 namespace salttap::tap {
@@ -19,17 +17,11 @@ asio::generic::stream_protocol::endpoint to_asio(const Endpoint& e) {
   return asio::local::stream_protocol::endpoint(e.path);
 }
 
-std::chrono::milliseconds jittered(std::chrono::milliseconds base) {
-  thread_local std::minstd_rand rng{std::random_device{}()};
-  std::uniform_real_distribution<double> factor(0.8, 1.2);
-  return std::chrono::milliseconds(static_cast<long>(base.count() * factor(rng)));
-}
-
 }  // namespace
 
 StreamBusReader::StreamBusReader(const ReaderOptions& options, EventQueue& queue)
     : options_(options), queue_(queue), decoder_(options.limits), buf_(options.read_chunk),
-      backoff_(options.backoff_initial) {
+      backoff_(reconnect_backoff(options)) {
   if (options_.endpoint.kind == Endpoint::Kind::tcp) asio::ip::make_address(options_.endpoint.host);  // throws early
   std::uint64_t logged = 0;
   decoder_.set_error_sink([this, logged](const std::string& why) mutable {
@@ -75,7 +67,7 @@ void StreamBusReader::on_connected() {
   log::info("tap: {} to {}{}", reconnect ? "reconnected" : "connected", options_.endpoint.describe(),
             failed_attempts_ ? fmt::format(" after {} failed attempts", failed_attempts_) : "");
   failed_attempts_ = 0;
-  backoff_ = options_.backoff_initial;
+  backoff_.reset();
   connection_events_ = 0;
   first_read_ = true;
   logged_framing_ = false;
@@ -157,8 +149,7 @@ void StreamBusReader::publish_decoder_stats() {
 }
 
 void StreamBusReader::schedule_reconnect() {
-  timer_.expires_after(jittered(backoff_));
-  backoff_ = std::min(backoff_ * 2, options_.backoff_max);
+  timer_.expires_after(backoff_.next());
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) connect();
   });

@@ -45,7 +45,7 @@ class StreamBusReader final : public EventSource {
   StreamDecoder decoder_;
   std::vector<char> buf_;
   std::vector<Event> batch_;
-  std::chrono::milliseconds backoff_;
+  Backoff backoff_;  // reconnect delays; reset once connected
   std::uint64_t failed_attempts_ = 0;
   std::uint64_t connection_events_ = 0;
   bool first_read_ = true;

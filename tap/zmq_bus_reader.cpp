@@ -12,22 +12,32 @@ constexpr std::size_t kMaxBatch = 4096;
 constexpr std::uint64_t kMaxLoggedDecodeErrors = 20;
 }  // namespace
 
-ZmqBusReader::ZmqBusReader(const ReaderOptions& options, EventQueue& queue) : options_(options), queue_(queue) {}
+ZmqBusReader::ZmqBusReader(const ReaderOptions& options, EventQueue& queue)
+    : options_(options), queue_(queue), time_(options.steady_time ? *options.steady_time : real_steady_time()) {}
 
 ZmqBusReader::~ZmqBusReader() { stop(); }
 
 void ZmqBusReader::start() { thread_ = std::thread([this] { run(); }); }
 
 void ZmqBusReader::stop() {
-  stopping_ = true;
+  {
+    std::lock_guard lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+void ZmqBusReader::sleep_unless_stopped(std::chrono::milliseconds delay) {
+  std::unique_lock lock(stop_mutex_);
+  time_.wait_for(lock, stop_cv_, delay, [this] { return stopping_.load(); });
 }
 
 void ZmqBusReader::run() {
   EventDecoder decoder(options_.limits);
   std::vector<Event> batch;
   std::uint64_t logged_errors = 0;
-  auto backoff = options_.backoff_initial;
+  Backoff backoff = reconnect_backoff(options_);
   while (!stopping_) {
     try {
       zmq::context_t context(1);
@@ -37,6 +47,7 @@ void ZmqBusReader::run() {
       sub.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(options_.limits.max_frame_bytes));
       sub.set(zmq::sockopt::subscribe, "");
       sub.connect(options_.endpoint.path);
+      backoff.reset();
       ++stats_.connects;
       stats_.connected = true;
       log::info("tap: subscribed to {} (ZeroMQ, Salt 2015.x framing)", options_.endpoint.describe());
@@ -64,15 +75,9 @@ void ZmqBusReader::run() {
       stats_.connected = false;
       ++stats_.connect_failures;
       log::warn("tap: ZeroMQ error on {}: {}; retrying", options_.endpoint.describe(), e.what());
-      // Sleep in short slices so stop() stays prompt while the endpoint keeps failing.
-      const auto until = std::chrono::steady_clock::now() + backoff;
-      while (!stopping_ && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-            std::chrono::milliseconds(kPollMs), until - std::chrono::steady_clock::now()));
-      backoff = std::min(backoff * 2, options_.backoff_max);
+      sleep_unless_stopped(backoff.next());
     }
   }
 }
-
 
 }  // namespace salttap::tap

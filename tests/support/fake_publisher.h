@@ -30,9 +30,10 @@ class FakePublisher {
   std::uint16_t port() const { return port_; }
   const std::string& path() const { return path_; }
 
-  // Blocks until `n` subscribers are connected (or throws after 10 s).
+  // Blocks until `n` subscribers are connected; a minute without them is a
+  // broken test (it throws rather than hang the suite).
   void wait_for_subscribers(std::size_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < deadline) {
       accept_pending();
       if (clients_.size() >= n) return;
@@ -57,12 +58,14 @@ class FakePublisher {
     close_all();
     bind_and_listen();
   }
+  // The listening socket goes first, as when a master dies: a subscriber that
+  // reconnects at once on its EOF finds no socket, not the old one about to close.
   void close_all() {
-    for (int fd : clients_) ::close(fd);
-    clients_.clear();
     if (listen_fd_ >= 0) ::close(listen_fd_);
     listen_fd_ = -1;
     if (!path_.empty()) ::unlink(path_.c_str());
+    for (int fd : clients_) ::close(fd);
+    clients_.clear();
   }
 
  private:

@@ -5,6 +5,11 @@
 // until a given number of threads are blocked (await_waiters) before moving
 // time, so "the shipper is sleeping in its backoff" is an observed state,
 // never a guess about how long a thread takes.
+//
+// A thread counts as waiting only while its deadline is still ahead: once
+// time reaches it, the thread is on its way out, and counts again only when
+// it enters its next wait. So "advance, then await the next wait" never
+// mistakes the old wait for the new one.
 
 #include <algorithm>
 #include <chrono>
@@ -45,37 +50,67 @@ class FakeSteadyTime final : public SteadyTime {
     changed_.notify_all();
   }
 
-  // Moves the clock to the earliest deadline any thread waits for (no-op when none waits).
+  // Moves the clock to the earliest deadline still ahead (no-op when none is).
   void advance_to_next_deadline() {
     std::unique_lock lock(mutex_);
-    if (waiting_.empty()) return;
-    const auto earliest = std::min_element(waiting_.begin(), waiting_.end(),
-                                           [](const Waiter& a, const Waiter& b) { return a.deadline < b.deadline; });
-    if (earliest->deadline > now_) now_ = earliest->deadline;
+    time_point earliest = time_point::max();
+    for (const Waiter& w : waiting_)
+      if (w.deadline > now_) earliest = std::min(earliest, w.deadline);
+    if (earliest == time_point::max()) return;
+    now_ = earliest;
     lock.unlock();
     changed_.notify_all();
   }
 
+  // Threads blocked in wait_until() whose deadline is still ahead.
   [[nodiscard]] std::size_t waiters() const {
     std::lock_guard lock(mutex_);
-    return waiting_.size();
+    return ahead();
   }
 
-  // Blocks until at least `n` threads wait in wait_until(). A test whose
-  // threads never get there is broken: after `limit` of real time this
+  // Blocks until at least `n` threads wait for a deadline still ahead. A test
+  // whose threads never get there is broken: after `limit` of real time this
   // throws rather than hang the suite.
-  void await_waiters(std::size_t n, std::chrono::seconds limit = std::chrono::seconds(60)) const {
+  void await_waiters(std::size_t n, std::chrono::seconds limit = kLimit) const {
     std::unique_lock lock(mutex_);
-    if (!changed_.wait_for(lock, limit, [&] { return waiting_.size() >= n; }))
+    if (!changed_.wait_for(lock, limit, [&] { return ahead() >= n; }))
       throw std::runtime_error("FakeSteadyTime: threads never reached their timed wait");
   }
 
+  // Runs time forward until `done()` holds: each step waits until `n` threads
+  // wait (as await_waiters), checks `done()` while they are all blocked, and
+  // only then moves to the earliest deadline. The threads under test see time
+  // pass only while all `n` of them wait, as on an infinitely fast machine,
+  // and time never moves past the state the test waits for. Throws after
+  // `limit` of real time.
+  void advance_until(const std::function<bool()>& done, std::size_t n = 1, std::chrono::seconds limit = kLimit) {
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+      std::unique_lock lock(mutex_);
+      // Short real-time slices: `done` (which this lock does not guard) may come true meanwhile.
+      if (!changed_.wait_for(lock, std::chrono::milliseconds(1), [&] { return ahead() >= n; })) {
+        if (std::chrono::steady_clock::now() > give_up)
+          throw std::runtime_error("FakeSteadyTime: the awaited state never came");
+        continue;
+      }
+      lock.unlock();
+      if (done()) return;
+      advance_to_next_deadline();
+    }
+  }
+
  private:
+  static constexpr std::chrono::seconds kLimit{60};
+
   struct Waiter {
     unsigned long id;
     time_point deadline;
   };
 
+  std::size_t ahead() const {
+    return static_cast<std::size_t>(
+        std::count_if(waiting_.begin(), waiting_.end(), [&](const Waiter& w) { return w.deadline > now_; }));
+  }
   unsigned long enter(time_point deadline) {
     std::lock_guard lock(mutex_);
     waiting_.push_back({++next_id_, deadline});

@@ -1,8 +1,9 @@
 #pragma once
 // A real HTTP/1.1 server on 127.0.0.1 (free port) for webhook and engine
 // client tests: records every request (head and body) and answers with the
-// next reply from a script (status, body, headers, optional delay). With
-// keep_alive it serves several requests per connection and counts connections.
+// next reply from a script (status, body, headers; or held until the test
+// releases it). With keep_alive it serves several requests per
+// connection and counts connections.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,6 +14,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -26,7 +28,9 @@ class HttpReceiver {
     int status = 200;
     std::string body;
     std::vector<std::string> headers;    // "Name: value"
-    std::chrono::milliseconds delay{0};  // before answering (client timeouts)
+    // No answer until release() or the receiver's end: only a client timeout
+    // or abort ends the request, whatever the machine's speed.
+    bool hold = false;
   };
   struct Request {
     std::string head;  // request line and headers
@@ -34,7 +38,7 @@ class HttpReceiver {
   };
 
   explicit HttpReceiver(std::vector<int> statuses, bool keep_alive = false) : keep_alive_(keep_alive) {
-    for (int s : statuses) replies_.push_back(Reply{s, {}, {}, {}});
+    for (int s : statuses) replies_.push_back(Reply{s, {}, {}, false});
     listen();
   }
   explicit HttpReceiver(std::vector<Reply> replies, bool keep_alive = false)
@@ -42,7 +46,11 @@ class HttpReceiver {
     listen();
   }
   ~HttpReceiver() {
-    stop_ = true;
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
     ::shutdown(fd_, SHUT_RDWR);
     ::close(fd_);
     if (const int c = conn_.load(); c >= 0) ::shutdown(c, SHUT_RDWR);
@@ -62,6 +70,19 @@ class HttpReceiver {
     return requests_;
   }
   int connections() const { return connections_.load(); }
+  // Blocks until `n` requests have arrived; false after `guard` (a broken test).
+  bool wait_requests(std::size_t n, std::chrono::seconds guard = std::chrono::seconds(60)) const {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, guard, [&] { return requests_.size() >= n; });
+  }
+  // Held replies go out.
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      released_ = true;
+    }
+    changed_.notify_all();
+  }
 
  private:
   void listen() {
@@ -103,13 +124,13 @@ class HttpReceiver {
         if (!open) break;
         Reply reply;
         {
-          std::lock_guard lock(mutex_);
+          std::unique_lock lock(mutex_);
           requests_.push_back({buffer.substr(0, head_end), buffer.substr(head_end + 4, length)});
           reply = next_ < replies_.size() ? replies_[next_++] : Reply{};
+          changed_.notify_all();
+          if (reply.hold) changed_.wait(lock, [&] { return released_ || stop_; });
         }
         buffer.erase(0, head_end + 4 + length);
-        for (auto waited = std::chrono::milliseconds(0); waited < reply.delay && !stop_; waited += std::chrono::milliseconds(10))
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));
         std::string resp = "HTTP/1.1 " + std::to_string(reply.status) + " X\r\nContent-Length: " +
                            std::to_string(reply.body.size()) + "\r\n";
         for (const auto& h : reply.headers) resp += h + "\r\n";
@@ -140,6 +161,8 @@ class HttpReceiver {
   std::atomic<int> conn_{-1};
   std::atomic<int> connections_{0};
   mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;  // a request arrived, release(), or the end
+  bool released_ = false;
   std::vector<Request> requests_;
   std::thread thread_;
 };

@@ -1,6 +1,9 @@
 #pragma once
 // An in-memory RecordSource for shipper tests: records handed out in order,
-// acks recorded (acking a record twice fails the test), waits for both.
+// acks recorded (acking a record twice fails the test). take() waits on the
+// SteadyTime it is given, the one the shipper under test runs on, so a fake
+// clock drives both; wait_acked() and wait_handed_out() wait for a state,
+// their real-time limit only guards against a broken test hanging the suite.
 
 #include <gtest/gtest.h>
 
@@ -12,13 +15,15 @@
 #include <set>
 #include <string>
 
+#include "common/steady_time.h"
 #include "indexer/record_source.h"
 
 namespace salttap::testing {
 
 class MemoryRecordSource final : public indexer::RecordSource {
  public:
-  explicit MemoryRecordSource(std::filesystem::path dead_dir = {}) : dead_dir_(std::move(dead_dir)) {}
+  explicit MemoryRecordSource(std::filesystem::path dead_dir = {}, SteadyTime& time = real_steady_time())
+      : dead_dir_(std::move(dead_dir)), time_(time) {}
 
   void add(std::string payload) {
     std::lock_guard lock(mutex_);
@@ -29,7 +34,7 @@ class MemoryRecordSource final : public indexer::RecordSource {
   std::vector<indexer::SpoolRecord> take(std::size_t max_records, std::size_t max_bytes,
                                          std::chrono::milliseconds wait) override {
     std::unique_lock lock(mutex_);
-    cv_.wait_for(lock, wait, [&] { return handed_out_ < records_.size(); });
+    time_.wait_for(lock, cv_, wait, [&] { return handed_out_ < records_.size(); });
     std::vector<indexer::SpoolRecord> out;
     std::size_t bytes = 0;
     while (handed_out_ < records_.size() && out.size() < max_records &&
@@ -47,13 +52,13 @@ class MemoryRecordSource final : public indexer::RecordSource {
   }
   std::filesystem::path dead_letter_dir() const override { return dead_dir_; }
 
-  bool wait_acked(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  bool wait_acked(std::size_t n, std::chrono::milliseconds guard = std::chrono::seconds(60)) {
     std::unique_lock lock(mutex_);
-    return cv_.wait_for(lock, timeout, [&] { return acked_.size() >= n; });
+    return cv_.wait_for(lock, guard, [&] { return acked_.size() >= n; });
   }
-  bool wait_handed_out(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  bool wait_handed_out(std::size_t n, std::chrono::milliseconds guard = std::chrono::seconds(60)) {
     std::unique_lock lock(mutex_);
-    return cv_.wait_for(lock, timeout, [&] { return handed_out_ >= n; });
+    return cv_.wait_for(lock, guard, [&] { return handed_out_ >= n; });
   }
   std::size_t acked() const {
     std::lock_guard lock(mutex_);
@@ -72,6 +77,7 @@ class MemoryRecordSource final : public indexer::RecordSource {
   std::uint64_t next_id_ = 1;
   std::set<std::uint64_t> acked_;
   std::filesystem::path dead_dir_;
+  SteadyTime& time_;
 };
 
 }  // namespace salttap::testing

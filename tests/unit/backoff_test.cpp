@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "tests/support/fake_steady_time.h"
@@ -31,6 +33,12 @@ TEST(FullJitterDelay, SurvivesHugeAttemptsAndBadRandoms) {
   EXPECT_EQ(full_jitter_delay(p, 2, -1.0), milliseconds(0));
   EXPECT_EQ(full_jitter_delay(p, 2, 7.0), milliseconds(2000));
   EXPECT_EQ(full_jitter_delay({milliseconds(-5), milliseconds(-1)}, 3, 0.9), milliseconds(0));
+  EXPECT_EQ(full_jitter_delay(p, 64, 0.5), milliseconds(30'000));
+  EXPECT_EQ(full_jitter_delay(p, 4'000'000'000u, 0.5), milliseconds(30'000));
+  EXPECT_EQ(full_jitter_delay({milliseconds(0), milliseconds(60'000)}, 10, 0.9), milliseconds(0));
+  // initial * 2^attempt would overflow: the cap is max
+  EXPECT_EQ(full_jitter_delay({milliseconds(std::numeric_limits<long long>::max()), milliseconds(5000)}, 3, 0.5),
+            milliseconds(2500));
 }
 
 TEST(Backoff, GrowsPerFailureAndResets) {
@@ -106,6 +114,38 @@ TEST(FakeSteadyTime, AdvanceToNextDeadlineWakesTheEarliest) {
   time.advance_to_next_deadline();
   sleeper.join();
   EXPECT_EQ(time.now() - start, std::chrono::minutes(5));
+}
+
+TEST(FakeSteadyTime, AWaiterWhoseDeadlineHasComeNoLongerCounts) {
+  testing::FakeSteadyTime time;
+  const auto start = time.now();
+  std::thread sleeper([&] {
+    time.sleep_for(std::chrono::minutes(5));
+    time.sleep_for(std::chrono::minutes(1));
+  });
+  time.await_waiters(1);
+  time.advance_to_next_deadline();
+  time.await_waiters(1);  // the second sleep, not the first one on its way out
+  time.advance_to_next_deadline();
+  sleeper.join();
+  EXPECT_EQ(time.now() - start, std::chrono::minutes(6));
+}
+
+TEST(FakeSteadyTime, AdvanceUntilStopsAtTheAwaitedState) {
+  testing::FakeSteadyTime time;
+  const auto start = time.now();
+  std::atomic<int> ticks{0};
+  std::thread ticker([&] {
+    for (int i = 0; i < 10; ++i) {
+      time.sleep_for(std::chrono::seconds(1));
+      ++ticks;
+    }
+  });
+  time.advance_until([&] { return ticks >= 3; });
+  EXPECT_EQ(time.now() - start, std::chrono::seconds(3)) << "time never runs past the awaited state";
+  time.advance_until([&] { return ticks == 10; });
+  ticker.join();
+  EXPECT_EQ(time.now() - start, std::chrono::seconds(10));
 }
 
 }  // namespace

@@ -1,27 +1,34 @@
 // The bulk shipper against an in-memory RecordSource and a scripted
-// HttpClient: what is resent, acked, split, dead-lettered, and when.
+// HttpClient: what is resent, acked, split, dead-lettered, and when. Batch
+// windows, backoff sleeps and drain deadlines run on fake time: a test moves
+// time only once the worker threads are blocked waiting, so no outcome depends
+// on how fast the machine is.
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+
+#include <stdlib.h>
 
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "indexer/bulk_shipper.h"
 #include "indexer/dead_letter.h"
+#include "tests/support/fake_steady_time.h"
 #include "tests/support/memory_record_source.h"
 
 namespace salttap::indexer {
 namespace {
 
 using namespace std::chrono_literals;
-using Steady = std::chrono::steady_clock;
+using salttap::testing::FakeSteadyTime;
 
 // ---- fakes -------------------------------------------------------------------
 
@@ -67,7 +74,9 @@ struct Script {
   std::mutex mutex;
   std::condition_variable cv;
   std::vector<HttpRequest> requests;
-  std::vector<Steady::time_point> times;
+  FakeSteadyTime* time = nullptr;
+  std::vector<SteadyTime::time_point> times;  // when each request was sent, on `time`
+  SteadyTime::duration latency{};             // how much `time` moves while a request is answered
   std::deque<HttpResponse> queued;
   std::function<HttpResponse(const HttpRequest&)> respond = [](const HttpRequest& r) {
     return ok(std::vector<int>(docs_in(r.body).size(), 201));
@@ -77,9 +86,13 @@ struct Script {
     std::lock_guard lock(mutex);
     return requests;
   }
-  bool wait_requests(std::size_t n, std::chrono::milliseconds timeout = 5s) {
-    std::unique_lock lock(mutex);
-    return cv.wait_for(lock, timeout, [&] { return requests.size() >= n; });
+  std::size_t count() {
+    std::lock_guard lock(mutex);
+    return requests.size();
+  }
+  std::vector<SteadyTime::time_point> sent_at() {
+    std::lock_guard lock(mutex);
+    return times;
   }
 };
 
@@ -89,7 +102,8 @@ class ScriptedClient final : public HttpClient {
   HttpResponse send(const HttpRequest& request) override {
     std::unique_lock lock(script_->mutex);
     script_->requests.push_back(request);
-    script_->times.push_back(Steady::now());
+    script_->times.push_back(script_->time->now());
+    script_->time->advance(script_->latency);
     HttpResponse r;
     if (!script_->queued.empty()) {
       r = std::move(script_->queued.front());
@@ -115,26 +129,44 @@ std::string doc(int i, std::string_view source = {}) {
                      i, source.empty() ? fmt::format(R"({{"n":{}}})", i) : std::string(source));
 }
 
-ShipperConfig fast_config() {
+// One worker, a 1 s batch window, backoff 1 s doubling to 4 s with the
+// jitter pinned at its middle (0.5 s, 1 s, 2 s, 2 s...).
+ShipperConfig test_config() {
   ShipperConfig c;
   c.in_flight = 1;
-  c.batch.max_wait = 20ms;
-  c.backoff.initial = 1ms;
-  c.backoff.max = 4ms;
+  c.batch.max_wait = 1s;
+  c.backoff = {1s, 4s};
+  c.unit_random = [] { return 0.5; };
   return c;
 }
 
+// True once `f` is ready; a future that is not ready within a minute of real
+// time means the thread behind it waits for a time that never comes.
+bool finishes(std::future<void>& f) { return f.wait_for(60s) == std::future_status::ready; }
+
 struct Harness {
-  explicit Harness(ShipperConfig c = fast_config(), std::filesystem::path dead_dir = {})
-      : config(c), source(std::move(dead_dir)), script(std::make_shared<Script>()) {}
+  explicit Harness(ShipperConfig c = test_config(), std::filesystem::path dead_dir = {})
+      : config(std::move(c)), source(std::move(dead_dir), time), script(std::make_shared<Script>()) {
+    config.steady_time = &time;
+    script->time = &time;
+  }
   ~Harness() { stop(); }
   void start() {
     shipper = std::make_unique<BulkShipper>(config, source, [s = script] { return std::make_unique<ScriptedClient>(s); });
     shipper->start();
   }
-  void stop() {
-    if (shipper) shipper->stop(0ms);
+  // Lets time run (batch windows close, backoff sleeps end) until `done` holds.
+  void run_until(const std::function<bool()>& done) { time.advance_until(done, config.in_flight); }
+  void run_until_acked(std::size_t n) {
+    run_until([&] { return source.acked() >= n; });
   }
+  // stop(0): a worker waiting in take() sees it when its slice of time ends.
+  void stop() {
+    if (!shipper) return;
+    auto stopped = std::async(std::launch::async, [this] { shipper->stop(0ms); });
+    time.advance_until([&] { return stopped.wait_for(0s) == std::future_status::ready; });
+  }
+  FakeSteadyTime time;
   ShipperConfig config;
   FakeSource source;
   std::shared_ptr<Script> script;
@@ -151,9 +183,9 @@ rapidjson::Document parse(std::string_view line) {
 struct TempDir {
   std::filesystem::path path;
   TempDir() {
-    path = std::filesystem::temp_directory_path() /
-           fmt::format("salttap-shipper-{}-{}", ::getpid(), Steady::now().time_since_epoch().count());
-    std::filesystem::create_directories(path);
+    std::string name = (std::filesystem::temp_directory_path() / "salttap-shipper-XXXXXX").string();
+    if (::mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp");
+    path = name;
   }
   ~TempDir() { std::filesystem::remove_all(path); }
 };
@@ -165,7 +197,7 @@ TEST(BulkShipper, MixedBatchResendsOnlyTheFailedItemsAndCounts409AsDelivered) {
   for (int i = 0; i < 4; ++i) h.source.add(doc(i));
   h.script->queued.push_back(ok({201, 429, 409, 503}));
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(4));
+  h.run_until_acked(4);
   h.stop();
   const auto sent = h.script->sent();
   ASSERT_EQ(sent.size(), 2u);
@@ -180,12 +212,12 @@ TEST(BulkShipper, MixedBatchResendsOnlyTheFailedItemsAndCounts409AsDelivered) {
 }
 
 TEST(BulkShipper, RequestIsANdjsonBulkWithFilterPathAndGzip) {
-  auto config = fast_config();
+  auto config = test_config();
   config.refresh_wait_for = true;
   Harness h(config);
   h.source.add(doc(1));
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(1));
+  h.run_until_acked(1);
   const auto r = h.script->sent().at(0);
   EXPECT_EQ(r.method, "POST");
   EXPECT_EQ(r.path, "/_bulk?filter_path=errors,items.*.status,items.*.error&refresh=wait_for");
@@ -200,7 +232,7 @@ TEST(BulkShipper, AllItems429ThenSuccess) {
   for (int i = 0; i < 3; ++i) h.source.add(doc(i));
   h.script->queued.push_back(ok({429, 429, 429}));
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(3));
+  h.run_until_acked(3);
   const auto sent = h.script->sent();
   ASSERT_EQ(sent.size(), 2u);
   EXPECT_EQ(sent[1].body, sent[0].body);
@@ -213,7 +245,7 @@ TEST(BulkShipper, WholeRequest503ThenSuccess) {
   for (int i = 0; i < 3; ++i) h.source.add(doc(i));
   h.script->queued.push_back(status(503, "<html>Service Unavailable</html>"));
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(3));
+  h.run_until_acked(3);
   const auto sent = h.script->sent();
   ASSERT_EQ(sent.size(), 2u);
   EXPECT_EQ(sent[1].body, sent[0].body);
@@ -229,7 +261,7 @@ TEST(BulkShipper, NoResponseIsRetriedAndTrackedAsUnreachable) {
   h.script->queued.push_back(status(0));
   h.script->queued.push_back(status(0));
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(1));
+  h.run_until_acked(1);
   EXPECT_EQ(h.script->sent().size(), 3u);
   EXPECT_EQ(h.shipper->stats().failures[static_cast<std::size_t>(RequestFailure::transport)], 2u);
   EXPECT_TRUE(h.shipper->engine_reachable());
@@ -240,7 +272,7 @@ TEST(BulkShipper, TruncatedResponseBodyRetriesTheWholeBatch) {
   for (int i = 0; i < 2; ++i) h.source.add(doc(i));
   h.script->queued.push_back(status(200, R"({"errors":false,"items":[{"create":{"status":201}})"));
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(2));
+  h.run_until_acked(2);
   const auto sent = h.script->sent();
   ASSERT_EQ(sent.size(), 2u);
   EXPECT_EQ(sent[1].body, sent[0].body);
@@ -252,7 +284,7 @@ TEST(BulkShipper, TooLargeSplitsTheBatchInHalves) {
   for (int i = 0; i < 4; ++i) h.source.add(doc(i));
   h.script->queued.push_back(status(413));
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(4));
+  h.run_until_acked(4);
   const auto sent = h.script->sent();
   ASSERT_EQ(sent.size(), 3u);
   EXPECT_EQ(docs_in(sent[1].body), (std::vector{doc(0), doc(1)}));
@@ -269,7 +301,7 @@ TEST(BulkShipper, WholeRequest400IsolatesTheMalformedDocumentByHalving) {
     return ok(std::vector<int>(docs_in(r.body).size(), 201));
   };
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(4));
+  h.run_until_acked(4);
   const auto sent = h.script->sent();
   // [0 1 2 3] 400 -> [0 1] 400 -> [0] ok, [1] 400 -> its dead letter, [2 3] ok
   ASSERT_EQ(sent.size(), 6u);
@@ -288,7 +320,7 @@ constexpr Micros kNov29 = 1'795'946'400'000'000;  // 2026-11-29T10:00:00Z
 
 TEST(BulkShipper, MappingRejectionBecomesADeadLetterDocument) {
   ManualClock clock(kNov29);
-  auto config = fast_config();
+  auto config = test_config();
   config.clock = &clock;
   config.dead_letter_prefix = "ops";
   Harness h(config);
@@ -296,7 +328,7 @@ TEST(BulkShipper, MappingRejectionBecomesADeadLetterDocument) {
   h.source.add(doc(8));
   h.script->queued.push_back(ok({400, 201}));
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(2));
+  h.run_until_acked(2);
   const auto sent = h.script->sent();
   ASSERT_EQ(sent.size(), 2u);
   const auto dead = docs_in(sent[1].body);
@@ -327,7 +359,7 @@ TEST(BulkShipper, MappingRejectionBecomesADeadLetterDocument) {
 TEST(BulkShipper, DeadLetterIndexRefusingWritesTheLocalFileThenAcks) {
   TempDir tmp;
   ManualClock clock(kNov29);
-  auto config = fast_config();
+  auto config = test_config();
   config.clock = &clock;
   Harness h(config, tmp.path / "dead");
   h.source.add(doc(7, R"({"n":"not a number"})"));
@@ -337,7 +369,7 @@ TEST(BulkShipper, DeadLetterIndexRefusingWritesTheLocalFileThenAcks) {
       R"({"errors":true,"items":[{"index":{"status":400,"error":{"type":"strict_dynamic_mapping_exception","reason":"mapping set to strict"}}}]})",
       {}, "http://fake", {}, 0});
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(1));
+  h.run_until_acked(1);
   std::ifstream in(tmp.path / "dead" / "deadletter-2026.11.29.ndjson");
   std::string line, extra;
   ASSERT_TRUE(std::getline(in, line));
@@ -358,12 +390,12 @@ TEST(BulkShipper, DeadLetterIndexRefusingWritesTheLocalFileThenAcks) {
 TEST(BulkShipper, UnwritableDeadLetterFileKeepsTheRecordUnacked) {
   TempDir tmp;
   std::ofstream(tmp.path / "not-a-dir") << "x";
-  auto config = fast_config();
+  auto config = test_config();
   Harness h(config, tmp.path / "not-a-dir" / "dead");
   h.source.add(doc(1));
   h.script->respond = [](const HttpRequest& r) { return ok(std::vector<int>(docs_in(r.body).size(), 400)); };
   h.start();
-  ASSERT_TRUE(h.script->wait_requests(4));
+  h.run_until([&] { return h.script->count() >= 4; });
   h.stop();
   EXPECT_EQ(h.source.acked(), 0u);
   EXPECT_GE(h.shipper->stats().dead_letter_file_errors, 1u);
@@ -371,11 +403,11 @@ TEST(BulkShipper, UnwritableDeadLetterFileKeepsTheRecordUnacked) {
 
 TEST(BulkShipper, ADocumentTooLargeEvenAloneIsDeadLetteredThenFiled) {
   TempDir tmp;
-  Harness h(fast_config(), tmp.path);
+  Harness h(test_config(), tmp.path);
   h.source.add(doc(1));
   h.script->respond = [](const HttpRequest&) { return status(413); };
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(1));
+  h.run_until_acked(1);
   EXPECT_EQ(h.shipper->stats().docs_dead_letter_file, 1u);
   EXPECT_EQ(h.script->sent().size(), 2u);
 }
@@ -383,15 +415,14 @@ TEST(BulkShipper, ADocumentTooLargeEvenAloneIsDeadLetteredThenFiled) {
 // ---- engine down, stop --------------------------------------------------------------
 
 TEST(BulkShipper, WhileTheEngineIsDownEachWorkerHoldsOneBatch) {
-  auto config = fast_config();
+  auto config = test_config();
   config.in_flight = 2;
   config.batch.max_docs = 5;
   Harness h(config);
   for (int i = 0; i < 30; ++i) h.source.add(doc(i));
   h.script->respond = [](const HttpRequest&) { return status(0); };
   h.start();
-  ASSERT_TRUE(h.source.wait_handed_out(10));
-  ASSERT_TRUE(h.script->wait_requests(20));
+  h.run_until([&] { return h.script->count() >= 20; });  // both workers retrying through their backoffs
   EXPECT_EQ(h.source.handed_out(), 10u) << "no more records taken while the batches are not delivered";
   for (const auto& r : h.script->sent()) EXPECT_EQ(docs_in(r.body).size(), 5u);
   EXPECT_EQ(h.shipper->stats().in_flight_batches, 2u);
@@ -401,35 +432,41 @@ TEST(BulkShipper, WhileTheEngineIsDownEachWorkerHoldsOneBatch) {
   EXPECT_EQ(h.shipper->stats().in_flight_batches, 0u);
 }
 
-TEST(BulkShipper, StopDuringBackoffReturnsPromptly) {
-  auto config = fast_config();
-  config.backoff.initial = 30s;
-  config.backoff.max = 30s;
+TEST(BulkShipper, StopDuringBackoffReturnsAtTheDrainDeadline) {
+  auto config = test_config();
+  config.backoff = {30s, 30s};  // 15 s with the pinned jitter
   Harness h(config);
   h.source.add(doc(1));
   h.script->respond = [](const HttpRequest&) { return status(503); };
   h.start();
-  ASSERT_TRUE(h.script->wait_requests(1));
-  std::this_thread::sleep_for(50ms);
-  const auto t0 = Steady::now();
-  h.shipper->stop(200ms);
-  EXPECT_LT(Steady::now() - t0, 1s);
+  h.run_until([&] { return h.script->count() >= 1; });
+  h.time.await_waiters(1);  // the worker sleeps in its backoff
+  const auto before = h.time.now();
+  auto stopped = std::async(std::launch::async, [&] { h.shipper->stop(200ms); });
+  h.time.await_waiters(2);  // and stop() waits for the drain
+  h.time.advance_to_next_deadline();
+  ASSERT_TRUE(finishes(stopped)) << "stop() waits out the backoff";
+  EXPECT_EQ(h.time.now() - before, 200ms) << "stop() returns at the drain deadline, 14.8 s before the backoff ends";
+  EXPECT_EQ(h.script->count(), 1u) << "no retry once stopped";
   EXPECT_EQ(h.source.acked(), 0u) << "undelivered records stay in the spool";
+  EXPECT_EQ(h.shipper->stats().in_flight_batches, 0u);
 }
 
 TEST(BulkShipper, StopWithDrainShipsThePartialBatchAtOnce) {
-  auto config = fast_config();
+  auto config = test_config();
   config.batch.max_wait = 30s;
   Harness h(config);
   h.source.add(doc(1));
   h.source.add(doc(2));
   h.start();
   ASSERT_TRUE(h.source.wait_handed_out(2));
-  const auto t0 = Steady::now();
-  h.shipper->stop(5s);
-  EXPECT_LT(Steady::now() - t0, 2s);
+  const auto before = h.time.now();
+  auto stopped = std::async(std::launch::async, [&] { h.shipper->stop(5s); });
+  // Time moves only while both the worker (in take()) and stop() (in its drain) wait.
+  h.time.advance_until([&] { return stopped.wait_for(0s) == std::future_status::ready; }, 2);
   EXPECT_EQ(h.source.acked(), 2u);
-  EXPECT_EQ(h.script->sent().size(), 1u);
+  EXPECT_EQ(h.script->count(), 1u);
+  EXPECT_LT(h.time.now() - before, 1s) << "shipped at stop, not after its 30 s window nor at the 5 s drain deadline";
 }
 
 // ---- batching --------------------------------------------------------------------
@@ -441,85 +478,98 @@ std::vector<std::size_t> batch_sizes(const std::vector<HttpRequest>& sent) {
 }
 
 TEST(BulkShipper, BatchesByCount) {
-  auto config = fast_config();
+  auto config = test_config();
   config.batch.max_docs = 3;
   Harness h(config);
   for (int i = 0; i < 7; ++i) h.source.add(doc(i));
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(7));
+  h.run_until_acked(7);
   EXPECT_EQ(batch_sizes(h.script->sent()), (std::vector<std::size_t>{3, 3, 1}));
 }
 
 TEST(BulkShipper, BatchesByBytes) {
-  auto config = fast_config();
+  auto config = test_config();
   const std::size_t each = doc(0).size();
   config.batch.max_bytes = each * 2 + each / 2;
   Harness h(config);
   for (int i = 0; i < 5; ++i) h.source.add(doc(i));
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(5));
+  h.run_until_acked(5);
   const auto sent = h.script->sent();
   EXPECT_EQ(batch_sizes(sent), (std::vector<std::size_t>{2, 2, 1}));
   for (const auto& r : sent) EXPECT_LE(r.body.size(), config.batch.max_bytes);
 }
 
 TEST(BulkShipper, ARecordLargerThanMaxBytesGoesAlone) {
-  auto config = fast_config();
+  auto config = test_config();
   config.batch.max_bytes = 10;
   Harness h(config);
   for (int i = 0; i < 3; ++i) h.source.add(doc(i));
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(3));
+  h.run_until_acked(3);
   EXPECT_EQ(batch_sizes(h.script->sent()), (std::vector<std::size_t>{1, 1, 1}));
 }
 
 TEST(BulkShipper, APartialBatchGoesAfterMaxWait) {
-  auto config = fast_config();
+  auto config = test_config();
   config.batch.max_wait = 300ms;
   Harness h(config);
   h.source.add(doc(1));
-  const auto t0 = Steady::now();
+  const auto t0 = h.time.now();
   h.start();
-  std::this_thread::sleep_for(100ms);
-  h.source.add(doc(2));  // joins the batch still waiting
-  ASSERT_TRUE(h.source.wait_acked(2));
-  std::lock_guard lock(h.script->mutex);
-  ASSERT_EQ(h.script->requests.size(), 1u);
-  EXPECT_EQ(docs_in(h.script->requests[0].body).size(), 2u);
-  EXPECT_GE(h.script->times[0] - t0, 280ms);
-  EXPECT_LT(h.script->times[0] - t0, 1s);
+  ASSERT_TRUE(h.source.wait_handed_out(1));
+  h.source.add(doc(2));  // time has not moved: joins the batch still waiting
+  ASSERT_TRUE(h.source.wait_handed_out(2));
+  EXPECT_EQ(h.script->count(), 0u);
+  h.run_until_acked(2);
+  const auto sent = h.script->sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(docs_in(sent[0].body).size(), 2u);
+  EXPECT_EQ(h.script->sent_at().at(0) - t0, 300ms) << "the window opens with the first record";
 }
 
 // ---- backoff, metrics ---------------------------------------------------------------
 
-TEST(BackoffDelay, CappedExponentialWithFullJitter) {
-  const BackoffConfig c{500ms, 60000ms};
-  struct Row {
-    unsigned attempt;
-    double random;
-    long long expected_ms;
-  };
-  for (const Row& row : {
-           Row{0, 0.0, 0},         Row{0, 0.5, 250},       Row{0, 0.999999, 500},  // [0, 500]
-           Row{1, 0.5, 500},       Row{3, 0.25, 1000},     Row{6, 0.5, 16000},     // 500 * 2^6 = 32000
-           Row{7, 0.5, 30000},     Row{7, 0.99999999, 60000},                        // capped at max
-           Row{63, 0.5, 30000},    Row{64, 0.5, 30000},    Row{4000000000u, 0.5, 30000},  // no overflow
-           Row{2, -1.0, 0},        Row{2, 1.0, 2000},      Row{2, std::nan(""), 0},       // clamped
-       }) {
-    EXPECT_EQ(backoff_delay(c, row.attempt, row.random).count(), row.expected_ms)
-        << "attempt " << row.attempt << " random " << row.random;
-  }
-  EXPECT_EQ(backoff_delay({0ms, 60000ms}, 10, 0.9).count(), 0);
-  EXPECT_EQ(backoff_delay({std::chrono::milliseconds(std::numeric_limits<long long>::max()), 5000ms}, 3, 0.5).count(),
-            2500);
+// The gaps between a request and its retry, on fake time.
+std::vector<SteadyTime::duration> gaps(const std::vector<SteadyTime::time_point>& times) {
+  std::vector<SteadyTime::duration> out;
+  for (std::size_t i = 1; i < times.size(); ++i) out.push_back(times[i] - times[i - 1]);
+  return out;
+}
+
+TEST(BulkShipper, RetriesBackOffWithFullJitterUpToTheCap) {
+  auto config = test_config();
+  config.unit_random = [] { return 0.999999; };  // the top of each jitter range
+  Harness h(config);
+  h.source.add(doc(1));
+  for (int i = 0; i < 4; ++i) h.script->queued.push_back(status(503));
+  h.start();
+  h.run_until_acked(1);
+  EXPECT_EQ(gaps(h.script->sent_at()), (std::vector<SteadyTime::duration>{1s, 2s, 4s, 4s}));
+}
+
+TEST(BulkShipper, ARoundWithoutRetriesRestartsTheBackoff) {
+  auto config = test_config();
+  config.unit_random = [] { return 0.999999; };
+  Harness h(config);
+  h.source.add(doc(1));
+  h.source.add(doc(2));
+  h.script->queued.push_back(ok({429, 201}));  // doc 1 retried after 1 s
+  h.script->queued.push_back(ok({400}));       // then rejected: its dead letter goes at once
+  h.script->queued.push_back(status(503));     // the dead letter retried after 1 s again, not 2 s
+  h.start();
+  h.run_until_acked(2);
+  EXPECT_EQ(gaps(h.script->sent_at()), (std::vector<SteadyTime::duration>{1s, 0s, 1s}));
+  EXPECT_EQ(h.shipper->stats().docs_dead_lettered, 1u);
 }
 
 TEST(BulkShipper, PublishesIndexerMetrics) {
   Harness h;
   h.source.add(doc(1));
   h.script->queued.push_back(status(429));
+  h.script->latency = 250ms;
   h.start();
-  ASSERT_TRUE(h.source.wait_acked(1));
+  h.run_until_acked(1);
   h.stop();  // the worker has put its batch down
   Metrics m;
   h.shipper->publish(m);
@@ -533,12 +583,13 @@ TEST(BulkShipper, PublishesIndexerMetrics) {
            "salttap_indexer_docs_dead_lettered_total 0\n",
            "salttap_indexer_docs_dead_letter_file_total 0\n",
            "salttap_indexer_bulk_seconds_count 2\n",
+           "salttap_indexer_bulk_seconds_sum 0.5\n",
+           "salttap_indexer_bulk_last_seconds 0.25\n",
            "salttap_indexer_engine_reachable 1\n",
            "salttap_indexer_in_flight_batches 0\n",
        })
     EXPECT_NE(text.find(sample), std::string::npos) << sample << "\n" << text;
   EXPECT_NE(text.find("salttap_indexer_bytes_sent_total "), std::string::npos);
-  EXPECT_NE(text.find("salttap_indexer_bulk_last_seconds "), std::string::npos);
 }
 
 // ---- dead-letter rendering ------------------------------------------------------------

@@ -1,13 +1,18 @@
-// Firing into the pull socket: the frames Salt expects, and the tag fence.
+// Firing into the pull socket: the frames Salt expects, the tag fence, and
+// the probe for the framing the pull socket wants.
 
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <future>
+
 #include "tap/event_firer.h"
+#include "tap/pull_framing_probe.h"
 #include "tap/stream_decoder.h"
 #include "tests/support/fake_publisher.h"
+#include "tests/support/fake_steady_time.h"
 
 namespace salttap::tap {
 namespace {
@@ -83,6 +88,24 @@ TEST(EventFirer, WritesToTheSocketAndReportsFailure) {
 
   EventFirer nowhere(Endpoint::unix_socket((dir.path() / "missing.ipc").string()));
   EXPECT_THROW(nowhere.fire("salttap/x", data.get(), Framing::plain), FireError);
+}
+
+TEST(PullFramingProbe, GivesUpWhenThePubSocketNeverAnswers) {
+  TempDir dir;
+  salttap::testing::FakeSteadyTime time;
+  ProbeOptions options;
+  options.pub = Endpoint::unix_socket((dir.path() / "master_event_pub.ipc").string());  // no master
+  options.pull = Endpoint::unix_socket((dir.path() / "master_event_pull.ipc").string());
+  options.connect_timeout = std::chrono::milliseconds(200);
+  options.steady_time = &time;
+  const auto start = time.now();
+  ::testing::internal::CaptureStderr();
+  auto probed = std::async(std::launch::async, [&] { return probe_pull_framing(options); });
+  time.advance_until([&] { return probed.wait_for(std::chrono::seconds(0)) == std::future_status::ready; });
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(probed.get(), Framing::unknown);
+  EXPECT_EQ(time.now() - start, options.connect_timeout);
+  EXPECT_NE(log.find("cannot subscribe"), std::string::npos) << log;
 }
 
 }  // namespace
