@@ -1004,7 +1004,7 @@ std::vector<SpoolRecord> Spool::take(std::size_t max_records, std::size_t max_by
 
 void Spool::ack(std::span<const std::uint64_t> ids) {
   Impl& s = *impl_;
-  bool write_ledger = false;
+  bool write_ledger = false, removals = false;
   {
     std::lock_guard lock(s.mu);
     for (const std::uint64_t id : ids) {
@@ -1034,9 +1034,11 @@ void Spool::ack(std::span<const std::uint64_t> ids) {
       // cost a segment file created and deleted.
       s.space_freed();
     }
+    removals = !s.doomed.empty();
+    write_ledger = write_ledger || s.ledger_retry_due();
   }
-  s.remove_doomed();  // the segments acked now, and any whose unlink failed before
-  {
+  if (removals) {
+    s.remove_doomed();  // the segments acked now, and any whose unlink failed before
     std::lock_guard lock(s.mu);
     write_ledger = write_ledger || s.ledger_retry_due();
   }
