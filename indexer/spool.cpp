@@ -1,17 +1,22 @@
-// The disk spool (docs/spool.md). Three locks, always taken in this order:
-//   write_mu   the writer: the open segment, the staged batch, fsyncs
-//   read_mu    the reader: the read cursor (take() reads files under it only)
-//   ledger_mu  ledger file writes
-//   mu         everything the three share: the segment list, ids, counters
-// File I/O happens under write_mu / read_mu / ledger_mu but never under mu,
-// so a slow fdatasync delays neither take() nor ack().
+// The disk spool (docs/spool.md).
+//
+// Four mutexes:
+//   write_mu   the writer: the open segment, the staged batch, its syncs (append, close)
+//   read_mu    the reader: the read cursor and the file it reads (take)
+//   ledger_mu  the ledger file (write_ledger)
+//   mu         what they all share: the segment list, ids, acks, counters, the waits
+// write_mu, read_mu and ledger_mu are never held together, so no order among
+// them is needed; mu is always taken last, inside any of them. No read,
+// write, sync, rename or unlink runs under mu (segments to delete are queued
+// under it and unlinked after), so a slow fdatasync delays neither take()
+// nor ack().
 #include "indexer/spool.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -43,10 +48,12 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace sf = spool_format;
-using Clock = std::chrono::steady_clock;
+using TimePoint = SteadyTime::time_point;
+using Duration = SteadyTime::duration;
 
 // A stale ledger only means resends (absorbed as 409s), so ack progress is
 // written at most this often; segment deletions and close() write at once.
+// After a failed ledger write, retries come at the same pace.
 constexpr auto kLedgerInterval = std::chrono::milliseconds(100);
 // The staging buffer is reused between appends unless a huge batch grew it.
 constexpr std::size_t kKeepStagingBytes = 8u << 20;
@@ -57,88 +64,87 @@ constexpr const char* kDeadDir = "dead";
 
 std::string errno_text(int e) { return std::system_category().message(e); }
 
-Clock::time_point deadline_after(std::chrono::milliseconds wait) {
-  // milliseconds::max() means "as long as it takes"; keep the sum in range.
-  constexpr auto kForever = std::chrono::hours(24 * 365);
-  return Clock::now() + std::min<std::chrono::milliseconds>(std::max(wait, std::chrono::milliseconds(0)), kForever);
-}
-
 std::size_t index(DocClass c) { return static_cast<std::size_t>(c); }
 
+// A failed file operation: which call, on which path, and the errno.
+struct IoFailure {
+  int error = 0;  // 0: no failure
+  std::string_view call;
+  fs::path path;
+  explicit operator bool() const { return error != 0; }
+  std::string text() const { return fmt::format("{} {}: {}", call, path.string(), errno_text(error)); }
+};
+
+// A descriptor from a SpoolFilesystem, closed through it.
 class Fd {
  public:
   Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd(SpoolFilesystem& files, int fd) : files_(&files), fd_(fd) {}
+  Fd(Fd&& o) noexcept : files_(o.files_), fd_(std::exchange(o.fd_, -1)) {}
   Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) reset(std::exchange(o.fd_, -1));
+    if (this != &o) {
+      reset();
+      files_ = o.files_;
+      fd_ = std::exchange(o.fd_, -1);
+    }
     return *this;
   }
   ~Fd() { reset(); }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
+  void reset() {
+    if (fd_ >= 0) files_->close(fd_);
+    fd_ = -1;
   }
   int get() const { return fd_; }
   explicit operator bool() const { return fd_ >= 0; }
 
  private:
+  SpoolFilesystem* files_ = nullptr;
   int fd_ = -1;
 };
 
-int open_retry(const fs::path& path, int flags, mode_t mode = 0644) {
-  int fd;
-  do fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
-  while (fd < 0 && errno == EINTR);
-  return fd;
+// 0, or the errno of the failed open.
+int open_file(SpoolFilesystem& files, const fs::path& path, int flags, Fd& out) {
+  int fd = -1;
+  if (const int e = files.open(path, flags, fd); e != 0) return e;
+  out = Fd(files, fd);
+  return 0;
 }
 
-// 0, or the errno of the failed write.
-int write_all(int fd, const char* p, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
+// 0, or the errno of the write that failed (after any short writes).
+int write_all(SpoolFilesystem& files, int fd, std::span<const char> data) {
+  while (!data.empty()) {
+    std::size_t written = 0;
+    if (const int e = files.write(fd, data, written); e != 0) return e;
+    if (written == 0) return EIO;  // a regular file never does this; do not spin on it
+    data = data.subspan(std::min(written, data.size()));
   }
   return 0;
 }
 
-int datasync(int fd) {
-  while (::fdatasync(fd) != 0) {
-    if (errno != EINTR) return errno;
-  }
-  return 0;
-}
-
-// A rename or a new file is durable only once its directory is synced.
-int sync_dir(const fs::path& dir) {
-  Fd fd(open_retry(dir, O_RDONLY | O_DIRECTORY));
-  if (!fd) return errno;
-  return ::fsync(fd.get()) == 0 ? 0 : errno;
+// A new file or a rename is durable only once its directory is synced.
+int sync_dir(SpoolFilesystem& files, const fs::path& dir) {
+  Fd fd;
+  if (const int e = open_file(files, dir, O_RDONLY | O_DIRECTORY, fd); e != 0) return e;
+  return files.sync(fd.get());
 }
 
 class FdSource final : public sf::ByteSource {
  public:
-  FdSource(int fd, fs::path path) : fd_(fd), path_(std::move(path)) {}
+  FdSource(SpoolFilesystem& files, int fd, fs::path path) : files_(files), fd_(fd), path_(std::move(path)) {}
   std::size_t read_at(std::uint64_t offset, std::span<unsigned char> out) override {
     std::size_t done = 0;
     while (done < out.size()) {
-      const ssize_t r = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-      if (r == 0) break;
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        throw SpoolError(fmt::format("cannot read {}: {}", path_.string(), errno_text(errno)));
-      }
-      done += static_cast<std::size_t>(r);
+      std::size_t n = 0;
+      if (const int e = files_.read_at(fd_, offset + done, out.subspan(done), n); e != 0)
+        throw SpoolError(fmt::format("cannot read {}: {}", path_.string(), errno_text(e)));
+      if (n == 0) break;
+      done += n;
     }
     return done;
   }
 
  private:
+  SpoolFilesystem& files_;
   int fd_;
   fs::path path_;
 };
@@ -155,6 +161,14 @@ struct Segment {
   std::vector<Hole> holes;  // corrupt runs found at recovery, stepped over by the reader
 };
 
+// A fully acknowledged segment whose file is still to be removed. Its bytes
+// stay counted (they are on disk) until the unlink succeeds.
+struct DoomedSegment {
+  std::uint64_t name_id = 0;
+  std::uint64_t bytes = 0;
+  bool failed = false;  // an unlink of it failed already (logged once)
+};
+
 // Records lost in a corrupt run between two valid ids: the writer numbers
 // records without gaps, so the gap says how many; at least one.
 std::uint64_t lost_between(std::uint64_t prev_id, std::uint64_t next_id) {
@@ -164,7 +178,7 @@ std::uint64_t lost_between(std::uint64_t prev_id, std::uint64_t next_id) {
 }  // namespace
 
 struct Spool::Impl {
-  explicit Impl(SpoolConfig c);
+  Impl(SpoolConfig c, SteadyTime& t, SpoolFilesystem& f);
   ~Impl();
 
   // --- construction ---
@@ -173,12 +187,15 @@ struct Spool::Impl {
   void recover();
 
   // --- writer (write_mu held) ---
-  bool reserve_space(DocClass cls, std::uint64_t size, Clock::time_point deadline, AppendResult& result);
+  bool reserve_space(DocClass cls, std::uint64_t size, TimePoint deadline, AppendResult& result);
   void stage(const BulkDoc& doc);
   void flush(AppendResult& result);
-  bool open_segment(std::uint64_t first_id);
+  void publish_staged(AppendResult& result);
+  void discard_staged(const IoFailure& failure, AppendResult& result);
+  IoFailure open_segment(std::uint64_t first_id);
   void close_segment();
-  void sync_active();
+  IoFailure sync_active();
+  void sync_or_log();
   bool retire_active_if_acked();                                  // and mu held
   void drop(DocClass cls, DropReason why, AppendResult& result);  // and mu held
   void raise_full(DocClass cls, std::string_view what);           // and mu held
@@ -189,11 +206,17 @@ struct Spool::Impl {
 
   // --- shared ---
   void write_ledger(bool force);
-  void space_freed();  // mu held
+  IoFailure put_ledger(const sf::Ledger& ledger);  // ledger_mu held
+  void remove_doomed();                            // no lock but write_mu may be held
+  void space_freed();                              // mu held
+  bool ledger_retry_due() const { return ledger_due && !ledger_failing; }  // mu held
+  TimePoint deadline_after(std::chrono::milliseconds wait) const;
   fs::path segment_path(std::uint64_t name_id) const { return dir / sf::segment_file_name(name_id); }
   std::uint64_t limit_for(DocClass cls) const;
 
   SpoolConfig config;
+  SteadyTime& time;
+  SpoolFilesystem& files;
   fs::path dir;
   std::string dir_name;  // for messages
   Fd lock_fd;
@@ -203,9 +226,12 @@ struct Spool::Impl {
   mutable std::mutex mu;
   std::condition_variable data_cv;      // takers: records appended, or closed
   std::condition_variable space_cv;     // the writer: ack progress, space freed, or closed
+  std::uint64_t space_events = 0;       // bumped with each space_cv notification
   std::deque<Segment> segments;         // by name_id; the writer's is the last
+  std::vector<DoomedSegment> doomed;    // acknowledged, their files not removed yet
   std::uint64_t active_id = 0;          // name_id of the segment the writer appends to (0: none)
-  std::uint64_t bytes = 0;              // sum of segments[].bytes
+  std::uint64_t highest_name_id = 0;    // new segment names go above every name used
+  std::uint64_t bytes = 0;              // on disk: segments[].bytes and doomed[].bytes
   std::uint64_t committed_next_id = 1;  // the ledger's writer_next_id
   std::uint64_t untaken = 0;            // written, not yet handed out
   std::uint64_t taken_upto = 0;         // the last id handed out
@@ -214,8 +240,9 @@ struct Spool::Impl {
   bool closed = false;
   SpoolStats counters;                // the counting fields of stats()
   std::uint64_t ledger_acked_id = 0;  // as last written
-  bool ledger_due = false;            // a segment was deleted since the last ledger write
-  Clock::time_point last_ledger_write{};
+  bool ledger_due = false;            // a segment was deleted (or a write failed) since the last ledger write
+  bool ledger_failing = false;        // the last ledger write failed: retries are paced, logged once
+  TimePoint last_ledger_write{};      // or the last attempt, when failing
 
   // --- writer, under write_mu ---
   std::mutex write_mu;
@@ -225,8 +252,9 @@ struct Spool::Impl {
   std::string staged;              // encoded records not yet written
   std::uint64_t staged_first_id = 0, staged_last_id = 0, staged_records = 0;
   std::uint64_t staged_by_class[kDocClasses] = {};
-  bool dirty = false;  // written since the last fdatasync
-  Clock::time_point last_sync = Clock::now();
+  bool dirty = false;           // written since the last fdatasync
+  bool dir_sync_due = false;    // a segment was created since the last directory sync
+  TimePoint last_sync;          // or the last failed attempt
 
   // --- reader, under read_mu ---
   std::mutex read_mu;
@@ -246,7 +274,8 @@ struct Spool::Impl {
 // ---------------------------------------------------------------------------
 // Construction and recovery
 
-Spool::Impl::Impl(SpoolConfig c) : config(std::move(c)), dir(config.dir), dir_name(dir.string()) {
+Spool::Impl::Impl(SpoolConfig c, SteadyTime& t, SpoolFilesystem& f)
+    : config(std::move(c)), time(t), files(f), dir(config.dir), dir_name(dir.string()), last_sync(time.now()) {
   validate_config();
   open_dir();
   recover();
@@ -265,36 +294,38 @@ void Spool::Impl::validate_config() const {
 }
 
 void Spool::Impl::open_dir() {
-  std::error_code ec;
-  const auto status = fs::status(dir, ec);
-  if (fs::exists(status) && !fs::is_directory(status))
+  FileKind kind = FileKind::missing;
+  if (const int e = files.kind_of(dir, kind); e != 0)
+    throw SpoolError(fmt::format("cannot use spool directory {}: {}", dir_name, errno_text(e)));
+  if (kind != FileKind::missing && kind != FileKind::directory)
     throw SpoolError(fmt::format("spool directory {} exists and is not a directory", dir_name));
-  fs::create_directories(dir, ec);
-  if (ec) throw SpoolError(fmt::format("cannot create spool directory {}: {}", dir_name, ec.message()));
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw SpoolError(fmt::format("spool directory {} is not writable: {}", dir_name, errno_text(errno)));
+  if (const int e = files.create_directories(dir); e != 0)
+    throw SpoolError(fmt::format("cannot create spool directory {}: {}", dir_name, errno_text(e)));
+  if (const int e = files.check_writable(dir); e != 0)
+    throw SpoolError(fmt::format("spool directory {} is not writable: {}", dir_name, errno_text(e)));
 
   // flock, not a pid file: the kernel drops it when the process dies, so
   // kill -9 never leaves a stale lock behind.
   const fs::path lock_path = dir / kLockName;
-  lock_fd = Fd(open_retry(lock_path, O_RDWR | O_CREAT));
-  if (!lock_fd) throw SpoolError(fmt::format("cannot open spool lock {}: {}", lock_path.string(), errno_text(errno)));
-  if (::flock(lock_fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    const int e = errno;
-    char pid[32] = {};
-    const ssize_t n = ::pread(lock_fd.get(), pid, sizeof pid - 1, 0);
-    const std::string holder = n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : "?";
+  if (const int e = open_file(files, lock_path, O_RDWR | O_CREAT, lock_fd); e != 0)
+    throw SpoolError(fmt::format("cannot open spool lock {}: {}", lock_path.string(), errno_text(e)));
+  if (const int e = files.lock_exclusive(lock_fd.get()); e != 0) {
+    std::array<unsigned char, 32> pid{};
+    std::size_t n = 0;
+    const bool read = files.read_at(lock_fd.get(), 0, pid, n) == 0 && n > 0;
+    const std::string holder = read ? std::string(reinterpret_cast<const char*>(pid.data()), n) : "?";
     if (e == EWOULDBLOCK)
       throw SpoolError(fmt::format("spool directory {} is in use by another salttap (pid {} holds {})", dir_name,
                                    holder.substr(0, holder.find('\n')), lock_path.string()));
     throw SpoolError(fmt::format("cannot lock {}: {}", lock_path.string(), errno_text(e)));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(lock_fd.get(), 0) != 0 || ::pwrite(lock_fd.get(), pid.data(), pid.size(), 0) < 0)
-    throw SpoolError(fmt::format("cannot write {}: {}", lock_path.string(), errno_text(errno)));
+  int pid_error = files.truncate(lock_fd.get(), 0);
+  if (pid_error == 0) pid_error = write_all(files, lock_fd.get(), pid);
+  if (pid_error != 0) throw SpoolError(fmt::format("cannot write {}: {}", lock_path.string(), errno_text(pid_error)));
 
-  fs::create_directories(dir / kDeadDir, ec);
-  if (ec) throw SpoolError(fmt::format("cannot create {}: {}", (dir / kDeadDir).string(), ec.message()));
+  if (const int e = files.create_directories(dir / kDeadDir); e != 0)
+    throw SpoolError(fmt::format("cannot create {}: {}", (dir / kDeadDir).string(), errno_text(e)));
 }
 
 namespace {
@@ -306,12 +337,13 @@ struct FoundSegment {
   sf::SegmentScan scan;
 };
 
-std::optional<sf::Ledger> read_ledger(const fs::path& path, bool& present) {
-  Fd fd(open_retry(path, O_RDONLY));
-  present = static_cast<bool>(fd) || errno != ENOENT;
-  if (!fd) return std::nullopt;
+std::optional<sf::Ledger> read_ledger(SpoolFilesystem& files, const fs::path& path, bool& present) {
+  Fd fd;
+  const int e = open_file(files, path, O_RDONLY, fd);
+  present = e != ENOENT;
+  if (e != 0) return std::nullopt;
   std::array<unsigned char, sf::kLedgerBytes + 1> buf{};  // one more: a longer file is not a ledger
-  FdSource source(fd.get(), path);
+  FdSource source(files, fd.get(), path);
   const std::size_t n = source.read_at(0, buf);
   auto ledger = sf::decode_ledger(std::span(buf.data(), n));
   // Our writer keeps acked_id < writer_next_id, and ids far below 2^63.
@@ -320,52 +352,58 @@ std::optional<sf::Ledger> read_ledger(const fs::path& path, bool& present) {
   return ledger;
 }
 
-void truncate_or_throw(const fs::path& path, std::uint64_t size) {
-  if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0)
-    throw SpoolError(fmt::format("cannot truncate {} to {} bytes: {}", path.string(), size, errno_text(errno)));
+// The cut is synced (unless the policy syncs nothing): a torn tail that came
+// back after a power loss would sit in an older segment, taken for corruption.
+void truncate_or_throw(SpoolFilesystem& files, const fs::path& path, std::uint64_t size, bool sync) {
+  Fd fd;
+  int e = open_file(files, path, O_WRONLY, fd);
+  if (e == 0) e = files.truncate(fd.get(), size);
+  if (e == 0 && sync) e = files.sync_data(fd.get());
+  if (e != 0) throw SpoolError(fmt::format("cannot truncate {} to {} bytes: {}", path.string(), size, errno_text(e)));
 }
 
-void remove_or_throw(const fs::path& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-    throw SpoolError(fmt::format("cannot remove {}: {}", path.string(), errno_text(errno)));
+void remove_or_throw(SpoolFilesystem& files, const fs::path& path) {
+  if (const int e = files.remove(path); e != 0 && e != ENOENT)
+    throw SpoolError(fmt::format("cannot remove {}: {}", path.string(), errno_text(e)));
 }
 
 }  // namespace
 
 void Spool::Impl::recover() {
   std::vector<FoundSegment> found;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    const auto id = sf::parse_segment_file_name(name);
+  std::vector<DirectoryEntry> entries;
+  if (const int e = files.list_directory(dir, entries); e != 0)
+    throw SpoolError(fmt::format("cannot list spool directory {}: {}", dir_name, errno_text(e)));
+  for (const auto& entry : entries) {
+    const auto id = sf::parse_segment_file_name(entry.name);
     if (!id) {
-      if (name != kLedgerName && name != kLedgerTmpName && name != kLockName && name != kDeadDir)
-        log::debug("spool {}: ignoring {}", dir_name, name);
+      if (entry.name != kLedgerName && entry.name != kLedgerTmpName && entry.name != kLockName &&
+          entry.name != kDeadDir)
+        log::debug("spool {}: ignoring {}", dir_name, entry.name);
       continue;
     }
-    if (!it->is_regular_file(ec)) {
-      log::warn("spool {}: ignoring {}: not a regular file", dir_name, name);
+    if (entry.kind != FileKind::regular) {
+      log::warn("spool {}: ignoring {}: not a regular file", dir_name, entry.name);
       continue;
     }
-    found.push_back(FoundSegment{*id, it->path(), 0, {}});
+    found.push_back(FoundSegment{*id, dir / entry.name, 0, {}});
   }
-  if (ec) throw SpoolError(fmt::format("cannot list spool directory {}: {}", dir_name, ec.message()));
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.name_id < b.name_id; });
 
   bool ledger_present = false;
-  const auto ledger = read_ledger(dir / kLedgerName, ledger_present);
+  const auto ledger = read_ledger(files, dir / kLedgerName, ledger_present);
   if (!ledger && ledger_present) log::warn("spool {}: ledger is damaged; rebuilding it from the segments", dir_name);
 
   // One pass over every record: verify, find bad runs, count what is pending.
   std::uint64_t prev_id = 0;
   const std::uint64_t after = ledger ? ledger->acked_id : 0;
   for (auto& seg : found) {
-    Fd fd(open_retry(seg.path, O_RDONLY));
-    if (!fd) throw SpoolError(fmt::format("cannot open {}: {}", seg.path.string(), errno_text(errno)));
-    const off_t size = ::lseek(fd.get(), 0, SEEK_END);
-    if (size < 0) throw SpoolError(fmt::format("cannot read {}: {}", seg.path.string(), errno_text(errno)));
-    seg.size = static_cast<std::uint64_t>(size);
-    FdSource source(fd.get(), seg.path);
+    Fd fd;
+    if (const int e = open_file(files, seg.path, O_RDONLY, fd); e != 0)
+      throw SpoolError(fmt::format("cannot open {}: {}", seg.path.string(), errno_text(e)));
+    if (const int e = files.file_size(fd.get(), seg.size); e != 0)
+      throw SpoolError(fmt::format("cannot read {}: {}", seg.path.string(), errno_text(e)));
+    FdSource source(files, fd.get(), seg.path);
     sf::SegmentCursor cursor(source, seg.size);
     seg.scan = sf::scan_segment(cursor, prev_id, after);
     if (seg.scan.records > 0) prev_id = seg.scan.last_id;
@@ -423,16 +461,18 @@ void Spool::Impl::recover() {
       if (!bad.to_end()) kept.holes.push_back(Hole{bad.begin, bad.end});
     }
     if (seg.scan.records == 0 || seg.scan.last_id <= acked) {
-      remove_or_throw(seg.path);  // nothing valid, or all of it delivered
+      remove_or_throw(files, seg.path);  // nothing valid, or all of it delivered
       continue;
     }
-    if (seg.scan.valid_end < seg.size) truncate_or_throw(seg.path, seg.scan.valid_end);
+    if (seg.scan.valid_end < seg.size)
+      truncate_or_throw(files, seg.path, seg.scan.valid_end, config.fsync != FsyncPolicy::never);
     if (segments.empty()) {  // the reader starts at the first record not yet acked
       read_segment = kept.name_id;
       read_offset = seg.scan.first_offset_after;
     }
     untaken += seg.scan.records_after;
     bytes += kept.bytes;
+    highest_name_id = kept.name_id;
     segments.push_back(std::move(kept));
   }
 
@@ -459,6 +499,12 @@ std::uint64_t Spool::Impl::limit_for(DocClass cls) const {
   }
 }
 
+TimePoint Spool::Impl::deadline_after(std::chrono::milliseconds wait) const {
+  // milliseconds::max() means "as long as it takes"; keep the sum in range.
+  constexpr auto kForever = std::chrono::hours(24 * 365);
+  return time.now() + std::min<std::chrono::milliseconds>(std::max(wait, std::chrono::milliseconds(0)), kForever);
+}
+
 void Spool::Impl::drop(DocClass cls, DropReason why, AppendResult& result) {
   ++counters.dropped[index(cls)];
   ++counters.dropped_by_reason[static_cast<std::size_t>(why)][index(cls)];
@@ -475,12 +521,21 @@ void Spool::Impl::raise_full(DocClass cls, std::string_view what) {
             to_string(cls));
 }
 
-bool Spool::Impl::reserve_space(DocClass cls, std::uint64_t size, Clock::time_point deadline, AppendResult& result) {
+bool Spool::Impl::reserve_space(DocClass cls, std::uint64_t size, TimePoint deadline, AppendResult& result) {
   const std::uint64_t limit = limit_for(cls);
   const auto fits = [&] { return bytes + staged.size() + size <= limit; };
+  // Deleting acknowledged segment files (the writer's own, or ones whose
+  // unlink failed before) may make room; mu is released for the unlinks.
+  const auto fits_after_removals = [&](std::unique_lock<std::mutex>& lock) {
+    if (!retire_active_if_acked() && doomed.empty()) return false;
+    lock.unlock();
+    remove_doomed();
+    lock.lock();
+    return fits();
+  };
   {
-    std::lock_guard lock(mu);
-    if (fits() || (retire_active_if_acked() && fits())) return true;
+    std::unique_lock lock(mu);
+    if (fits() || fits_after_removals(lock)) return true;
     if (cls == DocClass::event || cls == DocClass::state) {
       drop(cls, DropReason::full, result);
       return false;
@@ -491,13 +546,14 @@ bool Spool::Impl::reserve_space(DocClass cls, std::uint64_t size, Clock::time_po
   flush(result);
   std::unique_lock lock(mu);
   for (;;) {
-    if (fits() || (retire_active_if_acked() && fits())) return true;
-    if (closed || Clock::now() >= deadline) {
+    if (fits() || fits_after_removals(lock)) return true;
+    if (closed || time.now() >= deadline) {
       drop(cls, DropReason::timed_out, result);
       return false;
     }
     raise_full(cls, "waiting to spool");
-    space_cv.wait_until(lock, deadline);
+    const std::uint64_t seen = space_events;
+    time.wait_until(lock, space_cv, deadline, [&] { return closed || space_events != seen; });
   }
 }
 
@@ -509,46 +565,65 @@ void Spool::Impl::stage(const BulkDoc& doc) {
   sf::append_record(staged, staged_last_id, doc.cls, doc.ndjson);
 }
 
-bool Spool::Impl::open_segment(std::uint64_t first_id) {
-  std::uint64_t name_id = first_id;
+IoFailure Spool::Impl::open_segment(std::uint64_t first_id) {
+  std::uint64_t name_id = 0;
   {
     std::lock_guard lock(mu);
     // Names must sort like the ids inside (recovery orders by name).
-    if (!segments.empty()) name_id = std::max(name_id, segments.back().name_id + 1);
+    name_id = std::max(first_id, highest_name_id + 1);
   }
   const fs::path path = segment_path(name_id);
-  Fd fd(open_retry(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND));
-  if (!fd) {
-    log::error("spool {}: cannot create segment {}: {}", dir_name, path.filename().string(), errno_text(errno));
-    return false;
-  }
-  if (config.fsync != FsyncPolicy::never) {
-    if (const int e = sync_dir(dir); e != 0)
-      log::warn("spool {}: cannot sync the directory: {}", dir_name, errno_text(e));
-  }
+  Fd fd;
+  if (const int e = open_file(files, path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, fd); e != 0)
+    return IoFailure{e, "create", path};
   active_fd = std::move(fd);
   active_bytes = 0;
+  dir_sync_due = true;  // with the first sync of its data
   std::lock_guard lock(mu);
   segments.push_back(Segment{name_id, 0, 0, 0, 0, {}});
   active_id = name_id;
-  return true;
+  highest_name_id = name_id;
+  return {};
 }
 
-void Spool::Impl::sync_active() {
-  if (!active_fd || !dirty || config.fsync == FsyncPolicy::never) return;
-  if (const int e = datasync(active_fd.get()); e != 0) {
-    log::error("spool {}: fdatasync failed: {}", dir_name, errno_text(e));
-    return;
+// Syncs what was written to the active segment since the last sync, and
+// first the directory when a segment was created since: data in a file whose
+// name never reached the disk is lost with it.
+IoFailure Spool::Impl::sync_active() {
+  if (!active_fd || !dirty || config.fsync == FsyncPolicy::never) return {};
+  IoFailure failure;
+  if (dir_sync_due) {
+    if (const int e = sync_dir(files, dir); e != 0) failure = IoFailure{e, "fsync (directory)", dir};
   }
+  if (!failure) {
+    dir_sync_due = false;
+    if (const int e = files.sync_data(active_fd.get()); e != 0)
+      failure = IoFailure{e, "fdatasync", segment_path(active_id)};
+  }
+  last_sync = time.now();  // a failed sync is retried at the policy's pace, not at every append
+  if (failure) return failure;  // the caller logs and counts it
   dirty = false;
-  last_sync = Clock::now();
   std::lock_guard lock(mu);
   ++counters.fsyncs;
+  return {};
+}
+
+// The interval policy and close(): the records are spooled already (and may
+// be shipped); a failed sync leaves them in the page cache, and the next sync
+// tries again.
+void Spool::Impl::sync_or_log() {
+  const IoFailure failure = sync_active();
+  if (!failure) return;
+  log::error("spool {}: {}; records written since the last sync are not on disk yet (a power loss would lose "
+             "them; a crash of salttap would not)",
+             dir_name, failure.text());
+  std::lock_guard lock(mu);
+  ++counters.io_errors;
 }
 
 void Spool::Impl::close_segment() {
   if (!active_fd) return;
-  sync_active();  // the interval policy would not come back to it
+  sync_or_log();  // the interval policy would not come back to it
   active_fd.reset();
   active_bytes = 0;
   dirty = false;
@@ -558,47 +633,71 @@ void Spool::Impl::close_segment() {
 
 void Spool::Impl::flush(AppendResult& result) {
   if (staged.empty()) return;
-  int error = 0;
-  if (!active_fd && !open_segment(staged_first_id)) error = EIO;
-  if (error == 0) error = write_all(active_fd.get(), staged.data(), staged.size());
-  if (error != 0) {
-    if (active_fd) {
-      log::error("spool {}: cannot write segment: {}; {} documents dropped", dir_name, errno_text(error),
-                 staged_records);
-      // Cut the partial write off, so the segment ends with a whole record;
-      // if even that fails, start a new segment (recovery handles the tail).
-      if (::ftruncate(active_fd.get(), static_cast<off_t>(active_bytes)) != 0) close_segment();
-    }
-    std::lock_guard lock(mu);
-    for (std::size_t c = 0; c < kDocClasses; ++c)
-      for (std::uint64_t n = 0; n < staged_by_class[c]; ++n)
-        drop(static_cast<DocClass>(c), DropReason::io_error, result);
+  const bool was_dirty = dirty;
+  IoFailure failure;
+  if (!active_fd) failure = open_segment(staged_first_id);
+  if (!failure) {
+    if (const int e = write_all(files, active_fd.get(), staged); e != 0)
+      failure = IoFailure{e, "write", segment_path(active_id)};
+  }
+  if (!failure) {
+    dirty = true;
+    // every_batch: a batch is spooled (and readable) only once it is on disk.
+    if (config.fsync == FsyncPolicy::every_batch) failure = sync_active();
+  }
+  if (failure) {
+    dirty = was_dirty;
+    discard_staged(failure, result);
   } else {
-    std::lock_guard lock(mu);
-    Segment& seg = segments.back();  // the active one: only the writer appends to the list
-    if (seg.records == 0) seg.first_id = staged_first_id;
-    seg.last_id = staged_last_id;
-    seg.records += staged_records;
-    seg.bytes += staged.size();
-    bytes += staged.size();
-    untaken += staged_records;
-    committed_next_id = next_id;
-    counters.appended_records += staged_records;
-    counters.appended_bytes += staged.size();
-    result.spooled += staged_records;
-    active_bytes = seg.bytes;
-    data_cv.notify_all();
+    publish_staged(result);
   }
   if (staged.capacity() > kKeepStagingBytes) std::string().swap(staged);
   staged.clear();
   staged_records = 0;
   std::fill(std::begin(staged_by_class), std::end(staged_by_class), 0);
-  if (error != 0) return;
+  if (!failure && config.fsync == FsyncPolicy::interval && time.now() - last_sync >= config.fsync_interval)
+    sync_or_log();
+}
 
-  dirty = true;
-  if (config.fsync == FsyncPolicy::every_batch ||
-      (config.fsync == FsyncPolicy::interval && Clock::now() - last_sync >= config.fsync_interval))
-    sync_active();
+void Spool::Impl::publish_staged(AppendResult& result) {
+  std::lock_guard lock(mu);
+  Segment& seg = segments.back();  // the active one: only the writer appends to the list
+  if (seg.records == 0) seg.first_id = staged_first_id;
+  seg.last_id = staged_last_id;
+  seg.records += staged_records;
+  seg.bytes += staged.size();
+  bytes += staged.size();
+  untaken += staged_records;
+  committed_next_id = next_id;
+  counters.appended_records += staged_records;
+  counters.appended_bytes += staged.size();
+  result.spooled += staged_records;
+  active_bytes = seg.bytes;
+  data_cv.notify_all();
+}
+
+// The staged batch is not spooled: whatever part of it reached the segment is
+// cut off (the segment ends with its last whole record again), and every
+// document is counted as dropped. Its ids are not reused: were the cut to
+// fail, records with those ids could still be on disk.
+void Spool::Impl::discard_staged(const IoFailure& failure, AppendResult& result) {
+  log::error("spool {}: {}; {} documents dropped (io_error)", dir_name, failure.text(), staged_records);
+  std::uint64_t errors = 1;
+  if (active_fd) {
+    if (const int e = files.truncate(active_fd.get(), active_bytes); e != 0) {
+      // The segment keeps a partial tail the reader never reads (it stops at
+      // the last published record); the next batch starts a new segment, so
+      // at a restart the tail is corruption in an older segment, cut there.
+      log::error("spool {}: cannot cut {} back to {} bytes: {}; continuing in a new segment", dir_name,
+                 segment_path(active_id).string(), active_bytes, errno_text(e));
+      ++errors;
+      close_segment();
+    }
+  }
+  std::lock_guard lock(mu);
+  counters.io_errors += errors;
+  for (std::size_t c = 0; c < kDocClasses; ++c)
+    for (std::uint64_t n = 0; n < staged_by_class[c]; ++n) drop(static_cast<DocClass>(c), DropReason::io_error, result);
 }
 
 bool Spool::Impl::retire_active_if_acked() {
@@ -607,18 +706,49 @@ bool Spool::Impl::retire_active_if_acked() {
   if (active_id == 0 || !staged.empty() || segments.empty()) return false;
   const Segment& seg = segments.back();
   if (seg.name_id != active_id || seg.records == 0 || seg.last_id > acked_id) return false;
-  active_fd.reset();
+  active_fd.reset();  // a close(2): nothing is written or synced
   active_bytes = 0;
   dirty = false;
   active_id = 0;
-  bytes -= seg.bytes;
-  const fs::path path = segment_path(seg.name_id);
+  doomed.push_back(DoomedSegment{seg.name_id, seg.bytes, false});
   segments.pop_back();
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-    log::error("spool {}: cannot remove {}: {}", dir_name, path.filename().string(), errno_text(errno));
+  return true;
+}
+
+void Spool::Impl::remove_doomed() {
+  std::vector<DoomedSegment> batch;
+  {
+    std::lock_guard lock(mu);
+    if (doomed.empty()) return;
+    batch.swap(doomed);  // each file is unlinked by one thread
+  }
+  std::uint64_t freed = 0, new_errors = 0;
+  std::vector<DoomedSegment> kept;
+  for (DoomedSegment& seg : batch) {
+    const fs::path path = segment_path(seg.name_id);
+    const int e = files.remove(path);
+    if (e == 0 || e == ENOENT) {
+      freed += seg.bytes;
+      if (seg.failed) log::info("spool {}: removed {} after all", dir_name, path.string());
+      continue;
+    }
+    if (!seg.failed) {
+      // Its records are all acknowledged: nothing is lost, but its bytes
+      // stay on disk (and count against max_bytes) until it goes.
+      log::error("spool {}: cannot remove {}: {}; {} bytes stay on disk (retried at each ack)", dir_name,
+                 path.string(), errno_text(e), seg.bytes);
+      seg.failed = true;
+      ++new_errors;
+    }
+    kept.push_back(seg);
+  }
+  std::lock_guard lock(mu);
+  counters.io_errors += new_errors;
+  doomed.insert(doomed.end(), kept.begin(), kept.end());
+  if (freed == 0) return;
+  bytes -= freed;
   ledger_due = true;
   space_freed();
-  return true;
 }
 
 void Spool::Impl::space_freed() {
@@ -626,6 +756,7 @@ void Spool::Impl::space_freed() {
     counters.full = false;
     log::info("spool {}: space freed ({} of {} bytes); accepting every class again", dir_name, bytes, config.max_bytes);
   }
+  ++space_events;
   space_cv.notify_all();
 }
 
@@ -646,13 +777,16 @@ bool Spool::Impl::enter_segment(std::uint64_t min_name_id) {
     read_holes = it->holes;
   }
   const fs::path path = segment_path(name_id);
-  Fd fd(open_retry(path, O_RDONLY));
-  if (!fd && errno != ENOENT)
-    log::error("spool {}: cannot open {}: {}; skipping it", dir_name, path.string(), errno_text(errno));
+  Fd fd;
+  if (const int e = open_file(files, path, O_RDONLY, fd); e != 0 && e != ENOENT) {
+    log::error("spool {}: cannot open {}: {}; skipping it", dir_name, path.string(), errno_text(e));
+    std::lock_guard lock(mu);
+    ++counters.io_errors;
+  }
   if (name_id != read_segment) read_offset = 0;
   read_segment = name_id;
   read_fd = std::move(fd);
-  read_source = read_fd ? std::make_unique<FdSource>(read_fd.get(), path) : nullptr;
+  read_source = read_fd ? std::make_unique<FdSource>(files, read_fd.get(), path) : nullptr;
   read_cursor = read_fd ? std::make_unique<sf::SegmentCursor>(*read_source, 0) : nullptr;
   return true;
 }
@@ -660,7 +794,7 @@ bool Spool::Impl::enter_segment(std::uint64_t min_name_id) {
 std::vector<SpoolRecord> Spool::Impl::read_some(std::size_t max_records, std::size_t max_bytes) {
   std::vector<SpoolRecord> out;
   std::size_t payload_bytes = 0;
-  std::uint64_t lost = 0, lost_bytes = 0;
+  std::uint64_t lost = 0, lost_bytes = 0, read_errors = 0;
   bool skipped = false;  // a corrupt run since the last good record
   if (!enter_segment(read_segment)) return out;
   while (out.size() < max_records) {
@@ -701,6 +835,7 @@ std::vector<SpoolRecord> Spool::Impl::read_some(std::size_t max_records, std::si
       if (probe != sf::Probe::ok) next = read_cursor->resync(read_offset, last_read_id);
     } catch (const SpoolError& e) {
       log::error("spool {}: {}; skipping the rest of segment {}", dir_name, e.what(), read_segment);
+      ++read_errors;
     }
     if (probe != sf::Probe::ok) {
       // Recovery verified these bytes: the file changed under us.
@@ -727,6 +862,7 @@ std::vector<SpoolRecord> Spool::Impl::read_some(std::size_t max_records, std::si
   std::lock_guard lock(mu);
   counters.read_corrupt_records += lost;
   counters.read_corrupt_bytes += lost_bytes;
+  counters.io_errors += read_errors;
   for (const auto& r : out) outstanding.insert(outstanding.end(), r.id);
   if (!out.empty()) taken_upto = out.back().id;
   // At the writer's end nothing is untaken, whatever corruption made the
@@ -751,49 +887,52 @@ void Spool::Impl::write_ledger(bool force) {
     ledger = sf::Ledger{acked_id, std::max(committed_next_id, acked_id + 1)};
     ledger_due = false;
   }
-  const auto bytes_out = sf::encode_ledger(ledger);
-  const fs::path tmp = dir / kLedgerTmpName;
-  const bool sync = config.fsync != FsyncPolicy::never;
-  int error = 0;
-  const char* step = "open";
-  {
-    Fd fd(open_retry(tmp, O_WRONLY | O_CREAT | O_TRUNC));
-    if (!fd) error = errno;
-    if (!error) {
-      step = "write";
-      error = write_all(fd.get(), reinterpret_cast<const char*>(bytes_out.data()), bytes_out.size());
+  const IoFailure failure = put_ledger(ledger);
+  const TimePoint now = time.now();
+  std::lock_guard lock(mu);
+  last_ledger_write = now;
+  if (failure) {
+    // Not fatal: an old ledger means resends after a restart (409s), not loss.
+    if (!ledger_failing) {
+      log::error("spool {}: cannot write the ledger: {}; acked up to {} is not on disk yet (retried)", dir_name,
+                 failure.text(), ledger.acked_id);
+      ++counters.io_errors;
     }
-    if (!error && sync) {
-      step = "fdatasync";
-      error = datasync(fd.get());
-    }
-  }
-  if (!error && ::rename(tmp.c_str(), (dir / kLedgerName).c_str()) != 0) {
-    step = "rename";
-    error = errno;
-  }
-  if (!error && sync) {
-    step = "sync directory";
-    error = sync_dir(dir);
-  }
-  if (error) {
-    // Not fatal: an old ledger means resends after a restart, not loss.
-    log::error("spool {}: cannot write the ledger ({}: {}); acked up to {} is not yet on disk", dir_name, step,
-               errno_text(error), ledger.acked_id);
-    std::lock_guard lock(mu);
+    ledger_failing = true;
     ledger_due = true;
     return;
   }
-  std::lock_guard lock(mu);
+  if (ledger_failing) log::info("spool {}: ledger written again (acked up to {})", dir_name, ledger.acked_id);
+  ledger_failing = false;
   ledger_acked_id = ledger.acked_id;
-  last_ledger_write = Clock::now();
   ++counters.ledger_writes;
+}
+
+IoFailure Spool::Impl::put_ledger(const sf::Ledger& ledger) {
+  const auto bytes_out = sf::encode_ledger(ledger);
+  const fs::path tmp = dir / kLedgerTmpName, final_path = dir / kLedgerName;
+  const bool sync = config.fsync != FsyncPolicy::never;
+  {
+    Fd fd;
+    if (const int e = open_file(files, tmp, O_WRONLY | O_CREAT | O_TRUNC, fd); e != 0) return {e, "open", tmp};
+    const std::span<const char> data(reinterpret_cast<const char*>(bytes_out.data()), bytes_out.size());
+    if (const int e = write_all(files, fd.get(), data); e != 0) return {e, "write", tmp};
+    if (sync) {
+      if (const int e = files.sync_data(fd.get()); e != 0) return {e, "fdatasync", tmp};
+    }
+  }
+  if (const int e = files.rename(tmp, final_path); e != 0) return {e, "rename to ledger", tmp};
+  if (sync) {
+    if (const int e = sync_dir(files, dir); e != 0) return {e, "fsync (directory)", dir};
+  }
+  return {};
 }
 
 // ---------------------------------------------------------------------------
 // Spool
 
-Spool::Spool(SpoolConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+Spool::Spool(SpoolConfig config, SteadyTime& time, SpoolFilesystem& files)
+    : impl_(std::make_unique<Impl>(std::move(config), time, files)) {}
 
 Spool::~Spool() {
   close();
@@ -808,7 +947,7 @@ AppendResult Spool::append(std::span<const BulkDoc> docs, std::chrono::milliseco
   AppendResult result;
   {
     std::lock_guard write_lock(s.write_mu);
-    const auto deadline = deadline_after(wait);
+    const auto deadline = s.deadline_after(wait);
     for (std::size_t i = 0; i < docs.size(); ++i) {
       const BulkDoc& doc = docs[i];
       const std::uint64_t size = sf::kHeaderBytes + doc.ndjson.size();
@@ -836,7 +975,7 @@ AppendResult Spool::append(std::span<const BulkDoc> docs, std::chrono::milliseco
   bool ledger_due = false;
   {
     std::lock_guard lock(s.mu);
-    ledger_due = s.ledger_due;
+    ledger_due = s.ledger_retry_due();
   }
   if (ledger_due) s.write_ledger(false);
   return result;
@@ -845,11 +984,11 @@ AppendResult Spool::append(std::span<const BulkDoc> docs, std::chrono::milliseco
 std::vector<SpoolRecord> Spool::take(std::size_t max_records, std::size_t max_bytes, std::chrono::milliseconds wait) {
   Impl& s = *impl_;
   if (max_records == 0) return {};
-  const auto deadline = deadline_after(wait);
+  const auto deadline = s.deadline_after(wait);
   for (;;) {
     {
       std::unique_lock lock(s.mu);
-      s.data_cv.wait_until(lock, deadline, [&] { return s.untaken > 0 || s.closed; });
+      s.time.wait_until(lock, s.data_cv, deadline, [&] { return s.untaken > 0 || s.closed; });
       if (s.untaken == 0) return {};
     }
     std::vector<SpoolRecord> records;
@@ -859,14 +998,13 @@ std::vector<SpoolRecord> Spool::take(std::size_t max_records, std::size_t max_by
     }
     if (!records.empty()) return records;
     // Another taker got there first, or the rest was corrupt: wait again.
-    if (Clock::now() >= deadline) return {};
+    if (s.time.now() >= deadline) return {};
   }
 }
 
 void Spool::ack(std::span<const std::uint64_t> ids) {
   Impl& s = *impl_;
-  std::vector<fs::path> deleted;
-  bool write_ledger = false;
+  bool write_ledger = false, removals = false;
   {
     std::lock_guard lock(s.mu);
     for (const std::uint64_t id : ids) {
@@ -877,30 +1015,33 @@ void Spool::ack(std::span<const std::uint64_t> ids) {
       }
     }
     const std::uint64_t acked = s.outstanding.empty() ? s.taken_upto : *s.outstanding.begin() - 1;
-    if (acked <= s.acked_id) return;
-    s.acked_id = acked;
-    while (!s.segments.empty() && s.segments.front().name_id != s.active_id &&
-           s.segments.front().last_id <= s.acked_id) {
-      deleted.push_back(s.segment_path(s.segments.front().name_id));
-      s.bytes -= s.segments.front().bytes;
-      s.segments.pop_front();
+    if (acked > s.acked_id) {
+      s.acked_id = acked;
+      while (!s.segments.empty() && s.segments.front().name_id != s.active_id &&
+             s.segments.front().last_id <= s.acked_id) {
+        s.doomed.push_back(DoomedSegment{s.segments.front().name_id, s.segments.front().bytes, false});
+        s.segments.pop_front();
+      }
+      // Under `fsync: interval` the ledger (two fsyncs, on the shipper's thread)
+      // follows the same interval: a ledger up to that stale only means resends
+      // after a crash, which the engine answers 409.
+      const auto every = s.config.fsync == FsyncPolicy::interval
+                             ? std::max<Duration>(kLedgerInterval, s.config.fsync_interval)
+                             : Duration(kLedgerInterval);
+      write_ledger = s.time.now() - s.last_ledger_write >= every;
+      // Also wakes a writer waiting for room: it may retire its own segment.
+      // Nothing else retires it: while the shipper keeps up, every batch would
+      // cost a segment file created and deleted.
+      s.space_freed();
     }
-    if (!deleted.empty()) s.ledger_due = true;
-    // Under `fsync: interval` the ledger (two fsyncs, on the shipper's thread)
-    // follows the same interval: a ledger up to that stale only means resends
-    // after a crash, which the engine answers 409.
-    const auto every = s.config.fsync == FsyncPolicy::interval
-                           ? std::max<Clock::duration>(kLedgerInterval, s.config.fsync_interval)
-                           : Clock::duration(kLedgerInterval);
-    write_ledger = s.ledger_due || Clock::now() - s.last_ledger_write >= every;
-    // Also wakes a writer waiting for room: it may retire its own segment.
-    // Nothing else retires it: while the shipper keeps up, every batch would
-    // cost a segment file created and deleted.
-    s.space_freed();
+    removals = !s.doomed.empty();
+    write_ledger = write_ledger || s.ledger_retry_due();
   }
-  for (const auto& path : deleted)
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-      log::error("spool {}: cannot remove {}: {}", s.dir_name, path.filename().string(), errno_text(errno));
+  if (removals) {
+    s.remove_doomed();  // the segments acked now, and any whose unlink failed before
+    std::lock_guard lock(s.mu);
+    write_ledger = write_ledger || s.ledger_retry_due();
+  }
   if (write_ledger) s.write_ledger(false);
 }
 
@@ -914,10 +1055,11 @@ void Spool::close() {
   s.space_cv.notify_all();
   {
     std::lock_guard write_lock(s.write_mu);
-    s.sync_active();
+    s.sync_or_log();
     std::lock_guard lock(s.mu);
     s.retire_active_if_acked();
   }
+  s.remove_doomed();
   s.write_ledger(false);
 }
 
@@ -926,7 +1068,7 @@ SpoolStats Spool::stats() const {
   std::lock_guard lock(s.mu);
   SpoolStats st = s.counters;
   st.bytes = s.bytes;
-  st.segments = s.segments.size();
+  st.segments = s.segments.size() + s.doomed.size();
   st.pending_records = s.untaken + s.outstanding.size();
   st.acked_id = s.acked_id;
   return st;

@@ -6,6 +6,30 @@
 //
 // Threads: one writer (the pipeline thread) calls append(); any number of
 // shipper workers call take() / ack(); all methods are thread-safe.
+//
+// What "spooled" promises. append() counts a document in
+// AppendResult::spooled only once its record is in a segment file, whole;
+// from then on take() hands it out (after a restart too) until it is acked.
+// How far it survives depends on SpoolConfig::fsync:
+//   every_batch  spooled = written and fdatasynced (and, in a new segment, the
+//                directory entry synced). It survives a power loss. A failed
+//                write or fdatasync spools nothing of that write: the bytes
+//                are cut off the segment, take() never sees them, and the
+//                documents are dropped (io_error).
+//   interval     spooled = written to the segment file. It survives salttap
+//                crashing or being killed, and a power loss once the next
+//                fdatasync (at most fsync_interval later, and at close) has
+//                succeeded. A failed write spools nothing of it (cut, dropped:
+//                io_error). A failed fdatasync drops nothing: those records
+//                were reported spooled and may be shipped already; it is logged
+//                at ERROR, counted in io_errors, and the next sync retries.
+//   never        spooled = written to the segment file; nothing is synced. It
+//                survives salttap crashing, not a power loss.
+// Under every policy an I/O failure is an ERROR log line naming the path and
+// the errno, counted in SpoolStats::io_errors; the spool stays usable (the next
+// append tries again). A failed ledger write or segment removal loses nothing:
+// a stale ledger means records resent (409) after a restart, an undeleted
+// segment keeps its bytes on disk until a retry removes it.
 
 #include <chrono>
 #include <cstdint>
@@ -17,8 +41,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/steady_time.h"
 #include "indexer/document.h"
 #include "indexer/record_source.h"
+#include "indexer/spool_filesystem.h"
 
 namespace salttap::indexer {
 
@@ -84,6 +110,10 @@ struct SpoolStats {
   std::uint64_t unknown_acks = 0;      // ids acked twice, or never handed out: ignored
   std::uint64_t read_corrupt_records = 0;  // found by take() after start (disk changed under us)
   std::uint64_t read_corrupt_bytes = 0;
+  // Failed file operations, each logged at ERROR (a failed segment write or
+  // sync under every_batch also drops its documents: io_error). A retry that
+  // fails the same way again (the ledger, a segment's unlink) is not counted again.
+  std::uint64_t io_errors = 0;
   std::uint64_t acked_id = 0;
   bool full = false;                   // at least one class is being refused now
   std::uint64_t full_episodes = 0;     // times `full` went from false to true
@@ -92,16 +122,21 @@ struct SpoolStats {
 class Spool final : public RecordSource {
  public:
   // Creates `dir` if needed and recovers what is there (RecoveryReport).
-  // Throws SpoolError when the directory cannot be used (permissions, not a
-  // directory, another salttap holds its lock).
-  explicit Spool(SpoolConfig config);
+  // Throws SpoolError, naming the path and the reason, when the directory
+  // cannot be used (permissions, not a directory, another salttap holds its
+  // lock, a segment that cannot be read). `time` paces append()'s wait,
+  // take()'s wait and the fsync interval; `files` makes every file operation.
+  // Both must outlive the Spool.
+  explicit Spool(SpoolConfig config, SteadyTime& time = real_steady_time(),
+                 SpoolFilesystem& files = posix_spool_filesystem());
   ~Spool();
   Spool(const Spool&) = delete;
   Spool& operator=(const Spool&) = delete;
 
   const RecoveryReport& recovery() const;
 
-  // Writer: appends in one write(); fsyncs per the policy.
+  // Writer: appends in one write() per segment touched; fsyncs per the
+  // policy. `wait` is how long a job / return / alert may wait for room.
   AppendResult append(std::span<const BulkDoc> docs, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
 
   // Shipper side (RecordSource).

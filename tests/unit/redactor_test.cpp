@@ -476,11 +476,15 @@ void expect_config_error(const std::string& yaml, const std::vector<std::string>
   }
 }
 
+TEST(RedactorConfig, OneStringIsAListOfOne) {
+  EXPECT_EQ(parse_redaction_config(YAML::Load("key_patterns: password")).key_patterns, std::vector<std::string>{"password"});
+}
+
 TEST(RedactorConfig, Errors) {
   expect_config_error("key_pattern: [x]", {"unknown key", "key_pattern"});
-  expect_config_error("key_patterns: password", {"key_patterns", "list"});
+  expect_config_error("key_patterns: {a: 1}", {"key_patterns", "list"});
   expect_config_error("key_patterns: ['(bad']", {"key_patterns[0]", "(bad"});
-  expect_config_error("key_patterns: ['ok', '']", {"key_patterns[1]", "empty"});
+  expect_config_error("key_patterns: ['ok', '']", {"key_patterns[1]", "non-empty"});
   expect_config_error("redact_return_funs: [[a]]", {"redact_return_funs[0]"});
   expect_config_error("[a, b]", {"mapping"});
   EXPECT_THROW(Redactor({.key_patterns = {"[unclosed"}, .redact_return_funs = {}}), std::invalid_argument);

@@ -21,6 +21,8 @@
 
 #include "indexer/spool.h"
 #include "indexer/spool_format.h"
+#include "tests/support/fake_steady_time.h"
+#include "tests/support/spool_fixtures.h"
 
 namespace salttap::indexer {
 namespace {
@@ -29,27 +31,16 @@ namespace fs = std::filesystem;
 namespace sf = spool_format;
 using std::chrono::milliseconds;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "salttap-spool-test-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
+using testing::ack_all;
+using testing::FakeSteadyTime;
+using testing::ids_of;
+using testing::read_file;
+using testing::segment_files;
+using testing::take_all;
+using testing::TempDir;
+using testing::write_file;
 
- private:
-  fs::path path_;
-};
-
-BulkDoc doc(DocClass cls, const std::string& text) {
-  return BulkDoc{cls, "{\"create\":{\"_index\":\"salt-test\",\"_id\":\"" + text + "\"}}\n{\"n\":\"" + text + "\"}\n"};
-}
+BulkDoc doc(DocClass cls, const std::string& text) { return testing::spool_doc(cls, text); }
 BulkDoc event(const std::string& text) { return doc(DocClass::event, text); }
 BulkDoc job(const std::string& text) { return doc(DocClass::job, text); }
 
@@ -66,50 +57,7 @@ SpoolConfig config_for(const fs::path& dir) {
   return c;
 }
 
-std::vector<SpoolRecord> take_all(Spool& spool) {
-  std::vector<SpoolRecord> all;
-  for (;;) {
-    auto got = spool.take(1000, 1u << 30, milliseconds(0));
-    if (got.empty()) return all;
-    std::move(got.begin(), got.end(), std::back_inserter(all));
-  }
-}
-
-std::vector<std::uint64_t> ids_of(const std::vector<SpoolRecord>& records) {
-  std::vector<std::uint64_t> ids;
-  for (const auto& r : records) ids.push_back(r.id);
-  return ids;
-}
-
-void ack_all(Spool& spool, const std::vector<SpoolRecord>& records) {
-  const auto ids = ids_of(records);
-  spool.ack(ids);
-}
-
-std::vector<fs::path> segment_files(const fs::path& dir) {
-  std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (sf::parse_segment_file_name(e.path().filename().string())) out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_file(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-// One encoded record, as the writer lays it down.
-std::string record(std::uint64_t id, const BulkDoc& d) {
-  std::string out;
-  sf::append_record(out, id, d.cls, d.ndjson);
-  return out;
-}
+std::string record(std::uint64_t id, const BulkDoc& d) { return testing::spool_record(id, d); }
 
 void write_ledger(const fs::path& dir, std::uint64_t acked_id, std::uint64_t next_id) {
   const auto b = sf::encode_ledger(sf::Ledger{acked_id, next_id});
@@ -270,11 +218,14 @@ TEST(Spool, DuplicateAndUnknownAcksAreCountedAndIgnored) {
   EXPECT_EQ(st.pending_records, 2u);
 }
 
+// Time never moves in these: only close() or an append can end the waits.
 TEST(Spool, CloseWakesTakersAndLaterTakesDoNotWait) {
   TempDir tmp;
-  Spool spool(config_for(tmp.path()));
+  FakeSteadyTime time;
+  Spool spool(config_for(tmp.path()), time);
   std::vector<SpoolRecord> got;
   std::thread taker([&] { got = spool.take(10, 1u << 20, milliseconds(3'600'000)); });
+  time.await_waiters(1);
   spool.close();
   taker.join();  // returns: close() woke it
   EXPECT_TRUE(got.empty());
@@ -285,12 +236,28 @@ TEST(Spool, CloseWakesTakersAndLaterTakesDoNotWait) {
 
 TEST(Spool, TakeWaitsForAnAppend) {
   TempDir tmp;
-  Spool spool(config_for(tmp.path()));
+  FakeSteadyTime time;
+  Spool spool(config_for(tmp.path()), time);
   std::vector<SpoolRecord> got;
   std::thread taker([&] { got = spool.take(10, 1u << 20, milliseconds(60'000)); });
+  time.await_waiters(1);
   spool.append(events(1));
   taker.join();
   EXPECT_EQ(ids_of(got), (std::vector<std::uint64_t>{1}));
+}
+
+TEST(Spool, TakeReturnsEmptyWhenItsWaitRunsOut) {
+  TempDir tmp;
+  FakeSteadyTime time;
+  Spool spool(config_for(tmp.path()), time);
+  std::vector<SpoolRecord> got = {SpoolRecord{}};
+  std::thread taker([&] { got = spool.take(10, 1u << 20, milliseconds(5'000)); });
+  time.await_waiters(1);
+  time.advance(milliseconds(4'999));
+  EXPECT_EQ(time.waiters(), 1u) << "still waiting one millisecond before its deadline";
+  time.advance(milliseconds(1));
+  taker.join();
+  EXPECT_TRUE(got.empty());
 }
 
 TEST(Spool, TakeReadsFromTheSegmentFilesNotMemory) {
@@ -458,11 +425,12 @@ TEST(Spool, ADocumentThatCanNeverFitIsDroppedAsTooLarge) {
 
 TEST(Spool, BackPressureWaitIsReleasedByAnAckFromAnotherThread) {
   TempDir tmp;
+  FakeSteadyTime time;
   SpoolConfig c = config_for(tmp.path());
   const std::size_t rec = record(1, job("j0")).size();
   c.max_bytes = 4 * rec;
   c.segment_bytes = 2 * rec;
-  Spool spool(c);
+  Spool spool(c, time);
   std::vector<BulkDoc> four = {job("j0"), job("j1"), job("j2"), job("j3")};
   ASSERT_EQ(spool.append(four).spooled, 4u);
 
@@ -471,8 +439,8 @@ TEST(Spool, BackPressureWaitIsReleasedByAnAckFromAnotherThread) {
     const std::vector<BulkDoc> one = {job("j4")};
     blocked = spool.append(one, milliseconds(600'000));
   });
-  // `full` is raised by the writer as it starts to wait.
-  while (!spool.stats().full) std::this_thread::yield();
+  time.await_waiters(1);  // the writer waits for room
+  EXPECT_TRUE(spool.stats().full) << "raised as the writer starts to wait";
   const auto got = spool.take(2, 1u << 20, milliseconds(0));
   ack_all(spool, got);  // frees the first segment
   writer.join();
@@ -483,16 +451,37 @@ TEST(Spool, BackPressureWaitIsReleasedByAnAckFromAnotherThread) {
 
 TEST(Spool, BackPressureWaitEndsAtClose) {
   TempDir tmp;
+  FakeSteadyTime time;
   SpoolConfig c = config_for(tmp.path());
   c.max_bytes = record(1, job("j0")).size();
-  Spool spool(c);
+  Spool spool(c, time);
   spool.append(std::vector<BulkDoc>{job("j0")});
   AppendResult blocked;
   std::thread writer([&] { blocked = spool.append(std::vector<BulkDoc>{job("j1")}, milliseconds(600'000)); });
-  while (!spool.stats().full) std::this_thread::yield();
+  time.await_waiters(1);
   spool.close();
   writer.join();
   EXPECT_TRUE(blocked.timed_out);
+  EXPECT_EQ(spool.stats().dropped_by_reason[static_cast<int>(DropReason::timed_out)][0], 1u);
+}
+
+TEST(Spool, BackPressureWaitTimesOutAtItsDeadline) {
+  TempDir tmp;
+  FakeSteadyTime time;
+  SpoolConfig c = config_for(tmp.path());
+  c.max_bytes = record(1, job("j0")).size();
+  Spool spool(c, time);
+  spool.append(std::vector<BulkDoc>{job("j0")});
+  AppendResult blocked;
+  std::thread writer([&] { blocked = spool.append(std::vector<BulkDoc>{job("j1")}, milliseconds(30'000)); });
+  time.await_waiters(1);
+  time.advance(milliseconds(29'999));
+  EXPECT_EQ(time.waiters(), 1u) << "still waiting one millisecond before its deadline";
+  time.advance(milliseconds(1));
+  writer.join();
+  EXPECT_TRUE(blocked.timed_out);
+  EXPECT_EQ(blocked.spooled, 0u);
+  EXPECT_EQ(blocked.timed_out_docs, (std::vector<std::size_t>{0}));
   EXPECT_EQ(spool.stats().dropped_by_reason[static_cast<int>(DropReason::timed_out)][0], 1u);
 }
 
@@ -501,9 +490,10 @@ TEST(Spool, BackPressureWaitEndsAtClose) {
 
 TEST(Spool, FourConcurrentTakersNeverGetTheSameRecordTwice) {
   TempDir tmp;
+  FakeSteadyTime time;  // never moves: takers wait until records come, or close()
   SpoolConfig c = config_for(tmp.path());
   c.segment_bytes = 16 << 10;  // many rotations and deletions along the way
-  Spool spool(c);
+  Spool spool(c, time);
   constexpr int kRecords = 20000;
   std::thread writer([&] {
     for (int i = 0; i < kRecords; i += 100) spool.append(events(100, "w" + std::to_string(i) + "-"));
@@ -523,9 +513,12 @@ TEST(Spool, FourConcurrentTakersNeverGetTheSameRecordTwice) {
         }
         const auto ids = ids_of(got);
         spool.ack(ids);
-        taken += static_cast<int>(got.size());
-        std::lock_guard lock(mu);
-        all.insert(all.end(), ids.begin(), ids.end());
+        {
+          std::lock_guard lock(mu);
+          all.insert(all.end(), ids.begin(), ids.end());
+        }
+        // The last record is in: release the takers still waiting for more.
+        if ((taken += static_cast<int>(got.size())) == kRecords) spool.close();
       }
     });
   }
@@ -545,23 +538,31 @@ TEST(Spool, FourConcurrentTakersNeverGetTheSameRecordTwice) {
 // ---------------------------------------------------------------------------
 // fsync policies and stats
 
-std::uint64_t fsyncs_after(FsyncPolicy policy, milliseconds interval, int appends, bool close) {
+// Five appends, `between` apart on fake time.
+std::uint64_t fsyncs_after(FsyncPolicy policy, milliseconds interval, milliseconds between, bool close) {
   TempDir tmp;
+  FakeSteadyTime time;
   SpoolConfig c = config_for(tmp.path());
   c.fsync = policy;
   c.fsync_interval = interval;
-  Spool spool(c);
-  for (int i = 0; i < appends; ++i) spool.append(events(2, std::to_string(i)));
+  Spool spool(c, time);
+  for (int i = 0; i < 5; ++i) {
+    time.advance(between);
+    spool.append(events(2, std::to_string(i)));
+  }
   if (close) spool.close();
   return spool.stats().fsyncs;
 }
 
 TEST(Spool, FsyncPoliciesAreCounted) {
-  EXPECT_EQ(fsyncs_after(FsyncPolicy::every_batch, milliseconds(0), 5, false), 5u);
-  EXPECT_EQ(fsyncs_after(FsyncPolicy::never, milliseconds(0), 5, true), 0u);
-  EXPECT_EQ(fsyncs_after(FsyncPolicy::interval, milliseconds(3'600'000), 5, false), 0u);
-  EXPECT_EQ(fsyncs_after(FsyncPolicy::interval, milliseconds(3'600'000), 5, true), 1u) << "close syncs";
-  EXPECT_EQ(fsyncs_after(FsyncPolicy::interval, milliseconds(0), 5, false), 5u);
+  const milliseconds second(1'000), none(0);
+  EXPECT_EQ(fsyncs_after(FsyncPolicy::every_batch, second, none, false), 5u);
+  EXPECT_EQ(fsyncs_after(FsyncPolicy::never, second, second, true), 0u);
+  EXPECT_EQ(fsyncs_after(FsyncPolicy::interval, second, none, false), 0u) << "the interval never passed";
+  EXPECT_EQ(fsyncs_after(FsyncPolicy::interval, second, none, true), 1u) << "close syncs";
+  EXPECT_EQ(fsyncs_after(FsyncPolicy::interval, second, second, false), 5u) << "each append a second later";
+  EXPECT_EQ(fsyncs_after(FsyncPolicy::interval, second, milliseconds(500), false), 2u) << "at 1 s and at 2 s";
+  EXPECT_EQ(fsyncs_after(FsyncPolicy::interval, none, none, false), 5u);
 }
 
 TEST(Spool, StatsDescribeWhatIsOnDisk) {

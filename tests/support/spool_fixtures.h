@@ -1,0 +1,98 @@
+#pragma once
+// What the spool tests share: a temporary spool directory, documents, and
+// reading back what a spool hands out or holds on disk.
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "indexer/spool.h"
+#include "indexer/spool_format.h"
+
+namespace salttap::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "salttap-spool-test-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline indexer::BulkDoc spool_doc(indexer::DocClass cls, const std::string& text) {
+  return indexer::BulkDoc{
+      cls, "{\"create\":{\"_index\":\"salt-test\",\"_id\":\"" + text + "\"}}\n{\"n\":\"" + text + "\"}\n"};
+}
+
+// Everything take() hands out now, without waiting.
+inline std::vector<indexer::SpoolRecord> take_all(indexer::Spool& spool) {
+  std::vector<indexer::SpoolRecord> all;
+  for (;;) {
+    auto got = spool.take(1000, 1u << 30, std::chrono::milliseconds(0));
+    if (got.empty()) return all;
+    std::move(got.begin(), got.end(), std::back_inserter(all));
+  }
+}
+
+inline std::vector<std::uint64_t> ids_of(const std::vector<indexer::SpoolRecord>& records) {
+  std::vector<std::uint64_t> ids;
+  for (const auto& r : records) ids.push_back(r.id);
+  return ids;
+}
+
+inline std::vector<std::string> payloads_of(const std::vector<indexer::SpoolRecord>& records) {
+  std::vector<std::string> out;
+  for (const auto& r : records) out.push_back(r.payload);
+  return out;
+}
+
+inline void ack_all(indexer::Spool& spool, const std::vector<indexer::SpoolRecord>& records) {
+  const auto ids = ids_of(records);
+  spool.ack(ids);
+}
+
+inline std::vector<std::filesystem::path> segment_files(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (indexer::spool_format::parse_segment_file_name(e.path().filename().string())) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline void write_file(const std::filesystem::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// One encoded record, as the writer lays it down.
+inline std::string spool_record(std::uint64_t id, const indexer::BulkDoc& d) {
+  std::string out;
+  indexer::spool_format::append_record(out, id, d.cls, d.ndjson);
+  return out;
+}
+
+}  // namespace salttap::testing
