@@ -58,7 +58,7 @@ struct Config {
   bool alert_log = true;
   std::optional<correlator::WebhookConfig> webhook;
   bool alert_fire_event = false;
-  IndexerConfig indexer = default_indexer_config();
+  indexer::IndexerConfig indexer = default_indexer_config();
 };
 
 // The defaults (no file).

@@ -11,6 +11,8 @@
 namespace salttap::service {
 namespace {
 
+using indexer::IndexerConfig;
+using indexer::SecretSource;
 using yaml::get;
 using yaml::only_keys;
 using yaml::strings;

@@ -7,11 +7,10 @@
 #include "common/log.h"
 #include "correlator/correlator.h"
 #include "correlator/job_json.h"
+#include "indexer/indexer_service.h"
 #include "service/document_pipeline.h"
-#include "service/indexer_service.h"
 #include "service/run.h"
 #include "service/signals.h"
-#include "service/indexer_metrics.h"
 #include "tap/capture_file.h"
 #include "tap/event_json.h"
 
@@ -51,7 +50,7 @@ int ship_replay(const ReplayOptions& options) {
   install_stop_signals();
   Config cfg = options.config;
   cfg.indexer = effective_indexer_config(cfg, tap::MasterBus{});
-  IndexerService indexer(cfg.indexer);
+  indexer::IndexerService indexer(cfg.indexer);
   indexer.start();
   ManualClock clock;
   DocumentPipeline pipeline(cfg, clock);

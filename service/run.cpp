@@ -6,18 +6,18 @@
 #include "common/log.h"
 #include "common/metrics_server.h"
 #include "correlator/correlator_metrics.h"
+#include "indexer/document_metrics.h"
+#include "indexer/indexer_service.h"
 #include "service/alert_setup.h"
 #include "service/document_pipeline.h"
-#include "service/indexer_metrics.h"
-#include "service/indexer_service.h"
 #include "service/signals.h"
 #include "tap/event_source.h"
 #include "tap/tap_metrics.h"
 
 namespace salttap::service {
 
-IndexerConfig effective_indexer_config(const Config& config, const tap::MasterBus& master) {
-  IndexerConfig ix = config.indexer;
+indexer::IndexerConfig effective_indexer_config(const Config& config, const tap::MasterBus& master) {
+  indexer::IndexerConfig ix = config.indexer;
   if (!ix.enabled && !master.elasticsearch_yaml.empty()) {
     apply_returner_block(YAML::Load(master.elasticsearch_yaml), ix);
     ix.source = "elasticsearch: block of " + master.config_path;
@@ -39,7 +39,7 @@ int run_daemon(const RunOptions& options) {
   log::info("run: indexing to {} ({}), spool {}", fmt::join(cfg.indexer.http.hosts, ", "), cfg.indexer.source,
             cfg.indexer.spool.dir.string());
 
-  IndexerService indexer(cfg.indexer);
+  indexer::IndexerService indexer(cfg.indexer);
   SystemClock clock;
   DocumentPipeline pipeline(cfg, clock);
   AlertOutlets outlets = make_alert_outlets(cfg, options.bus);
@@ -94,7 +94,7 @@ int run_daemon(const RunOptions& options) {
       tap::publish_tap_metrics(metrics, source->stats(), queue.stats());
       correlator::publish_correlator_metrics(metrics, pipeline.correlator());
       outlets.publish(metrics, pipeline.alerts());
-      publish_document_metrics(metrics, pipeline.documents().stats());
+      indexer::publish_document_metrics(metrics, pipeline.documents().stats());
       indexer.publish(metrics);
     }
   }
