@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "correlator/alert_outlets.h"
+#include "alerting/alert_dispatcher.h"
 #include "correlator/correlator.h"
 #include "indexer/document_builder.h"
 #include "service/config.h"
@@ -26,7 +26,7 @@ class DocumentPipeline {
   DocumentPipeline(const Config& config, const Clock& clock);
 
   // Extra alert outlets (log, webhook, bus event); the alerts index is built in.
-  void add_alert_outlet(std::shared_ptr<correlator::AlertOutlet> outlet) { alerts_.add(std::move(outlet)); }
+  void add_alert_outlet(std::shared_ptr<alerting::AlertOutlet> outlet) { alerts_.add(std::move(outlet)); }
 
   void on_event(const tap::Event& event);
   void advance() { correlator_.advance(); }
@@ -36,15 +36,19 @@ class DocumentPipeline {
   std::vector<indexer::BulkDoc> take_docs() { return builder_.take_docs(); }
   bool has_docs() const { return builder_.has_docs(); }
 
+  const std::string& master_id() const { return master_id_; }
+  const Clock& clock() const { return clock_; }
   correlator::Correlator& correlator() { return correlator_; }
-  const correlator::AlertDispatcher& alerts() const { return alerts_; }
-  correlator::AlertDispatcher& alerts() { return alerts_; }
+  const alerting::AlertDispatcher& alerts() const { return alerts_; }
+  alerting::AlertDispatcher& alerts() { return alerts_; }
   const indexer::DocumentBuilder& documents() const { return builder_; }
   indexer::DocumentBuilder& documents() { return builder_; }
 
  private:
+  std::string master_id_;
+  const Clock& clock_;
   indexer::DocumentBuilder builder_;
-  correlator::AlertDispatcher alerts_;
+  alerting::AlertDispatcher alerts_;
   correlator::Correlator correlator_;
 };
 

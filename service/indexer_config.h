@@ -39,6 +39,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "indexer/http_client.h"
 #include "indexer/indexer_config.h"
 
 namespace salttap::service {
@@ -54,5 +55,8 @@ indexer::IndexerConfig default_indexer_config();
 void apply_returner_block(const YAML::Node& node, indexer::IndexerConfig& config);
 // Applies salttap's own `indexer:` section (strict: unknown keys are errors).
 void apply_indexer_section(const YAML::Node& node, indexer::IndexerConfig& config);
+// A `tls:` block ({verify, ca_file, client_cert, client_key}) at `where`;
+// also the webhook's.
+indexer::TlsConfig parse_tls(const YAML::Node& node, const std::string& where);
 
 }  // namespace salttap::service

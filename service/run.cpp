@@ -3,12 +3,13 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include "alerting/configured_outlets.h"
+#include "alerting/spool_full_alert.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
 #include "correlator/correlator_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
-#include "service/alert_setup.h"
 #include "service/document_pipeline.h"
 #include "service/signals.h"
 #include "tap/event_source.h"
@@ -42,7 +43,7 @@ int run_daemon(const RunOptions& options) {
   indexer::IndexerService indexer(cfg.indexer);
   SystemClock clock;
   DocumentPipeline pipeline(cfg, clock);
-  AlertOutlets outlets = make_alert_outlets(cfg, options.bus);
+  alerting::AlertOutlets outlets = alerting::make_alert_outlets(alert_outlets_config(cfg, options.bus));
   for (const auto& o : outlets.all) pipeline.add_alert_outlet(o);
 
   tap::ReaderOptions reader_options;
@@ -83,10 +84,8 @@ int run_daemon(const RunOptions& options) {
     if (const auto spool = indexer.spool_ref().stats(); spool.full_episodes > full_episodes) {
       // One alert per full-spool episode, through every outlet (log, webhook, bus, alerts index).
       full_episodes = spool.full_episodes;
-      pipeline.alerts().dispatch(correlator::make_spool_full_alert(
-          effective_master_id(cfg), clock.now(), spool.bytes, cfg.indexer.spool.max_bytes,
-          "the engine is not taking documents: raw events are refused above 80% of max_bytes, states above "
-          "90%; job, return and alert documents wait"));
+      pipeline.alerts().dispatch(
+          alerting::make_spool_full_alert(effective_master_id(cfg), clock.now(), spool.bytes, cfg.indexer.spool));
     }
     const auto now = std::chrono::steady_clock::now();
     if (metrics_server && now - last_publish >= std::chrono::seconds(1)) {
