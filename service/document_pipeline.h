@@ -1,9 +1,9 @@
 #pragma once
 // Events -> documents: the correlator with the DocumentBuilder as its
 // observer, the alert dispatcher (whose outlets include the alerts index),
-// and raw events. Shared by `salttap run` (live, shipping), `salttap replay
-// --ship` and `salttap replay --output documents` (NDJSON on stdout, the
-// golden files' source). Single-threaded: the pipeline thread.
+// and raw events. Driven by the event loop (service/event_loop.h) for
+// `salttap run`, `replay --ship` and `replay --output documents`.
+// Single-threaded: the pipeline thread.
 
 #include <memory>
 #include <string>
