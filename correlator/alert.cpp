@@ -112,24 +112,4 @@ std::optional<Alert> make_alert(const Job& job, const MinionRegistry& reg, const
   return alert;
 }
 
-Alert make_spool_full_alert(std::string_view master_id, Micros now, std::uint64_t spool_bytes,
-                            std::uint64_t max_bytes, std::string_view refusing) {
-  Alert alert{AlertKind::spool_full, {AlertKind::spool_full}, "", "", now, now};
-  StringOut os{alert.json};
-  Writer w(os);
-  w.StartObject();
-  w.Key("alert"), str(w, to_string(AlertKind::spool_full));
-  w.Key("kinds");
-  w.StartArray();
-  str(w, to_string(AlertKind::spool_full));
-  w.EndArray();
-  if (!master_id.empty()) w.Key("master"), str(w, master_id);
-  w.Key("settled_at"), str(w, format_utc(now));
-  w.Key("spool_bytes"), w.Uint64(spool_bytes);
-  w.Key("spool_max_bytes"), w.Uint64(max_bytes);
-  w.Key("reason"), str(w, refusing);
-  w.EndObject();
-  return alert;
-}
-
 }  // namespace salttap::correlator

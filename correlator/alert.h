@@ -16,7 +16,7 @@
 namespace salttap::correlator {
 
 // spool_full is not about a job: the indexer's disk spool started refusing
-// documents (once per episode).
+// documents (once per episode; made by alerting/spool_full_alert.h).
 enum class AlertKind : std::uint8_t { failed, missing, risky, spool_full };
 inline constexpr std::size_t kAlertKinds = 4;
 std::string_view to_string(AlertKind kind);
@@ -38,10 +38,6 @@ struct Alert {
 };
 
 // Nothing when the job does not alert. Call once, when the job settles.
-// The indexer's spool is full: once per episode. `jid` stays empty.
-Alert make_spool_full_alert(std::string_view master_id, Micros now, std::uint64_t spool_bytes,
-                            std::uint64_t max_bytes, std::string_view refusing);
-
 std::optional<Alert> make_alert(const Job& job, const MinionRegistry& minions, const AlertConfig& config,
                                 std::string_view master_id = {});
 

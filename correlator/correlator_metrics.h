@@ -1,14 +1,12 @@
 #pragma once
-// The correlator's and alerts' metrics, in one place (docs/operations.md, "Metrics").
+// The correlator's metrics (docs/operations.md, "Metrics"); the alerts' are in
+// alerting/alert_metrics.h.
 
 #include "common/metrics.h"
-#include "correlator/alert_outlets.h"
 #include "correlator/correlator.h"
 
 namespace salttap::correlator {
 
 void publish_correlator_metrics(Metrics& m, const Correlator& c);
-void publish_alert_metrics(Metrics& m, const AlertDispatcher& d, const std::string& outlet,
-                           const AsyncAlertOutlet* stats);
 
 }  // namespace salttap::correlator

@@ -206,6 +206,7 @@ class CurlHttpClient final : public HttpClient {
     headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip before large bodies
     if (!config_.auth.api_key.empty())
       headers = curl_slist_append(headers, ("Authorization: ApiKey " + config_.auth.api_key).c_str());
+    for (const auto& h : config_.headers) headers = curl_slist_append(headers, h.c_str());
     curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers);
 
     if (request.method == "HEAD") {

@@ -2,8 +2,8 @@
 // HTTP to the engine: several hosts with failover, keep-alive, TLS (CA file,
 // client certificate, verification on by default), basic auth or API key.
 // Credentials come from the config, an env var or a file and are never
-// logged. HttpClient is the seam the shipper and the setup code talk to;
-// CurlHttpClient is the real one (libcurl), tests use fakes.
+// logged. HttpClient is the seam the shipper, the setup code and the alert
+// webhook talk to; CurlHttpClient is the real one (libcurl), tests use fakes.
 
 #include <chrono>
 #include <cstddef>
@@ -56,6 +56,7 @@ struct HttpClientConfig {
   // A longer response is cut off and reported as no response (status 0): a
   // bulk response with filter_path is a few bytes per item.
   std::size_t max_response_bytes = 256u << 20;
+  std::vector<std::string> headers;  // "Name: value", sent with every request (a webhook's own)
 };
 
 class HttpClient {

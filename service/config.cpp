@@ -51,15 +51,16 @@ void load_alerts(const YAML::Node& n, Config& c) {
   c.alert_fire_event = get<bool>(n, "fire_event", "alerts", false);
   if (const YAML::Node w = n["webhook"]) {
     only_keys(w, "alerts.webhook",
-              {"url", "headers", "timeout_seconds", "max_attempts", "backoff_initial_ms", "backoff_max_ms"});
-    correlator::WebhookConfig hook;
+              {"url", "headers", "timeout_seconds", "max_attempts", "backoff_initial_ms", "backoff_max_ms", "tls"});
+    alerting::WebhookConfig hook;
     hook.url = get<std::string>(w, "url", "alerts.webhook", "");
     if (hook.url.empty()) throw ConfigError("alerts.webhook.url: required");
     hook.headers = strings(w["headers"], "alerts.webhook.headers");
     hook.timeout = std::chrono::milliseconds(static_cast<long>(get<double>(w, "timeout_seconds", "alerts.webhook", 10) * 1000));
     hook.retry.max_attempts = get<int>(w, "max_attempts", "alerts.webhook", 8);
-    hook.retry.initial = std::chrono::milliseconds(get<long>(w, "backoff_initial_ms", "alerts.webhook", 1000));
-    hook.retry.max = std::chrono::milliseconds(get<long>(w, "backoff_max_ms", "alerts.webhook", 60000));
+    hook.retry.backoff.initial = std::chrono::milliseconds(get<long>(w, "backoff_initial_ms", "alerts.webhook", 1000));
+    hook.retry.backoff.max = std::chrono::milliseconds(get<long>(w, "backoff_max_ms", "alerts.webhook", 60000));
+    if (const YAML::Node t = w["tls"]) hook.tls = parse_tls(t, "alerts.webhook.tls");
     c.webhook = hook;
   }
 }
@@ -104,6 +105,14 @@ Config load_config(const std::string& path) {
     throw ConfigError(fmt::format("{}: {}", path, e.what()));
   }
   return c;
+}
+
+alerting::OutletsConfig alert_outlets_config(const Config& config, const BusOptions& bus) {
+  alerting::OutletsConfig o;
+  o.log = config.alert_log;
+  o.webhook = config.webhook;
+  if (config.alert_fire_event) o.fire = alerting::BusTarget{bus.pub(), bus.pull()};
+  return o;
 }
 
 }  // namespace salttap::service

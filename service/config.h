@@ -25,7 +25,8 @@
 //     list_cap: 50
 //     log: true
 //     webhook: {url: ..., headers: ["Authorization: Bearer ..."], timeout_seconds: 10,
-//               max_attempts: 8, backoff_initial_ms: 1000, backoff_max_ms: 60000}
+//               max_attempts: 8, backoff_initial_ms: 1000, backoff_max_ms: 60000,
+//               tls: {verify: true, ca_file: ..., client_cert: ..., client_key: ...}}
 //     fire_event: false                 salttap/alert/<kind>/<jid> on the master bus (for reactors)
 //   indexer: {...}                      service/indexer_config.h
 //   elasticsearch: {...}                Salt's returner block, accepted as is (indexer_config.h)
@@ -35,12 +36,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "alerting/configured_outlets.h"
+#include "alerting/webhook_alert_outlet.h"
 #include "common/config_error.h"
 #include "correlator/alert.h"
-#include "correlator/alert_outlets.h"
 #include "correlator/audit.h"
 #include "correlator/correlator_config.h"
 #include "correlator/redactor.h"
+#include "service/bus_options.h"
 #include "service/indexer_config.h"
 
 namespace salttap::service {
@@ -53,14 +56,17 @@ struct Config {
   std::shared_ptr<const correlator::Redactor> redactor;
   correlator::AlertConfig alerts;
   bool alert_log = true;
-  std::optional<correlator::WebhookConfig> webhook;
+  std::optional<alerting::WebhookConfig> webhook;
   bool alert_fire_event = false;
-  IndexerConfig indexer = default_indexer_config();
+  indexer::IndexerConfig indexer = default_indexer_config();
 };
 
 // The defaults (no file).
 Config default_config();
 // Throws ConfigError naming the file and key.
 Config load_config(const std::string& path);
+// The alert outlets `config` asks for (`run`, `watch --jobs`); the bus
+// endpoints are resolved only when alert events are fired.
+alerting::OutletsConfig alert_outlets_config(const Config& config, const BusOptions& bus);
 
 }  // namespace salttap::service

@@ -2,22 +2,14 @@
 
 #include <unistd.h>
 
+#include "alerting/index_alert_outlet.h"
+
 namespace salttap::service {
 namespace {
 
-// The alerts index as an alert outlet: same payload as the webhook's.
-class IndexAlertOutlet final : public correlator::AlertOutlet {
- public:
-  explicit IndexAlertOutlet(indexer::DocumentBuilder& builder) : builder_(builder) {}
-  void send(const correlator::Alert& alert) override { builder_.on_alert(alert); }
-
- private:
-  indexer::DocumentBuilder& builder_;
-};
-
-indexer::DocumentOptions document_options(const Config& config) {
+indexer::DocumentOptions document_options(const Config& config, const std::string& master_id) {
   indexer::DocumentOptions o = config.indexer.documents;
-  o.master_id = effective_master_id(config);
+  o.master_id = master_id;
   return o;
 }
 
@@ -31,8 +23,10 @@ std::string effective_master_id(const Config& config) {
 }
 
 DocumentPipeline::DocumentPipeline(const Config& config, const Clock& clock)
-    : builder_(document_options(config), config.redactor, clock),
-      alerts_(config.alerts, effective_master_id(config)),
+    : master_id_(effective_master_id(config)),
+      clock_(clock),
+      builder_(document_options(config, master_id_), config.redactor, clock),
+      alerts_(config.alerts, master_id_),
       correlator_(
           config.correlator, clock,
           [this](correlator::JobUpdate update, const correlator::Job& job) {
@@ -42,7 +36,7 @@ DocumentPipeline::DocumentPipeline(const Config& config, const Clock& clock)
           config.auditor, config.redactor) {
   builder_.set_minions(&correlator_.minions());
   correlator_.set_observer(&builder_);
-  alerts_.add(std::make_shared<IndexAlertOutlet>(builder_));
+  alerts_.add(std::make_shared<alerting::IndexAlertOutlet>(builder_));
 }
 
 void DocumentPipeline::on_event(const tap::Event& event) {

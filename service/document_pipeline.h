@@ -1,15 +1,15 @@
 #pragma once
 // Events -> documents: the correlator with the DocumentBuilder as its
 // observer, the alert dispatcher (whose outlets include the alerts index),
-// and raw events. Shared by `salttap run` (live, shipping), `salttap replay
-// --ship` and `salttap replay --output documents` (NDJSON on stdout, the
-// golden files' source). Single-threaded: the pipeline thread.
+// and raw events. Driven by the event loop (service/event_loop.h) for
+// `salttap run`, `replay --ship` and `replay --output documents`.
+// Single-threaded: the pipeline thread.
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "correlator/alert_outlets.h"
+#include "alerting/alert_dispatcher.h"
 #include "correlator/correlator.h"
 #include "indexer/document_builder.h"
 #include "service/config.h"
@@ -26,7 +26,7 @@ class DocumentPipeline {
   DocumentPipeline(const Config& config, const Clock& clock);
 
   // Extra alert outlets (log, webhook, bus event); the alerts index is built in.
-  void add_alert_outlet(std::shared_ptr<correlator::AlertOutlet> outlet) { alerts_.add(std::move(outlet)); }
+  void add_alert_outlet(std::shared_ptr<alerting::AlertOutlet> outlet) { alerts_.add(std::move(outlet)); }
 
   void on_event(const tap::Event& event);
   void advance() { correlator_.advance(); }
@@ -36,15 +36,19 @@ class DocumentPipeline {
   std::vector<indexer::BulkDoc> take_docs() { return builder_.take_docs(); }
   bool has_docs() const { return builder_.has_docs(); }
 
+  const std::string& master_id() const { return master_id_; }
+  const Clock& clock() const { return clock_; }
   correlator::Correlator& correlator() { return correlator_; }
-  const correlator::AlertDispatcher& alerts() const { return alerts_; }
-  correlator::AlertDispatcher& alerts() { return alerts_; }
+  const alerting::AlertDispatcher& alerts() const { return alerts_; }
+  alerting::AlertDispatcher& alerts() { return alerts_; }
   const indexer::DocumentBuilder& documents() const { return builder_; }
   indexer::DocumentBuilder& documents() { return builder_; }
 
  private:
+  std::string master_id_;
+  const Clock& clock_;
   indexer::DocumentBuilder builder_;
-  correlator::AlertDispatcher alerts_;
+  alerting::AlertDispatcher alerts_;
   correlator::Correlator correlator_;
 };
 

@@ -11,6 +11,8 @@
 namespace salttap::service {
 namespace {
 
+using indexer::IndexerConfig;
+using indexer::SecretSource;
 using yaml::get;
 using yaml::only_keys;
 using yaml::strings;
@@ -63,6 +65,18 @@ indexer::FsyncPolicy fsync_policy(const std::string& name) {
 }
 
 }  // namespace
+
+indexer::TlsConfig parse_tls(const YAML::Node& t, const std::string& where) {
+  only_keys(t, where, {"verify", "ca_file", "client_cert", "client_key"});
+  indexer::TlsConfig tls;
+  tls.verify = get<bool>(t, "verify", where, true);
+  tls.ca_file = get<std::string>(t, "ca_file", where, "");
+  tls.client_cert = get<std::string>(t, "client_cert", where, "");
+  tls.client_key = get<std::string>(t, "client_key", where, "");
+  if (tls.client_cert.empty() != tls.client_key.empty())
+    throw ConfigError(where + ": client_cert and client_key go together");
+  return tls;
+}
 
 IndexerConfig default_indexer_config() {
   IndexerConfig c;
@@ -144,15 +158,7 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
   if (n["functions_whitelist"]) docs.functions_whitelist = strings(n["functions_whitelist"], w + ".functions_whitelist");
   docs.text_cap = get<std::size_t>(n, "text_cap_bytes", w, docs.text_cap);
   if (docs.text_cap < 256) throw ConfigError("indexer.text_cap_bytes: at least 256");
-  if (const YAML::Node t = n["tls"]) {
-    only_keys(t, w + ".tls", {"verify", "ca_file", "client_cert", "client_key"});
-    c.http.tls.verify = get<bool>(t, "verify", w + ".tls", true);
-    c.http.tls.ca_file = get<std::string>(t, "ca_file", w + ".tls", "");
-    c.http.tls.client_cert = get<std::string>(t, "client_cert", w + ".tls", "");
-    c.http.tls.client_key = get<std::string>(t, "client_key", w + ".tls", "");
-    if (c.http.tls.client_cert.empty() != c.http.tls.client_key.empty())
-      throw ConfigError("indexer.tls: client_cert and client_key go together");
-  }
+  if (const YAML::Node t = n["tls"]) c.http.tls = parse_tls(t, w + ".tls");
   if (const YAML::Node a = n["auth"]) {
     only_keys(a, w + ".auth",
               {"username", "password", "password_env", "password_file", "api_key", "api_key_env", "api_key_file"});

@@ -1,5 +1,6 @@
 #pragma once
-// The `indexer:` section of salttap's config, and Salt's own returner block
+// Reads the `indexer:` section of salttap's config into indexer::IndexerConfig
+// (indexer/indexer_config.h), and Salt's own returner block
 // (`elasticsearch:`, salt/returners/elasticsearch_return.py plus the
 // elasticsearch execution module's connection keys), accepted as is so an
 // operator moves over without rewriting it. docs/configuration.md lists
@@ -35,48 +36,27 @@
 //     other keys: accepted, logged as not needed)
 
 #include <string>
-#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
-#include "indexer/bulk_shipper.h"
-#include "indexer/document_builder.h"
 #include "indexer/http_client.h"
-#include "indexer/index_layout.h"
-#include "indexer/spool.h"
+#include "indexer/indexer_config.h"
 
 namespace salttap::service {
 
-// Where a secret comes from; read by resolve_secrets() when the indexer
-// starts (so `check-config` works on a machine without the secret).
-struct SecretSource {
-  std::string value, env, file;
-  bool given() const { return !value.empty() || !env.empty() || !file.empty(); }
-};
-
-struct IndexerConfig {
-  bool enabled = false;              // true once an indexer: or elasticsearch: block is given
-  std::string source;                // "indexer", "elasticsearch (returner block)", ...
-  indexer::HttpClientConfig http;
-  indexer::DocumentOptions documents;
-  indexer::TemplateSettings templates;
-  bool install_templates = true;
-  indexer::ShipperConfig shipper;
-  indexer::SpoolConfig spool;
-  std::vector<std::string> notes;    // returner keys accepted but not needed, for one log line each
-  SecretSource password, api_key;    // -> http.auth by resolve_secrets()
-};
-
 // Reads the password / API key into config.http.auth. Throws ConfigError
 // naming the key, the env var or the file, never the secret.
-void resolve_secrets(IndexerConfig& config);
+void resolve_secrets(indexer::IndexerConfig& config);
 
-IndexerConfig default_indexer_config();
+indexer::IndexerConfig default_indexer_config();
 // Applies Salt's returner block (`elasticsearch:`) to `config`. Throws
 // ConfigError on a wrong type; unknown keys are kept as notes, since Salt's
 // returner and execution module grew keys over the years.
-void apply_returner_block(const YAML::Node& node, IndexerConfig& config);
+void apply_returner_block(const YAML::Node& node, indexer::IndexerConfig& config);
 // Applies salttap's own `indexer:` section (strict: unknown keys are errors).
-void apply_indexer_section(const YAML::Node& node, IndexerConfig& config);
+void apply_indexer_section(const YAML::Node& node, indexer::IndexerConfig& config);
+// A `tls:` block ({verify, ca_file, client_cert, client_key}) at `where`;
+// also the webhook's.
+indexer::TlsConfig parse_tls(const YAML::Node& node, const std::string& where);
 
 }  // namespace salttap::service

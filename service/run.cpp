@@ -3,21 +3,24 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include "alerting/configured_outlets.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
+#include "common/steady_time.h"
 #include "correlator/correlator_metrics.h"
-#include "service/alert_setup.h"
+#include "indexer/document_metrics.h"
+#include "indexer/indexer_service.h"
 #include "service/document_pipeline.h"
-#include "service/indexer_metrics.h"
-#include "service/indexer_service.h"
+#include "service/document_sinks.h"
+#include "service/event_loop.h"
 #include "service/signals.h"
 #include "tap/event_source.h"
 #include "tap/tap_metrics.h"
 
 namespace salttap::service {
 
-IndexerConfig effective_indexer_config(const Config& config, const tap::MasterBus& master) {
-  IndexerConfig ix = config.indexer;
+indexer::IndexerConfig effective_indexer_config(const Config& config, const tap::MasterBus& master) {
+  indexer::IndexerConfig ix = config.indexer;
   if (!ix.enabled && !master.elasticsearch_yaml.empty()) {
     apply_returner_block(YAML::Load(master.elasticsearch_yaml), ix);
     ix.source = "elasticsearch: block of " + master.config_path;
@@ -39,11 +42,12 @@ int run_daemon(const RunOptions& options) {
   log::info("run: indexing to {} ({}), spool {}", fmt::join(cfg.indexer.http.hosts, ", "), cfg.indexer.source,
             cfg.indexer.spool.dir.string());
 
-  IndexerService indexer(cfg.indexer);
+  indexer::IndexerService indexer(cfg.indexer);
   SystemClock clock;
   DocumentPipeline pipeline(cfg, clock);
-  AlertOutlets outlets = make_alert_outlets(cfg, options.bus);
+  alerting::AlertOutlets outlets = alerting::make_alert_outlets(alert_outlets_config(cfg, options.bus));
   for (const auto& o : outlets.all) pipeline.add_alert_outlet(o);
+  SpoolSink sink(indexer);
 
   tap::ReaderOptions reader_options;
   reader_options.endpoint = options.bus.pub();
@@ -58,49 +62,27 @@ int run_daemon(const RunOptions& options) {
       return source->stats().connected.load() && indexer.setup_done();
     });
 
+  EventLoopOptions loop;
+  loop.give_up = [] { return stop_requested(); };
+  loop.give_up_at_end = [] { return true; };  // stopping: what does not fit now is counted lost
+  auto last_publish = real_steady_time().now() - std::chrono::hours(1);
+  loop.after_batch = [&] {
+    const auto now = real_steady_time().now();
+    if (!metrics_server || now - last_publish < std::chrono::seconds(1)) return;
+    last_publish = now;
+    tap::publish_tap_metrics(metrics, source->stats(), queue.stats());
+    correlator::publish_correlator_metrics(metrics, pipeline.correlator());
+    outlets.publish(metrics, pipeline.alerts());
+    indexer::publish_document_metrics(metrics, pipeline.documents().stats());
+    indexer.publish(metrics);
+  };
+
   indexer.start();
   source->start();
-  bool flat_known = false;
-  std::uint64_t full_episodes = indexer.spool_ref().stats().full_episodes;
-  std::vector<tap::Event> events;
-  auto last_publish = std::chrono::steady_clock::now() - std::chrono::hours(1);
-  while (!stop_requested()) {
-    events.clear();
-    queue.pop_all(events, std::chrono::milliseconds(200));
-    for (const tap::Event& e : events) {
-      pipeline.advance();
-      pipeline.on_event(e);
-    }
-    pipeline.advance();
-    if (!flat_known) {
-      if (const auto flat = indexer.return_flat()) {
-        pipeline.documents().set_return_flat(*flat);
-        flat_known = true;
-      }
-    }
-    const auto docs = pipeline.take_docs();
-    indexer.spool(docs, [] { return stop_requested(); });
-    if (const auto spool = indexer.spool_ref().stats(); spool.full_episodes > full_episodes) {
-      // One alert per full-spool episode, through every outlet (log, webhook, bus, alerts index).
-      full_episodes = spool.full_episodes;
-      pipeline.alerts().dispatch(correlator::make_spool_full_alert(
-          effective_master_id(cfg), clock.now(), spool.bytes, cfg.indexer.spool.max_bytes,
-          "the engine is not taking documents: raw events are refused above 80% of max_bytes, states above "
-          "90%; job, return and alert documents wait"));
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (metrics_server && now - last_publish >= std::chrono::seconds(1)) {
-      last_publish = now;
-      tap::publish_tap_metrics(metrics, source->stats(), queue.stats());
-      correlator::publish_correlator_metrics(metrics, pipeline.correlator());
-      outlets.publish(metrics, pipeline.alerts());
-      publish_document_metrics(metrics, pipeline.documents().stats());
-      indexer.publish(metrics);
-    }
-  }
+  LiveFeed feed(queue, [] { return stop_requested(); });
+  run_event_loop(feed, pipeline, sink, loop);
   log::info("run: stopping; {} documents wait in the spool", indexer.pending());
   source->stop();
-  indexer.spool(pipeline.take_docs(), [] { return true; });
   indexer.stop(options.drain);
   outlets.stop();
   log::info("run: stopped; {} documents left in the spool for the next start", indexer.pending());

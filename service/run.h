@@ -26,7 +26,7 @@ struct RunOptions {
 
 // The indexer settings `run` and `setup` use: salttap's config, else Salt's
 // returner block from the master config. Secrets resolved. Throws ConfigError.
-IndexerConfig effective_indexer_config(const Config& config, const tap::MasterBus& master);
+indexer::IndexerConfig effective_indexer_config(const Config& config, const tap::MasterBus& master);
 
 int run_daemon(const RunOptions& options);
 

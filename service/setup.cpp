@@ -9,7 +9,7 @@
 namespace salttap::service {
 
 int run_setup(const Config& config, const BusOptions& bus) {
-  const IndexerConfig ix = effective_indexer_config(config, bus.master());
+  const indexer::IndexerConfig ix = effective_indexer_config(config, bus.master());
   auto http = indexer::make_curl_client(ix.http);
   const indexer::IndexSetupReport r =
       indexer::install_index_setup(*http, ix.documents.layout, ix.templates, ix.documents.states);

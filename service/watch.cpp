@@ -1,13 +1,13 @@
 #include "service/watch.h"
 
+#include "alerting/alert_dispatcher.h"
+#include "alerting/configured_outlets.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
 #include "correlator/correlator_metrics.h"
 #include "tap/tap_metrics.h"
-#include "correlator/alert_outlets.h"
 #include "correlator/correlator.h"
 #include "correlator/job_json.h"
-#include "service/alert_setup.h"
 #include "service/job_output.h"
 #include "service/signals.h"
 #include "tap/event_json.h"
@@ -43,10 +43,10 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
   SystemClock clock;
   std::unique_ptr<correlator::Correlator> jobs;
   const Config& cfg = options.config;
-  correlator::AlertDispatcher alerts(cfg.alerts, cfg.master_id);
-  AlertOutlets outlets;
+  alerting::AlertDispatcher alerts(cfg.alerts, cfg.master_id);
+  alerting::AlertOutlets outlets;
   if (options.jobs) {
-    outlets = make_alert_outlets(cfg, options.bus);
+    outlets = alerting::make_alert_outlets(alert_outlets_config(cfg, options.bus));
     outlets.add_to(alerts);
     jobs = std::make_unique<correlator::Correlator>(
         cfg.correlator, clock,

@@ -1,18 +1,22 @@
-// Alerts: one per job, the payload, and outlets that never block.
+// Alerts: one per job, the payload, the dispatcher's fan-out and counts, the
+// spool-full alert, and the alerts index as an outlet.
 
 #include <gtest/gtest.h>
 
 #include <rapidjson/document.h>
 
-#include "correlator/alert_outlets.h"
+#include "alerting/alert_dispatcher.h"
+#include "alerting/index_alert_outlet.h"
+#include "alerting/spool_full_alert.h"
 #include "correlator/correlator.h"
 #include "tests/support/events.h"
-#include "tests/support/http_receiver.h"
 
-namespace salttap::correlator {
+namespace salttap::alerting {
 namespace {
 
-using namespace std::chrono_literals;
+using correlator::Alert;
+using correlator::AlertConfig;
+using correlator::AlertKind;
 using salttap::testing::ev;
 
 // Runs a job through a correlator and returns what the dispatcher sent.
@@ -26,15 +30,24 @@ struct Harness {
   ManualClock clock{1'800'000'000 * kMicrosPerSecond};
   std::shared_ptr<RecordingOutlet> outlet = std::make_shared<RecordingOutlet>();
   AlertDispatcher dispatcher;
-  std::unique_ptr<Correlator> corr;
+  std::unique_ptr<correlator::Correlator> corr;
   explicit Harness(AlertConfig config = {}) : dispatcher(config, "master-1") {
     dispatcher.add(outlet);
-    corr = std::make_unique<Correlator>(
-        CorrelatorConfig{}, clock, [this](JobUpdate u, const Job& j) { dispatcher.on_job(u, j, corr->minions()); },
-        std::make_shared<Auditor>(Auditor::default_rules()), std::make_shared<Redactor>());
+    corr = std::make_unique<correlator::Correlator>(
+        correlator::CorrelatorConfig{}, clock,
+        [this](correlator::JobUpdate u, const correlator::Job& j) { dispatcher.on_job(u, j, corr->minions()); },
+        std::make_shared<correlator::Auditor>(correlator::Auditor::default_rules()),
+        std::make_shared<correlator::Redactor>());
   }
   void feed(const std::string& tag, const std::string& data) { corr->on_event(ev(tag, data)); }
 };
+
+rapidjson::Document parse(const std::string& json) {
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  EXPECT_FALSE(d.HasParseError()) << json;
+  return d;
+}
 
 TEST(Alerts, OneAlertPerJobWithCappedListsAndExactCounts) {
   AlertConfig config;
@@ -52,9 +65,7 @@ TEST(Alerts, OneAlertPerJobWithCappedListsAndExactCounts) {
   const Alert& a = h.outlet->alerts[0];
   EXPECT_EQ(a.kind, AlertKind::failed);
   EXPECT_EQ(a.kinds, (std::vector<AlertKind>{AlertKind::failed, AlertKind::missing, AlertKind::risky}));
-  rapidjson::Document d;
-  d.Parse(a.json.c_str());
-  ASSERT_FALSE(d.HasParseError());
+  const auto d = parse(a.json);
   EXPECT_STREQ(d["master"].GetString(), "master-1");
   EXPECT_STREQ(d["user"].GetString(), "bob");
   EXPECT_EQ(d["counts"]["failed"].GetUint(), 8u);
@@ -78,7 +89,7 @@ TEST(Alerts, QuietJobsDoNotAlert) {
 
 TEST(Alerts, RiskThresholdIsConfigurable) {
   AlertConfig config;
-  config.min_risk = RiskLevel::medium;
+  config.min_risk = correlator::RiskLevel::medium;
   Harness h(config);
   h.feed("salt/job/1/new", R"({"jid": "1", "fun": "state.apply", "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
   h.feed("salt/job/1/ret/a", R"({"fun": "state.apply", "return": {}, "retcode": 0, "success": true})");
@@ -86,67 +97,60 @@ TEST(Alerts, RiskThresholdIsConfigurable) {
   EXPECT_EQ(h.outlet->alerts[0].kind, AlertKind::risky);
 }
 
-TEST(Alerts, SpoolFullIsDispatchedToEveryOutletAndCounted) {
+TEST(SpoolFullAlert, IsDispatchedToEveryOutletAndCounted) {
   AlertDispatcher dispatcher({}, "master-1");
-  auto outlet = std::make_shared<RecordingOutlet>();
-  dispatcher.add(outlet);
-  dispatcher.dispatch(make_spool_full_alert("master-1", 1'800'000'000 * kMicrosPerSecond, 900, 1000, "events refused"));
-  ASSERT_EQ(outlet->alerts.size(), 1u);
+  auto first = std::make_shared<RecordingOutlet>();
+  auto second = std::make_shared<RecordingOutlet>();
+  dispatcher.add(first);
+  dispatcher.add(second);
+  indexer::SpoolConfig spool;
+  spool.max_bytes = 1000;
+  dispatcher.dispatch(make_spool_full_alert("master-1", 1'800'000'000 * kMicrosPerSecond, 900, spool));
+  ASSERT_EQ(first->alerts.size(), 1u);
+  ASSERT_EQ(second->alerts.size(), 1u);
   EXPECT_EQ(dispatcher.count(AlertKind::spool_full), 1u);
-  const Alert& a = outlet->alerts[0];
+  const Alert& a = first->alerts[0];
   EXPECT_TRUE(a.jid.empty());
-  rapidjson::Document d;
-  d.Parse(a.json.c_str());
-  ASSERT_FALSE(d.HasParseError()) << a.json;
+  const auto d = parse(a.json);
   EXPECT_STREQ(d["alert"].GetString(), "spool_full");
   EXPECT_STREQ(d["master"].GetString(), "master-1");
+  EXPECT_STREQ(d["settled_at"].GetString(), "2027-01-15T08:00:00.000000Z");
   EXPECT_EQ(d["spool_bytes"].GetUint64(), 900u);
   EXPECT_EQ(d["spool_max_bytes"].GetUint64(), 1000u);
 }
 
-TEST(WebhookOutlet, RetriesUntilTheReceiverAcceptsWithoutBlockingTheCaller) {
-  salttap::testing::HttpReceiver receiver({500, 503});
-  WebhookConfig config;
-  config.url = receiver.url();
-  config.retry.initial = 10ms;
-  config.retry.max = 50ms;
-  WebhookAlertOutlet outlet(config);
-  const Alert alert{AlertKind::failed, {AlertKind::failed}, "123", R"({"alert":"failed","jid":"123"})"};
-  const auto t0 = std::chrono::steady_clock::now();
-  outlet.send(alert);
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 50ms) << "send() must not wait for HTTP";
-  for (int i = 0; i < 500 && outlet.stats().delivered == 0; ++i) std::this_thread::sleep_for(10ms);
-  EXPECT_EQ(outlet.stats().delivered.load(), 1u);
-  EXPECT_EQ(outlet.stats().attempts.load(), 3u);
-  EXPECT_EQ(outlet.stats().retries.load(), 2u);
-  const auto bodies = receiver.bodies();
-  ASSERT_EQ(bodies.size(), 3u);
-  EXPECT_EQ(bodies[2], alert.json);
+TEST(SpoolFullAlert, TheReasonStatesTheConfiguredLimits) {
+  indexer::SpoolConfig spool;  // the defaults: 0.8 and 0.9
+  EXPECT_EQ(spool_full_reason(spool),
+            "the engine is not taking documents: raw events are refused above 80% of max_bytes, states above 90%; "
+            "job, return and alert documents wait");
+  spool.events_limit = 0.5;
+  spool.states_limit = 0.755;
+  EXPECT_EQ(spool_full_reason(spool),
+            "the engine is not taking documents: raw events are refused above 50% of max_bytes, states above "
+            "75.5%; job, return and alert documents wait");
+  spool.events_limit = spool.states_limit = 1;
+  const auto d = parse(make_spool_full_alert("m", 0, 1, spool).json);
+  EXPECT_NE(std::string(d["reason"].GetString()).find("above 100% of max_bytes, states above 100%;"),
+            std::string::npos)
+      << d["reason"].GetString();
 }
 
-TEST(WebhookOutlet, GivesUpAfterMaxAttemptsAndCountsIt) {
-  WebhookConfig config;
-  config.url = "http://127.0.0.1:1/unreachable";
-  config.retry.initial = 1ms;
-  config.retry.max = 2ms;
-  config.retry.max_attempts = 3;
-  WebhookAlertOutlet outlet(config);
-  outlet.send({AlertKind::missing, {AlertKind::missing}, "9", "{}"});
-  for (int i = 0; i < 500 && outlet.stats().gave_up == 0; ++i) std::this_thread::sleep_for(10ms);
-  EXPECT_EQ(outlet.stats().gave_up.load(), 1u);
-  EXPECT_EQ(outlet.stats().attempts.load(), 3u);
-}
-
-TEST(WebhookOutlet, AFullQueueDropsAndCounts) {
-  WebhookConfig config;
-  config.url = "http://127.0.0.1:1/unreachable";
-  config.retry.initial = 1000ms;
-  config.retry.queue_cap = 2;
-  WebhookAlertOutlet outlet(config);
-  for (int i = 0; i < 10; ++i) outlet.send({AlertKind::failed, {AlertKind::failed}, std::to_string(i), "{}"});
-  EXPECT_GE(outlet.stats().dropped_queue_full.load(), 7u);
-  outlet.stop(0ms);
+TEST(IndexAlertOutlet, EachAlertIsOneDocumentOfTheAlertsIndex) {
+  ManualClock clock{1'800'000'000 * kMicrosPerSecond};
+  indexer::DocumentOptions options;
+  options.master_id = "m1";
+  options.layout.index_date = false;
+  indexer::DocumentBuilder builder(options, std::make_shared<correlator::Redactor>(), clock);
+  AlertDispatcher dispatcher({}, "m1");
+  dispatcher.add(std::make_shared<IndexAlertOutlet>(builder));
+  dispatcher.dispatch(make_spool_full_alert("m1", clock.now(), 10, indexer::SpoolConfig{}));
+  const auto docs = builder.take_docs();
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0].cls, indexer::DocClass::alert);
+  EXPECT_NE(docs[0].ndjson.find(R"("_index":"salt-alerts")"), std::string::npos) << docs[0].ndjson;
+  EXPECT_NE(docs[0].ndjson.find(R"("alert":"spool_full")"), std::string::npos) << docs[0].ndjson;
 }
 
 }  // namespace
-}  // namespace salttap::correlator
+}  // namespace salttap::alerting

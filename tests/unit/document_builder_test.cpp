@@ -5,7 +5,7 @@
 
 #include <rapidjson/document.h>
 
-#include "correlator/alert_outlets.h"
+#include "correlator/alert.h"
 #include "correlator/correlator.h"
 #include "indexer/document_builder.h"
 #include "tests/support/events.h"
@@ -275,17 +275,12 @@ TEST_F(Builder, UndatedIndicesAndLongIdsAreHashed) {
 TEST_F(Builder, ASpoolFullAlertIsOneDocumentPerEpisode) {
   make();
   clock_.advance(60 * kMicrosPerSecond);
-  correlator::AlertDispatcher dispatcher({}, "m1");
-  // Builder as the alerts index outlet.
-  struct ToBuilder : correlator::AlertOutlet {
-    DocumentBuilder* b;
-    void send(const correlator::Alert& a) override { b->on_alert(a); }
-  };
-  auto outlet = std::make_shared<ToBuilder>();
-  outlet->b = builder_.get();
-  dispatcher.add(outlet);
   (void)docs();
-  dispatcher.dispatch(correlator::make_spool_full_alert("m1", clock_.now(), 10, 20, "full"));
+  // What alerting/spool_full_alert.h makes: no jid, the episode's start as its time.
+  const correlator::Alert alert{correlator::AlertKind::spool_full, {correlator::AlertKind::spool_full}, "",
+                                R"({"alert":"spool_full","kinds":["spool_full"],"master":"m1","spool_bytes":10})",
+                                clock_.now(), clock_.now()};
+  builder_->on_alert(alert);
   const auto all = docs();
   const auto alerts = of(all, DocClass::alert);
   ASSERT_EQ(alerts.size(), 1u);

@@ -13,6 +13,8 @@
 namespace salttap::service {
 namespace {
 
+using indexer::IndexerConfig;
+
 class ConfigFile : public ::testing::Test {
  protected:
   Config load(const std::string& yaml) {

@@ -1,13 +1,15 @@
-#include "service/indexer_service.h"
+#include "indexer/indexer_service.h"
 
-#include <random>
+#include <fmt/format.h>
 
 #include "common/log.h"
 
-namespace salttap::service {
+namespace salttap::indexer {
 
-IndexerService::IndexerService(IndexerConfig config) : config_(std::move(config)) {
-  spool_ = std::make_unique<indexer::Spool>(config_.spool);
+IndexerService::IndexerService(IndexerConfig config, SteadyTime& time, UnitRandom random, ClientFactory make_client)
+    : config_(std::move(config)), time_(time), random_(std::move(random)), make_client_(std::move(make_client)) {
+  if (!make_client_) make_client_ = [http = config_.http] { return make_curl_client(http); };
+  spool_ = std::make_unique<Spool>(config_.spool);
   const auto& r = spool_->recovery();
   log::info("indexer: spool {} holds {} unacknowledged documents", config_.spool.dir.string(), r.pending_records);
   if (r.torn_tails || r.corrupt_records || r.ledger_clamped || r.ledger_rebuilt)
@@ -15,8 +17,11 @@ IndexerService::IndexerService(IndexerConfig config) : config_(std::move(config)
               r.torn_tails, r.corrupt_records, r.corrupt_bytes,
               r.ledger_rebuilt ? "rebuilt" : r.ledger_clamped ? "clamped to the data" : "ok");
   config_.shipper.dead_letter_prefix = config_.documents.layout.prefix;
-  const indexer::HttpClientConfig http = config_.http;
-  shipper_ = std::make_unique<indexer::BulkShipper>(config_.shipper, *spool_, [http] { return indexer::make_curl_client(http); });
+  // The shipper draws its jitter from the same source as the setup retry. The
+  // spool and the shipper keep their own (real) time: the back-pressure wait
+  // is bounded in real time by design.
+  config_.shipper.unit_random = random_;
+  shipper_ = std::make_unique<BulkShipper>(config_.shipper, *spool_, make_client_);
 }
 
 IndexerService::~IndexerService() { stop(std::chrono::milliseconds(0)); }
@@ -24,13 +29,13 @@ IndexerService::~IndexerService() { stop(std::chrono::milliseconds(0)); }
 void IndexerService::start() { setup_thread_ = std::thread([this] { setup_then_ship(); }); }
 
 void IndexerService::setup_then_ship() {
-  std::unique_ptr<indexer::HttpClient> http = indexer::make_curl_client(config_.http);
-  std::mt19937_64 rng(std::random_device{}());
-  std::chrono::milliseconds delay(1000);
+  const std::unique_ptr<HttpClient> http = make_client_();
+  Backoff backoff(config_.setup_backoff, random_);
   while (true) {
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
+      setup_http_ = http.get();
     }
     ++setup_attempts_;
     if (!config_.install_templates) {
@@ -38,37 +43,38 @@ void IndexerService::setup_then_ship() {
       return_flat_ = config_.documents.return_flat ? 1 : 0;
       break;
     }
-    const indexer::IndexSetupReport report = indexer::install_index_setup(
-        *http, config_.documents.layout, config_.templates, config_.documents.states);
+    const IndexSetupReport report =
+        install_index_setup(*http, config_.documents.layout, config_.templates, config_.documents.states);
+    std::unique_lock lock(mutex_);
+    setup_http_ = nullptr;
+    if (stopping_) return;
     if (report.ok) {
       log::info("indexer: {}: {} templates installed{}{}", report.server.describe(), report.installed.size(),
                 report.flat_type.empty() ? "" : ", return_flat as " + report.flat_type,
                 report.degraded.empty() ? "" : fmt::format(" ({} degraded)", report.degraded.size()));
-      return_flat_ = indexer::emit_return_flat(report) ? 1 : 0;
+      return_flat_ = emit_return_flat(report) ? 1 : 0;
       break;
     }
     ++setup_failures_;
-    log::error("indexer: setup failed ({}); documents stay in the spool; retrying in {} s", report.error,
-               delay.count() / 1000);
-    std::unique_lock lock(mutex_);
-    // Jitter so several salttaps do not retry in step.
-    const auto wait = delay / 2 + std::chrono::milliseconds(rng() % (delay.count() / 2 + 1));
-    if (wake_.wait_for(lock, wait, [this] { return stopping_; })) return;
-    delay = std::min(delay * 2, std::chrono::milliseconds(15000));  // shipping resumes soon after the engine is back
+    const std::chrono::milliseconds wait = backoff.next();
+    log::error("indexer: setup failed ({}); documents stay in the spool; retrying in {:.1f} s", report.error,
+               static_cast<double>(wait.count()) / 1000);
+    if (time_.wait_for(lock, wake_, wait, [this] { return stopping_; })) return;
   }
   setup_ok_ = true;
   std::lock_guard lock(mutex_);
+  setup_http_ = nullptr;
   if (!stopping_) shipper_->start();
 }
 
-void IndexerService::spool(std::span<const indexer::BulkDoc> docs, const std::function<bool()>& give_up) {
+void IndexerService::spool(std::span<const BulkDoc> docs, const std::function<bool()>& give_up) {
   if (docs.empty()) return;
-  indexer::AppendResult r = spool_->append(docs, std::chrono::milliseconds(500));
+  AppendResult r = spool_->append(docs, config_.backpressure_wait);
   if (r.timed_out_docs.empty()) return;
   ++backpressure_waits_;
   log::warn("indexer: spool full ({} bytes): waiting for the engine to take documents", spool_->stats().bytes);
   // Offer exactly the documents that did not fit again, until they do.
-  std::vector<indexer::BulkDoc> waiting;
+  std::vector<BulkDoc> waiting;
   for (std::size_t i : r.timed_out_docs) waiting.push_back(docs[i]);
   while (!waiting.empty()) {
     if (give_up()) {
@@ -76,8 +82,8 @@ void IndexerService::spool(std::span<const indexer::BulkDoc> docs, const std::fu
       log::error("indexer: stopping with a full spool: {} job/return/alert documents not spooled", waiting.size());
       return;
     }
-    r = spool_->append(waiting, std::chrono::milliseconds(500));
-    std::vector<indexer::BulkDoc> still;
+    r = spool_->append(waiting, config_.backpressure_wait);
+    std::vector<BulkDoc> still;
     for (std::size_t i : r.timed_out_docs) still.push_back(std::move(waiting[i]));
     waiting = std::move(still);
   }
@@ -97,6 +103,7 @@ void IndexerService::stop(std::chrono::milliseconds drain) {
     std::lock_guard lock(mutex_);
     if (stopping_ && !setup_thread_.joinable()) return;
     stopping_ = true;
+    if (setup_http_) setup_http_->abort();
   }
   wake_.notify_all();
   if (setup_thread_.joinable()) setup_thread_.join();
@@ -106,7 +113,7 @@ void IndexerService::stop(std::chrono::milliseconds drain) {
 
 void IndexerService::publish(Metrics& m) const {
   shipper_->publish(m);
-  const indexer::SpoolStats s = spool_->stats();
+  const SpoolStats s = spool_->stats();
   m.gauge("salttap_spool_bytes", static_cast<double>(s.bytes), "Bytes of spool segments on disk");
   m.gauge("salttap_spool_segments", static_cast<double>(s.segments), "Spool segment files");
   m.gauge("salttap_spool_pending_documents", static_cast<double>(s.pending_records),
@@ -118,14 +125,14 @@ void IndexerService::publish(Metrics& m) const {
   m.gauge("salttap_spool_full", s.full ? 1 : 0, "1 while the full-spool policy refuses a class of documents");
   // A job/return/alert document that timed out waiting for room is offered
   // again (back-pressure), so "timed_out" is a wait, not a loss.
-  for (std::size_t c = 0; c < indexer::kDocClasses; ++c) {
-    const auto cls = indexer::to_string(static_cast<indexer::DocClass>(c));
-    for (auto why : {indexer::DropReason::full, indexer::DropReason::too_large, indexer::DropReason::io_error})
-      m.counter(fmt::format("salttap_spool_dropped_total{{class=\"{}\",reason=\"{}\"}}", cls, indexer::to_string(why)),
+  for (std::size_t c = 0; c < kDocClasses; ++c) {
+    const auto cls = to_string(static_cast<DocClass>(c));
+    for (auto why : {DropReason::full, DropReason::too_large, DropReason::io_error})
+      m.counter(fmt::format("salttap_spool_dropped_total{{class=\"{}\",reason=\"{}\"}}", cls, to_string(why)),
                 s.dropped_by_reason[static_cast<std::size_t>(why)][c],
                 "Documents the spool could not take, by class and reason (full: the full-spool policy)");
     m.counter(fmt::format("salttap_spool_backpressure_timeouts_total{{class=\"{}\"}}", cls),
-              s.dropped_by_reason[static_cast<std::size_t>(indexer::DropReason::timed_out)][c],
+              s.dropped_by_reason[static_cast<std::size_t>(DropReason::timed_out)][c],
               "Waits for spool room that timed out (the document is offered again)");
   }
   m.counter("salttap_spool_dropped_total{class=\"any\",reason=\"stopped_while_full\"}", lost_at_stop_.load());
@@ -135,4 +142,4 @@ void IndexerService::publish(Metrics& m) const {
   m.counter("salttap_indexer_setup_failures_total", setup_failures_.load(), "Failed index setup attempts");
 }
 
-}  // namespace salttap::service
+}  // namespace salttap::indexer

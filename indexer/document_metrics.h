@@ -4,8 +4,8 @@
 #include "common/metrics.h"
 #include "indexer/document_builder.h"
 
-namespace salttap::service {
+namespace salttap::indexer {
 
-void publish_document_metrics(Metrics& metrics, const indexer::DocumentStats& stats);
+void publish_document_metrics(Metrics& metrics, const DocumentStats& stats);
 
-}  // namespace salttap::service
+}  // namespace salttap::indexer

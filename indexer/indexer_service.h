@@ -5,10 +5,13 @@
 //     is up (an outage fills the spool, not memory);
 //   - nothing is shipped before the templates are installed (an index
 //     auto-created without them would map `return` dynamically and start
-//     rejecting documents); setup is retried with backoff until it succeeds;
+//     rejecting documents); setup is retried with the common backoff
+//     (IndexerConfig::setup_backoff) until it succeeds;
 //   - when the spool is full, job/return/alert documents wait for room
 //     (back-pressure: the tap's bounded queue then drops, counted) while raw
 //     events and states are refused by the spool's policy (counted).
+// Seams for tests: the steady time its setup waits on, the randomness of the
+// backoff's jitter, and the HttpClient factory (setup and shipper).
 
 #include <atomic>
 #include <chrono>
@@ -20,46 +23,60 @@
 #include <span>
 #include <thread>
 
+#include "common/backoff.h"
 #include "common/metrics.h"
+#include "common/steady_time.h"
 #include "indexer/bulk_shipper.h"
 #include "indexer/index_setup.h"
+#include "indexer/indexer_config.h"
 #include "indexer/spool.h"
-#include "service/indexer_config.h"
 
-namespace salttap::service {
+namespace salttap::indexer {
 
 class IndexerService {
  public:
-  // Opens (and recovers) the spool: throws indexer::SpoolError. Secrets must
-  // be resolved (resolve_secrets).
-  explicit IndexerService(IndexerConfig config);
+  using ClientFactory = BulkShipper::ClientFactory;
+
+  // Opens (and recovers) the spool: throws SpoolError. Secrets must be
+  // resolved. `make_client` (default: libcurl for config.http) makes the
+  // setup's client and each shipper worker's.
+  explicit IndexerService(IndexerConfig config, SteadyTime& time = real_steady_time(),
+                          UnitRandom random = system_unit_random(), ClientFactory make_client = {});
   ~IndexerService();
+  IndexerService(const IndexerService&) = delete;
+  IndexerService& operator=(const IndexerService&) = delete;
 
   // Setup then shipping, on a background thread.
   void start();
   // Spools `docs`; while the spool has no room for job/return/alert
-  // documents, waits until `give_up()` says stop (then they are counted lost).
-  void spool(std::span<const indexer::BulkDoc> docs, const std::function<bool()>& give_up);
+  // documents, offers exactly those again until they fit or `give_up()`
+  // says stop (then they are counted lost and logged).
+  void spool(std::span<const BulkDoc> docs, const std::function<bool()>& give_up);
   // Whether returns should carry `return_flat`: known once setup succeeded.
   std::optional<bool> return_flat() const;
   bool setup_done() const { return setup_ok_.load(); }
   std::uint64_t pending() const;  // spooled, not yet acknowledged
   // Stops shipping after up to `drain` for in-flight batches; the spool keeps
-  // the rest for the next start.
+  // the rest for the next start. Interrupts the setup's wait or request.
   void stop(std::chrono::milliseconds drain);
   void publish(Metrics& metrics) const;
-  const indexer::Spool& spool_ref() const { return *spool_; }
+  const Spool& spool_ref() const { return *spool_; }
+  const IndexerConfig& config() const { return config_; }
 
  private:
   void setup_then_ship();
 
   IndexerConfig config_;
-  std::unique_ptr<indexer::Spool> spool_;
-  std::unique_ptr<indexer::BulkShipper> shipper_;
+  SteadyTime& time_;
+  UnitRandom random_;
+  ClientFactory make_client_;
+  std::unique_ptr<Spool> spool_;
+  std::unique_ptr<BulkShipper> shipper_;
   std::thread setup_thread_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  HttpClient* setup_http_ = nullptr;  // while a setup attempt runs (mutex_): stop() aborts it
   std::atomic<bool> setup_ok_{false};
   std::atomic<int> return_flat_{-1};  // -1 unknown, 0 no, 1 yes
   std::atomic<std::uint64_t> setup_attempts_{0}, setup_failures_{0};
@@ -67,4 +84,4 @@ class IndexerService {
   std::atomic<std::uint64_t> backpressure_waits_{0};
 };
 
-}  // namespace salttap::service
+}  // namespace salttap::indexer

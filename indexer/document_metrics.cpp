@@ -1,13 +1,13 @@
-#include "service/indexer_metrics.h"
+#include "indexer/document_metrics.h"
 
 #include <fmt/format.h>
 
-namespace salttap::service {
+namespace salttap::indexer {
 
-void publish_document_metrics(Metrics& m, const indexer::DocumentStats& s) {
-  for (std::size_t c = 0; c < indexer::kDocClasses; ++c)
+void publish_document_metrics(Metrics& m, const DocumentStats& s) {
+  for (std::size_t c = 0; c < kDocClasses; ++c)
     m.counter(fmt::format("salttap_documents_built_total{{class=\"{}\"}}",
-                          indexer::to_string(static_cast<indexer::DocClass>(c))),
+                          to_string(static_cast<DocClass>(c))),
               s.built[c], "Documents built for the indexer");
   m.counter("salttap_documents_skipped_total{reason=\"function_filter\"}", s.skipped_by_function,
             "Documents not built, by reason (functions_blacklist / whitelist, events include / exclude)");
@@ -17,4 +17,4 @@ void publish_document_metrics(Metrics& m, const indexer::DocumentStats& s) {
   m.counter("salttap_documents_redactions_total", s.redactions, "Secrets replaced in returns and event data");
 }
 
-}  // namespace salttap::service
+}  // namespace salttap::indexer

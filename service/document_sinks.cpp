@@ -1,0 +1,27 @@
+#include "service/document_sinks.h"
+
+#include "alerting/spool_full_alert.h"
+
+namespace salttap::service {
+
+SpoolSink::SpoolSink(indexer::IndexerService& indexer)
+    : indexer_(indexer), full_episodes_(indexer.spool_ref().stats().full_episodes) {}
+
+void SpoolSink::put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>& give_up) {
+  documents_ += docs.size();
+  indexer_.spool(docs, give_up);
+}
+
+std::optional<correlator::Alert> SpoolSink::poll_alert(std::string_view master_id, Micros now) {
+  const indexer::SpoolStats spool = indexer_.spool_ref().stats();
+  if (spool.full_episodes <= full_episodes_) return std::nullopt;
+  full_episodes_ = spool.full_episodes;
+  // One alert per full-spool episode, through every outlet (log, webhook, bus, alerts index).
+  return alerting::make_spool_full_alert(master_id, now, spool.bytes, indexer_.config().spool);
+}
+
+void NdjsonSink::put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>&) {
+  for (const auto& doc : docs) std::fwrite(doc.ndjson.data(), 1, doc.ndjson.size(), out_);
+}
+
+}  // namespace salttap::service

@@ -1,0 +1,39 @@
+#pragma once
+// The event loop's document sinks: the indexer's spool (`run`, `replay
+// --ship`), which also raises the spool-full alert once per episode, and
+// NDJSON on a stream (`replay --output documents`: the bulk lines the
+// indexer would spool, the golden files' source).
+
+#include <cstdint>
+#include <cstdio>
+
+#include "indexer/indexer_service.h"
+#include "service/event_loop.h"
+
+namespace salttap::service {
+
+class SpoolSink final : public DocumentSink {
+ public:
+  // Episodes before this sink existed (a spool full at start) raise no alert.
+  explicit SpoolSink(indexer::IndexerService& indexer);
+  void put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>& give_up) override;
+  std::optional<bool> return_flat() const override { return indexer_.return_flat(); }
+  std::optional<correlator::Alert> poll_alert(std::string_view master_id, Micros now) override;
+  std::uint64_t documents() const { return documents_; }  // handed to the spool so far
+
+ private:
+  indexer::IndexerService& indexer_;
+  std::uint64_t full_episodes_;
+  std::uint64_t documents_ = 0;
+};
+
+class NdjsonSink final : public DocumentSink {
+ public:
+  explicit NdjsonSink(std::FILE* out) : out_(out) {}
+  void put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>& give_up) override;
+
+ private:
+  std::FILE* out_;
+};
+
+}  // namespace salttap::service

@@ -1,0 +1,52 @@
+#include "service/event_feed.h"
+
+#include <exception>
+
+#include "common/log.h"
+#include "tap/capture_file.h"
+
+namespace salttap::service {
+
+int LiveFeed::pump(const OnEvent& on_event, const OnBatchEnd& on_batch_end) {
+  std::vector<tap::Event> events;
+  while (!stop_()) {
+    events.clear();
+    queue_.pop_all(events, poll_);
+    for (const tap::Event& e : events) on_event(e);
+    on_batch_end();
+  }
+  return 0;
+}
+
+int CaptureFeed::pump(const OnEvent& on_event, const OnBatchEnd&) {
+  const auto deliver = [&](tap::Event&& event) {
+    if (event_time_) {
+      if (auto stamp = event.string_field("_stamp"))
+        if (auto t = parse_salt_stamp(*stamp); t && *t > event_time_->now()) event_time_->set(*t);
+    }
+    on_event(event);
+  };
+  int rc = 0;
+  for (const std::string& path : files_) {
+    tap::CaptureStats stats;
+    try {
+      tap::read_capture(path, limits_, deliver, stats);
+    } catch (const std::exception& e) {
+      log::error("replay: {}", e.what());
+      rc = 1;
+      continue;
+    }
+    const auto& f = stats.frames;
+    const std::uint64_t bad = f.oversize_frames + f.invalid_frames + f.truncated_frames +
+                              stats.decode.total_errors() + stats.json_errors;
+    if (bad > 0 || f.skipped_bytes > 0) {
+      log::warn("replay {}: {} events; skipped: {} oversize, {} invalid, {} truncated frames, {} undecodable, "
+                "{} bad JSON lines, {} bytes, {} resyncs",
+                path, stats.events, f.oversize_frames, f.invalid_frames, f.truncated_frames,
+                stats.decode.total_errors(), stats.json_errors, f.skipped_bytes, f.resyncs);
+    }
+  }
+  return rc;
+}
+
+}  // namespace salttap::service

@@ -1,0 +1,250 @@
+// IndexerService on fake time, a fake engine (FakeHttp) and a real spool in a
+// temporary directory: setup gates shipping, setup retries follow the common
+// backoff, stop() interrupts the setup's wait, and a full spool makes the
+// pipeline offer exactly the documents that did not fit until they do - or
+// count them lost when told to give up.
+
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <future>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "indexer/indexer_service.h"
+#include "tests/support/fake_http.h"
+#include "tests/support/fake_steady_time.h"
+
+namespace salttap::indexer {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using salttap::testing::FakeHttp;
+using salttap::testing::FakeSteadyTime;
+
+constexpr const char* kEs8 = R"({"name":"es01","version":{"number":"8.15.3","build_flavor":"default",
+  "lucene_version":"9.11.1"},"tagline":"You Know, for Search"})";
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "salttap-indexer-service-test-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Job documents of one size, so the spool's room is counted in documents.
+BulkDoc job_doc(int i) {
+  return {DocClass::job, fmt::format(R"({{"index":{{"_index":"salt-jobs","_id":"j{:03}"}}}})"
+                                     "\n"
+                                     R"({{"jid":"{:03}"}})"
+                                     "\n",
+                                     i, i)};
+}
+std::uint64_t record_bytes() { return 24 + job_doc(0).ndjson.size(); }
+
+// The documents' _ids in a bulk body ("<action>\n<source>\n" each).
+std::vector<std::string> ids_in(const std::string& body) {
+  std::vector<std::string> ids;
+  std::istringstream lines(body);
+  std::string action, source;
+  while (std::getline(lines, action) && std::getline(lines, source)) {
+    constexpr std::string_view kId = R"("_id":")";
+    const auto at = action.find(kId) + kId.size();
+    ids.push_back(action.substr(at, action.find('"', at) - at));
+  }
+  return ids;
+}
+
+// An Elasticsearch 8 that takes templates and documents while `up`.
+class Engine {
+ public:
+  Engine()
+      : http_([this](const HttpRequest& r) {
+          if (!up) return FakeHttp::reply(0);
+          if (r.method == "GET" && r.path == "/") {
+            HttpResponse banner = FakeHttp::reply(200, kEs8);
+            banner.product = "Elasticsearch";
+            return banner;
+          }
+          if (r.method == "POST" && r.path.starts_with("/_bulk")) {
+            std::string items;
+            for (std::size_t i = 0; i < ids_in(r.body).size(); ++i)
+              items += std::string(i ? "," : "") + R"({"index":{"status":201}})";
+            return FakeHttp::reply(200, R"({"errors":false,"items":[)" + items + "]}");
+          }
+          return FakeHttp::reply(200, R"({"acknowledged":true})");
+        }) {}
+
+  FakeHttp& http() { return http_; }
+  std::size_t banner_requests() const { return http_.count("GET", "/"); }
+  std::vector<std::string> shipped_ids() const {
+    std::vector<std::string> ids;
+    for (const auto& r : http_.requests())
+      if (r.method == "POST" && r.path.starts_with("/_bulk"))
+        for (auto& id : ids_in(r.body)) ids.push_back(std::move(id));
+    return ids;
+  }
+
+  std::atomic<bool> up{false};
+
+ private:
+  FakeHttp http_;
+};
+
+struct Harness {
+  explicit Harness(IndexerConfig config = base_config()) : config_(std::move(config)) {
+    config_.spool.dir = dir.path() / "spool";
+  }
+  static IndexerConfig base_config() {
+    IndexerConfig c;
+    c.enabled = true;
+    c.setup_backoff = {1s, 4s};
+    c.shipper.in_flight = 1;
+    c.shipper.batch.max_docs = 1;  // a document is a full batch: no batch window to wait for
+    c.backpressure_wait = 1ms;
+    c.spool.segment_bytes = record_bytes();  // one document per segment: each ack frees room
+    return c;
+  }
+  IndexerService& make() {
+    service = std::make_unique<IndexerService>(config_, time, [] { return 0.999999; }, engine.http().factory());
+    return *service;
+  }
+  // Blocks until the setup thread made its n-th attempt and sleeps in its backoff.
+  void await_setup_backoff(std::size_t attempt) {
+    engine.http().await([&] { return engine.banner_requests() >= attempt; });
+    time.await_waiters(1);
+  }
+  double metric(const std::string& sample) const {
+    Metrics m;
+    service->publish(m);
+    const std::string text = m.render();
+    const auto at = text.find("\n" + sample + " ");
+    if (at == std::string::npos) throw std::runtime_error("no sample " + sample);
+    return std::stod(text.substr(at + sample.size() + 2));
+  }
+
+  TempDir dir;
+  IndexerConfig config_;
+  FakeSteadyTime time;
+  Engine engine;
+  std::unique_ptr<IndexerService> service;
+};
+
+TEST(IndexerService, NothingShipsBeforeSetupWhichIsRetriedWithTheBackoff) {
+  Harness h;
+  IndexerService& service = h.make();
+  service.spool(std::vector<BulkDoc>{job_doc(1), job_doc(2)}, [] { return false; });
+  service.start();
+  // Capped exponential with full jitter (pinned at the top of its range):
+  // 1 s, 2 s, then the configured 4 s cap.
+  const std::vector<SteadyTime::duration> expected = {1s, 2s, 4s, 4s};
+  for (std::size_t failed = 1; failed <= expected.size(); ++failed) {
+    h.await_setup_backoff(failed);
+    EXPECT_FALSE(service.return_flat().has_value()) << "known only after setup";
+    EXPECT_FALSE(service.setup_done());
+    const auto before = h.time.now();
+    h.time.advance_to_next_deadline();
+    EXPECT_EQ(h.time.now() - before, expected[failed - 1]) << "after attempt " << failed;
+  }
+  h.await_setup_backoff(expected.size() + 1);
+  EXPECT_EQ(h.engine.http().count("POST", "/_bulk"), 0u) << "nothing ships before setup";
+  EXPECT_EQ(h.metric("salttap_indexer_setup_failures_total"), 5);
+
+  h.engine.up = true;
+  h.time.advance_to_next_deadline();
+  h.engine.http().await([&] { return h.engine.shipped_ids().size() >= 2; });
+  EXPECT_EQ(h.engine.shipped_ids(), (std::vector<std::string>{"j001", "j002"}));
+  EXPECT_TRUE(service.setup_done());
+  EXPECT_EQ(service.return_flat(), std::optional<bool>(true)) << "Elasticsearch 8 maps return_flat (flattened)";
+  // The templates went out before the first document.
+  const auto requests = h.engine.http().requests();
+  const auto first_bulk = std::find_if(requests.begin(), requests.end(), [](const HttpRequest& r) {
+    return r.path.starts_with("/_bulk");
+  });
+  EXPECT_TRUE(std::any_of(requests.begin(), first_bulk, [](const HttpRequest& r) {
+    return r.method == "PUT" && r.path.starts_with("/_index_template/");
+  }));
+  service.stop(0ms);
+}
+
+TEST(IndexerService, StopDuringTheSetupWaitReturnsAtOnce) {
+  Harness h;
+  IndexerService& service = h.make();
+  service.start();
+  h.await_setup_backoff(1);
+  const auto before = h.time.now();
+  auto stopped = std::async(std::launch::async, [&] { service.stop(0ms); });
+  ASSERT_EQ(stopped.wait_for(60s), std::future_status::ready) << "stop() waited for the backoff";
+  EXPECT_EQ(h.time.now(), before) << "no time had to pass";
+  EXPECT_EQ(h.engine.banner_requests(), 1u);
+  EXPECT_FALSE(service.setup_done());
+}
+
+TEST(IndexerService, AFullSpoolTakesExactlyTheDocumentsThatDidNotFitOnceThereIsRoom) {
+  IndexerConfig config = Harness::base_config();
+  config.spool.max_bytes = 3 * record_bytes();  // room for three documents
+  Harness h(config);
+  IndexerService& service = h.make();
+  service.start();
+  h.await_setup_backoff(1);  // the engine is down: nothing leaves the spool
+  service.spool(std::vector<BulkDoc>{job_doc(1), job_doc(2)}, [] { return false; });
+
+  // j003 fits, j004 and j005 wait. Asked whether to give up, the test brings
+  // the engine back (setup retries, the shipper drains the spool) and never gives up.
+  int asked = 0;
+  service.spool(std::vector<BulkDoc>{job_doc(3), job_doc(4), job_doc(5)}, [&] {
+    if (++asked == 1) {
+      h.engine.up = true;
+      h.time.advance_to_next_deadline();
+    }
+    return false;
+  });
+  EXPECT_GE(asked, 1);
+  const SpoolStats spooled = service.spool_ref().stats();
+  EXPECT_EQ(spooled.appended_records, 5u) << "each document spooled once";
+  EXPECT_EQ(spooled.dropped[static_cast<std::size_t>(DocClass::job)],
+            spooled.dropped_by_reason[static_cast<std::size_t>(DropReason::timed_out)]
+                                     [static_cast<std::size_t>(DocClass::job)])
+      << "jobs only waited";
+  h.engine.http().await([&] { return h.engine.shipped_ids().size() >= 5; });
+  EXPECT_EQ(h.engine.shipped_ids(), (std::vector<std::string>{"j001", "j002", "j003", "j004", "j005"}));
+  EXPECT_EQ(h.metric("salttap_indexer_backpressure_waits_total"), 1);
+  EXPECT_GE(h.metric("salttap_spool_backpressure_timeouts_total{class=\"job\"}"), 2);
+  EXPECT_EQ(h.metric("salttap_spool_dropped_total{class=\"any\",reason=\"stopped_while_full\"}"), 0);
+  service.stop(0ms);
+}
+
+TEST(IndexerService, GivingUpOnAFullSpoolCountsTheRestLostAndLogsIt) {
+  IndexerConfig config = Harness::base_config();
+  config.spool.max_bytes = 3 * record_bytes();
+  Harness h(config);
+  IndexerService& service = h.make();  // never started: nothing leaves the spool
+  service.spool(std::vector<BulkDoc>{job_doc(1), job_doc(2)}, [] { return false; });
+  ::testing::internal::CaptureStderr();
+  service.spool(std::vector<BulkDoc>{job_doc(3), job_doc(4), job_doc(5)}, [] { return true; });
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("indexer: stopping with a full spool: 2 job/return/alert documents not spooled"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(service.spool_ref().stats().appended_records, 3u);
+  EXPECT_EQ(h.metric("salttap_spool_dropped_total{class=\"any\",reason=\"stopped_while_full\"}"), 2);
+  EXPECT_EQ(h.metric("salttap_indexer_backpressure_waits_total"), 1);
+}
+
+}  // namespace
+}  // namespace salttap::indexer
