@@ -27,8 +27,10 @@ bool parse_version(std::string_view text, ServerVersion& out) {
   const char* end = p + text.size();
   int n = 0;
   for (; n < 3 && p < end; ++n) {
-    const auto [next, ec] = std::from_chars(p, end, parts[n]);
-    if (ec != std::errc() || parts[n] < 0) break;
+    int part = 0;
+    const auto [next, ec] = std::from_chars(p, end, part);
+    if (ec != std::errc() || part < 0) break;  // "7.17.-9": 7.17.0, not 7.17.-9
+    parts[n] = part;
     p = next;
     if (p == end || *p != '.') {
       ++n;

@@ -296,8 +296,20 @@ TEST(ServerInfo, SnapshotVersion) {
   EXPECT_EQ(d.info.version, (ServerVersion{8, 16, 0}));
 }
 
+TEST(ServerInfo, AnUnreadableVersionPartCountsAsZero) {
+  // Regression: corpus/server_info/crash-negative-patch-version.
+  const auto d = detect_server(
+      answer(200, R"({"version":{"number":"7.17.-9.1"},"tagline":"You Know, for Search"})", "Elasticsearch"));
+  EXPECT_TRUE(d.info.usable()) << d.info.problem;
+  EXPECT_EQ(d.info.version, (ServerVersion{7, 17, 0}));
+  const auto bad_minor =
+      detect_server(answer(200, R"({"version":{"number":"7.-1"},"tagline":"You Know, for Search"})"));
+  EXPECT_NE(bad_minor.info.problem.find("unreadable version number '7.-1'"), std::string::npos)
+      << bad_minor.info.problem;
+}
+
 TEST(ServerInfo, ProblemsQuoteTheBannerOnOneBoundedLine) {
-  // Regression (fuzzing): distribution and number went into the message whole.
+  // Regression: corpus/server_info/edge-distribution-multiline-long, edge-number-multiline.
   const auto other = detect_server(answer(
       200, R"({"version":{"distribution":"line1\nline2\r)" + std::string(300, 'd') + R"(","number":"1.0.0"}})"));
   EXPECT_EQ(other.info.flavor, Flavor::unknown);
@@ -325,7 +337,7 @@ TEST(ServerInfo, ExcerptsEndOnACharacterBoundary) {
 }
 
 TEST(ServerInfo, ADeeplyNestedBannerIsParsedWithoutRecursion) {
-  // Regression (fuzzing): the recursive parser overflowed the stack.
+  // Regression: corpus/server_info/edge-deep-nesting (the recursive parser overflowed the stack).
   const auto d = detect_server(answer(200, R"({"version":)" + std::string(200000, '[') + std::string(200000, ']') + "}"));
   EXPECT_EQ(d.info.flavor, Flavor::unknown);
   EXPECT_NE(d.info.problem.find("banner"), std::string::npos);
