@@ -106,8 +106,11 @@ class JsonDocument : public rapidjson::Document {
       if (std::from_chars(text, end, u).ec == std::errc()) return Uint64(u);
     }
     double d = 0;
-    if (const auto [ptr, ec] = std::from_chars(text, end, d); ec == std::errc() && ptr == end) return Double(d);
-    number_error = "number out of the range of a double: " + std::string(text, std::min<std::size_t>(length, 40));
+    const auto [ptr, ec] = std::from_chars(text, end, d);
+    if (ec == std::errc() && ptr == end) return Double(d);
+    // rapidjson 1.1.0 takes "NaInfinity" and "NInf" for Infinity: not numbers.
+    number_error = ec == std::errc::result_out_of_range ? "number out of the range of a double: " : "invalid number: ";
+    number_error.append(text, std::min<std::size_t>(length, 40));
     return false;
   }
 };

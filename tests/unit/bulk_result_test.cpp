@@ -112,6 +112,7 @@ TEST(BulkResult, LongReasonsAreCutOnACharacterBoundary) {
 }
 
 TEST(BulkResult, AnItemErrorGivenAsAStringIsOneBoundedLine) {
+  // Regression: corpus/bulk_result/items-error-string (kept whole, newlines and all).
   const std::string text = "mapper_parsing_exception\\n at [Source: (byte[])\\r\\n\\tline: 1]" + std::string(600, 'x');
   const auto b = classify_bulk_response(200, R"({"items":[{"create":{"status":400,"error":")" + text + R"("}}]})", 1);
   const std::string& r = b.items[0].reason;
@@ -121,7 +122,7 @@ TEST(BulkResult, AnItemErrorGivenAsAStringIsOneBoundedLine) {
 }
 
 TEST(BulkResult, AnItemNotDeliveredAlwaysHasAReason) {
-  // Regression (fuzzing): an error-less failed item was dead-lettered with an empty reason.
+  // Regression: corpus/bulk_result/items-no-error-object (dead-lettered with an empty reason).
   const auto b = classify_bulk_response(200, R"({"items":[{"create":{"status":400}},{"create":{"status":503}},
     {"create":{"status":400,"error":""}},{"create":{"status":201}}]})", 4);
   EXPECT_EQ(outcomes(b), (std::vector{X, R, X, D}));
@@ -132,7 +133,7 @@ TEST(BulkResult, AnItemNotDeliveredAlwaysHasAReason) {
 }
 
 TEST(BulkResult, ADeeplyNestedBodyIsParsedWithoutRecursion) {
-  // Regression (fuzzing): the recursive parser overflowed the stack.
+  // Regression: corpus/bulk_result/body-deep-nesting (the recursive parser overflowed the stack).
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
   EXPECT_EQ(outcomes(classify_bulk_response(200, R"({"items":)" + deep + "}", 1)), (std::vector{R}));
   const auto rejected = classify_bulk_response(400, R"({"error":)" + deep + "}", 1);
