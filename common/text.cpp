@@ -15,7 +15,10 @@ std::string base64_encode(std::string_view bytes) {
 
 std::string base64_decode(std::string_view text) {
   namespace b64 = boost::beast::detail::base64;
-  std::string out(b64::decoded_size(text.size()), '\0');
+  // Room for a last group without padding too: beast's decoded_size() is
+  // exact only for a multiple of 4 characters, and decode() writes up to
+  // 2 bytes past it for unpadded text.
+  std::string out((text.size() + 3) / 4 * 3, '\0');
   out.resize(b64::decode(out.data(), text.data(), text.size()).first);
   return out;
 }

@@ -9,6 +9,8 @@ namespace salttap::indexer {
 namespace {
 
 constexpr std::size_t kMaxReason = 500;
+// Iterative: a body nested a million levels deep must not exhaust the stack.
+constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag;
 
 // One line (reasons go into log lines; engines put "\n at [Source: ...]" in
 // theirs), cut at a UTF-8 character boundary (they go into dead-letter JSON too).
@@ -39,7 +41,11 @@ std::string member_string(const rapidjson::Value& v, const char* name) {
 
 // "<type>: <reason> (caused by <type>: <reason>)" from an engine error object (or string).
 ErrorText error_text(const rapidjson::Value& e) {
-  if (e.IsString()) return {"", e.GetString()};
+  if (e.IsString()) {
+    ErrorText out{"", e.GetString()};
+    tidy(out.text);
+    return out;
+  }
   if (!e.IsObject()) return {"", "error"};
   ErrorText out{member_string(e, "type"), ""};
   const std::string reason = member_string(e, "reason");
@@ -63,7 +69,7 @@ ErrorText item_error(const rapidjson::Value& item) {
 // A whole-request error: the engine's {"error": {...}, "status": N} when the body is one, else the body's start.
 ErrorText request_error(long http_status, std::string_view body) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
+  doc.Parse<kParseFlags>(body.data(), body.size());
   if (!doc.HasParseError() && doc.IsObject() && doc.HasMember("error")) {
     ErrorText e = error_text(doc["error"]);
     e.text = fmt::format("HTTP {}: {}", http_status, e.text);
@@ -95,7 +101,7 @@ BulkOutcome classify_bulk_response(long http_status, std::string_view body, std:
   }
 
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
+  doc.Parse<kParseFlags>(body.data(), body.size());
   if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("items") || !doc["items"].IsArray())
     return all(n, ItemOutcome::retry, static_cast<int>(http_status), "bulk response is not valid JSON (truncated?)");
   const auto& items = doc["items"];
@@ -122,7 +128,8 @@ BulkOutcome classify_bulk_response(long http_status, std::string_view body, std:
       }
       if (r.status < 200 || r.status > 299) {
         auto e = item_error(item);
-        r.reason = std::move(e.text);
+        // Engines always explain; a dead letter without any reason would not.
+        r.reason = e.text.empty() ? fmt::format("status {} without an error", r.status) : std::move(e.text);
         r.error_type = std::move(e.type);
       }
     }

@@ -1,5 +1,6 @@
 #include "indexer/server_info.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -26,8 +27,10 @@ bool parse_version(std::string_view text, ServerVersion& out) {
   const char* end = p + text.size();
   int n = 0;
   for (; n < 3 && p < end; ++n) {
-    const auto [next, ec] = std::from_chars(p, end, parts[n]);
-    if (ec != std::errc() || parts[n] < 0) break;
+    int part = 0;
+    const auto [next, ec] = std::from_chars(p, end, part);
+    if (ec != std::errc() || part < 0) break;  // "7.17.-9": 7.17.0, not 7.17.-9
+    parts[n] = part;
     p = next;
     if (p == end || *p != '.') {
       ++n;
@@ -53,9 +56,12 @@ int opensearch_major_from_lucene(std::string_view lucene) {
 
 std::string excerpt(std::string_view body) {
   constexpr std::size_t kMax = 120;
+  // Cut at a UTF-8 character boundary: messages go into logs and JSON.
+  std::size_t cut = std::min(body.size(), kMax);
+  while (cut > 0 && cut < body.size() && (static_cast<unsigned char>(body[cut]) & 0xC0) == 0x80) --cut;
   std::string out;
-  for (char c : body.substr(0, kMax)) out.push_back(c == '\n' || c == '\r' ? ' ' : c);
-  if (body.size() > kMax) out += "…";
+  for (char c : body.substr(0, cut)) out.push_back(c == '\n' || c == '\r' ? ' ' : c);
+  if (cut < body.size()) out += "…";
   return out;
 }
 
@@ -63,7 +69,8 @@ ServerInfo parse_banner(const HttpResponse& response) {
   ServerInfo info;
   info.product_header = response.product;
   rapidjson::Document doc;
-  doc.Parse(response.body.data(), response.body.size());
+  // Iterative: a body nested a million levels deep must not exhaust the stack.
+  doc.Parse<rapidjson::kParseIterativeFlag>(response.body.data(), response.body.size());
   const rapidjson::Value* version = doc.HasParseError() ? nullptr : member(doc, "version");
   if (!version || !version->IsObject()) {
     info.problem = fmt::format("GET / did not answer with an Elasticsearch/OpenSearch banner: {}",
@@ -90,7 +97,7 @@ ServerInfo parse_banner(const HttpResponse& response) {
     info.flavor = Flavor::elasticsearch;
   } else {
     info.problem = fmt::format("GET / answered neither as Elasticsearch nor as OpenSearch "
-                               "(distribution '{}', tagline '{}')", distribution, excerpt(tagline));
+                               "(distribution '{}', tagline '{}')", excerpt(distribution), excerpt(tagline));
     return info;
   }
   if (!parsed) {
@@ -100,7 +107,7 @@ ServerInfo parse_banner(const HttpResponse& response) {
   // salttap writes typeless requests: Elasticsearch 6 and older would need types.
   if (info.flavor == Flavor::elasticsearch && info.version.major < 7)
     info.problem = fmt::format("Elasticsearch {} is not supported (salttap needs Elasticsearch >= 7 or OpenSearch)",
-                               info.number);
+                               excerpt(info.number));
   return info;
 }
 

@@ -67,10 +67,16 @@ void check_failure(const EventDecoder& d, std::uint64_t errors_before) {
 }
 
 // JSON line -> body -> Event -> JSON line, as `salttap replay` would.
-std::optional<std::string> json_trip(const std::string& line, EventDecoder& d) {
+// `tag`: the tag of the event the line was printed from.
+std::optional<std::string> json_trip(const std::string& line, std::string_view tag, EventDecoder& d) {
   std::string error;
   auto body = event_body_from_json(line, &error);
-  FUZZ_CHECK(body.has_value());  // salttap's own output must always read back
+  if (!body) {
+    // salttap's own output must always read back, but for a pre-2015.5
+    // padded tag ending in "\n", which a body with the separator cannot carry.
+    FUZZ_CHECK(!tag.empty() && tag.back() == '\n');
+    return std::nullopt;
+  }
   auto e = d.decode_body(*body);
   if (!e) {
     // Ext 79 constants become nested JSON, so the data may now be deeper
@@ -84,9 +90,9 @@ std::optional<std::string> json_trip(const std::string& line, EventDecoder& d) {
 void round_trip(const Event& e) {
   EventDecoder d;
   const std::string first = render(e);
-  auto second = json_trip(first, d);
+  auto second = json_trip(first, e.tag(), d);
   if (!second) return;
-  auto third = json_trip(*second, d);
+  auto third = json_trip(*second, {}, d);  // read back once, it always reads back
   if (!third) return;
   if (*second != *third) {
     std::fprintf(stderr, "round trip is not a fixed point:\n  %s\n  %s\n", second->c_str(), third->c_str());

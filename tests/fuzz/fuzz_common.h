@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+
+#include "common/text.h"
 
 // An invariant that must hold for every input: print what broke, then trap so
 // libFuzzer (and the regression runner, as a crashed test) reports the input.
@@ -90,6 +93,34 @@ inline bool is_strict_json(std::string_view text) {
     std::fprintf(stderr, "not strict JSON (%s at %zu): %.*s\n", rapidjson::GetParseError_En(d.GetParseError()),
                  d.GetErrorOffset(), static_cast<int>(text.size() > 2000 ? 2000 : text.size()), text.data());
     return false;
+  }
+  return true;
+}
+
+// Text is valid UTF-8 when its bytes are and, if it is JSON, so is every
+// string it decodes to: the escape of a lone surrogate (backslash u DC00) is
+// valid bytes that decode to invalid UTF-8 (rapidjson 1.1.0 lets it through),
+// which messages quoting the engine's strings then carry as they are.
+inline bool decodes_to_utf8(std::string_view text) {
+  if (!salttap::is_valid_utf8(text)) return false;
+  rapidjson::Document d;
+  d.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
+  if (d.HasParseError()) return true;
+  std::vector<const rapidjson::Value*> todo{&d};
+  const auto utf8 = [](const rapidjson::Value& s) {
+    return salttap::is_valid_utf8(std::string_view(s.GetString(), s.GetStringLength()));
+  };
+  while (!todo.empty()) {
+    const rapidjson::Value& v = *todo.back();
+    todo.pop_back();
+    if (v.IsString() && !utf8(v)) return false;
+    if (v.IsArray())
+      for (const auto& item : v.GetArray()) todo.push_back(&item);
+    if (v.IsObject())
+      for (const auto& m : v.GetObject()) {
+        if (!utf8(m.name)) return false;
+        todo.push_back(&m.value);
+      }
   }
   return true;
 }

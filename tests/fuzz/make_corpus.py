@@ -14,13 +14,21 @@ are only read. Writes, per target:
   corpus/master_config/  salt-master config files
   corpus/spool_recovery/ spool directories (ledger + segments, docs/spool.md):
                          valid, torn tail, bad CRC, ids going back, ledger cases
-Files named crash-* are regression inputs for fixed bugs: never deleted.
+  corpus/bulk_result/    hand-made `_bulk` answers: 429/5xx items, whole-request
+                         errors, truncated and malformed bodies, odd reasons
+  corpus/json_event/     lines of the .jsonl captures and hand-made lines (deep
+                         nesting, bad base64, invalid UTF-8, huge numbers, NaN)
+  corpus/server_info/    the `GET /` banners of tests/unit/server_info_test.cpp
+                         and hand-made answers
+Files named crash-* are regression inputs for fixed bugs, rec-* answers recorded
+from the real engines by record_bulk_seeds.py: both are never deleted.
 """
 
 import argparse
 import json
 import os
 import pathlib
+import re
 import struct
 import sys
 
@@ -31,6 +39,8 @@ MAX_WHOLE_CAPTURE = 16 * 1024   # whole .raw seeds for frame_decoder
 MAX_FRAME_SEED = 8 * 1024       # single frames / bodies for event_decoder
 FRAMES_PER_CAPTURE = {"plain": 3, "len32": 1}  # the frame format is the same in both
 JSON_LINES_PER_CAPTURE = 1
+MAX_JSON_LINE_SEED = 16 * 1024  # json_event: the run-fuzzers.sh max_len
+JSON_EVENT_LINES_PER_CAPTURE = 2
 
 
 # --- minimal msgpack ---------------------------------------------------------
@@ -266,6 +276,8 @@ def event_decoder_corpus(captures, out, written):
     old_tag = b"salt/job/1234|||||||"  # pre-2015.5: 20 chars padded with '|', no separator
     bodies = {
         "hand-old-padded-tag": old_tag + pack({"jid": "1234", "fun": "test.ping"}),
+        # a JSON line cannot carry this tag: event_body_from_json refuses it
+        "hand-old-padded-tag-newline": b"salt/job/1234567\n|||" + pack({"jid": "1234567"}),
         "hand-ext78-datetime": b"t\n\n" + pack({"_stamp": Ext(78, b"20261129T00:00:00.123456")}),
         "hand-ext79-constant": b"t\n\n" + pack({"c": Ext(79, pack(["SALT_CONSTANT", 1]))}),
         "hand-ext79-nested": b"t\n\n" + pack([Ext(79, pack(Ext(79, pack(Ext(79, pack([1]))))))]),
@@ -394,6 +406,238 @@ def spool_recovery_corpus(out, written):
         write(d, name, data, written)
 
 
+# --- bulk_result -------------------------------------------------------------
+
+def bulk_input(status, sent, body):
+    """bulk_result's input: [HTTP status BE16][documents sent][body] (bulk_result_fuzz.cpp)."""
+    return struct.pack(">HB", status, sent) + (body.encode() if isinstance(body, str) else body)
+
+
+def bulk_items(*items):
+    return json.dumps({"errors": True, "items": list(items)}, separators=(",", ":"), ensure_ascii=False)
+
+
+def bulk_item(status, error=None, action="create"):
+    item = {"status": status}
+    if error is not None:
+        item["error"] = error
+    return {action: item}
+
+
+def bulk_result_corpus(out, written):
+    d = out / "bulk_result"
+    err = lambda t, r, **kw: {"type": t, "reason": r, **kw}
+    rejected = err("es_rejected_execution_exception",
+                   "rejected execution of coordinating operation [coordinating_and_primary_bytes=0, "
+                   "replica_bytes=0, all_bytes=0, coordinating_operation_bytes=3171, max_coordinating_and_"
+                   "primary_bytes=107374182]")
+    long_reason = "failed to parse field [return] — " + "é" * 300  # cut at 500 bytes, inside a character
+    ok2 = bulk_items(bulk_item(201), bulk_item(201))
+    seeds = {
+        "items-429-and-created": bulk_input(200, 3, bulk_items(bulk_item(201), bulk_item(429, rejected),
+                                                               bulk_item(201))),
+        "items-all-429": bulk_input(200, 2, bulk_items(bulk_item(429, rejected), bulk_item(429, rejected))),
+        "items-503-unavailable-shards": bulk_input(200, 2, bulk_items(
+            bulk_item(503, err("unavailable_shards_exception", "[salt-jobs-2026.11.29][0] primary shard is not "
+                               "active Timeout: [1m]")), bulk_item(200, action="index"))),
+        "items-500-caused-by": bulk_input(200, 1, bulk_items(bulk_item(500, err(
+            "exception", "java.lang.OutOfMemoryError", caused_by=err("out_of_memory_error", "Java heap space"))))),
+        "items-error-string": bulk_input(200, 2, bulk_items(bulk_item(400, "mapper_parsing_exception\n  at line 1"),
+                                                            bulk_item(429, "queue full"))),
+        "items-error-without-type": bulk_input(200, 2, bulk_items(bulk_item(400, {"reason": "no type"}),
+                                                                  bulk_item(400, {}))),
+        "items-no-error-object": bulk_input(200, 3, bulk_items(bulk_item(400), bulk_item(503), bulk_item(409))),
+        "items-caused-by-not-object": bulk_input(200, 1, bulk_items(bulk_item(400, err("x", "y", caused_by="z")))),
+        "items-long-multibyte-reason": bulk_input(200, 1, bulk_items(bulk_item(400, err("mapper_parsing_exception",
+                                                                                        long_reason)))),
+        "items-reason-newlines-tabs": bulk_input(200, 1, bulk_items(bulk_item(400, err(
+            "json_parse_exception", "Unexpected character\n at [Source: (byte[])\r\n\tline: 1]")))),
+        "items-odd-statuses": bulk_input(200, 6, bulk_items(bulk_item(0), bulk_item(-1), bulk_item(100),
+                                                            bulk_item(299), bulk_item(300), bulk_item(2147483647))),
+        "items-status-not-int": bulk_input(200, 4, '{"items":[{"create":{"status":"201"}},{"create":{"status":201.0}},'
+                                                   '{"create":{"status":4294967297}},{"create":{"status":null}}]}'),
+        "items-malformed-wrappers": bulk_input(200, 5, '{"items":[1,[],{},{"create":{"status":201},"index":{}},'
+                                                       '{"create":[201]}]}'),
+        "items-invalid-utf8-reason": bulk_input(200, 1, b'{"items":[{"create":{"status":400,"error":{"type":"t\xff",'
+                                                        b'"reason":"bad \xc3\x28 bytes"}}}]}'),
+        "items-escaped-nul": bulk_input(200, 1, '{"items":[{"create":{"status":400,"error":{"type":"a\\u0000b",'
+                                                '"reason":"c\\u0000d"}}}]}'),
+        "items-fewer-than-sent": bulk_input(200, 3, ok2),
+        "items-more-than-sent": bulk_input(200, 1, ok2),
+        "items-none-sent": bulk_input(200, 0, '{"took":0,"errors":false,"items":[]}'),
+        "items-not-array": bulk_input(200, 1, '{"errors":false,"items":{"create":{"status":201}}}'),
+        "items-missing": bulk_input(200, 1, '{"took":1,"errors":false}'),
+        "truncated-mid-item": bulk_input(200, 2, ok2[:-12]),
+        "truncated-mid-string": bulk_input(200, 1, '{"errors":true,"items":[{"create":{"status":400,"error":{"type":"ma'),
+        "trailing-garbage": bulk_input(200, 2, ok2 + "\n{}"),
+        "body-not-json": bulk_input(200, 1, "<html><body><h1>502 Bad Gateway</h1></body></html>"),
+        "body-empty-200": bulk_input(200, 1, ""),
+        "body-deep-nesting": bulk_input(200, 1, '{"items":' + "[" * 200000 + "]" * 200000 + "}"),
+        "status-no-response": bulk_input(0, 3, ""),
+        "status-401-security": bulk_input(401, 2, '{"error":{"root_cause":[{"type":"security_exception","reason":'
+                                                  '"missing authentication credentials for REST request [/_bulk]",'
+                                                  '"header":{"WWW-Authenticate":"Basic realm=\\"security\\""}}],'
+                                                  '"type":"security_exception","reason":"missing authentication '
+                                                  'credentials for REST request [/_bulk]"},"status":401}'),
+        "status-403-action": bulk_input(403, 1, '{"error":{"type":"security_exception","reason":"action '
+                                                '[indices:data/write/bulk] is unauthorized for user [salttap]"},'
+                                                '"status":403}'),
+        "status-404-no-handler": bulk_input(404, 1, '{"error":"no handler found for uri [/_bulkx] and method [POST]"}'),
+        "status-408-timeout": bulk_input(408, 2, ""),
+        "status-413-proxy-html": bulk_input(413, 4, "<html><head><title>413 Request Entity Too Large</title></head>"),
+        "status-429-circuit-breaker": bulk_input(429, 2, '{"error":{"type":"circuit_breaking_exception","reason":'
+                                                         '"[parent] Data too large","bytes_wanted":1,"bytes_limit":0,'
+                                                         '"durability":"TRANSIENT"},"status":429}'),
+        "status-500-html": bulk_input(500, 1, "<html>Internal Server Error</html>"),
+        "status-503-json": bulk_input(503, 2, '{"error":{"type":"cluster_block_exception","reason":"blocked by: '
+                                              '[SERVICE_UNAVAILABLE/1/state not recovered / initialized];"},"status":503}'),
+        "status-406-content-type": bulk_input(406, 1, '{"error":"Content-Type header [text/plain] is not supported",'
+                                                      '"status":406}'),
+        "status-400-error-array": bulk_input(400, 1, '{"error":[1,2],"status":400}'),
+        "status-400-long-body": bulk_input(400, 1, "x" * 498 + "日本語\n"),
+        "status-302-redirect": bulk_input(302, 1, ""),
+        "status-max": bulk_input(65535, 1, "{}"),
+    }
+    for name, data in seeds.items():
+        write(d, name, data, written)
+
+
+# --- json_event --------------------------------------------------------------
+
+def json_event_corpus(captures, out, written):
+    d = out / "json_event"
+    seen = set()
+    for jsonl in sorted(captures.glob("*/*.jsonl")):
+        lines = [ln for ln in jsonl.read_bytes().splitlines() if ln.strip() and len(ln) <= MAX_JSON_LINE_SEED]
+        # Spread the picks over the capture: first, then the longest (the most nested data).
+        picks = list(dict.fromkeys([0, max(range(len(lines)), key=lambda i: len(lines[i]))])) if lines else []
+        for k in picks[:JSON_EVENT_LINES_PER_CAPTURE]:
+            if lines[k] in seen:
+                continue
+            seen.add(lines[k])
+            write(d, f"{jsonl.parent.name}-{jsonl.stem}-{k:03d}", lines[k], written)
+
+    line = lambda data, tag=b'"salt/job/20261129000000000001/ret/minion-a"': b'{"tag":' + tag + b',"data":' + data + b"}"
+    deep = lambda n, o, c: line(o * n + c * n)
+    edge = {
+        "deep-arrays-200000": deep(200000, b"[", b"]"),
+        "deep-arrays-1024": deep(1024, b"[", b"]"),
+        "deep-arrays-1025": deep(1025, b"[", b"]"),
+        "deep-maps-300": line(b'{"a":' * 300 + b"1" + b"}" * 300),
+        "deep-bytes-objects": line(b'{"x":' * 50 + b'{"__bytes_b64__":"AAE="}' + b"}" * 50),
+        "b64-valid": line(b'{"return":{"__bytes_b64__":"QklOAAEC//79IGNhZukK"},"e":{"__bytes_b64__":""}}'),
+        "b64-invalid-chars": line(b'{"__bytes_b64__":"not base64!"}'),
+        "b64-unpadded": line(b'{"__bytes_b64__":"aGk"}'),
+        "b64-non-canonical-bits": line(b'{"__bytes_b64__":"aGl="}'),
+        "b64-embedded-space": line(b'{"__bytes_b64__":"aG k="}'),
+        "b64-url-alphabet": line(b'{"__bytes_b64__":"-_-_"}'),
+        "b64-not-string": line(b'[{"__bytes_b64__":5},{"__bytes_b64__":null},{"__bytes_b64__":["AA=="]}]'),
+        "b64-extra-member": line(b'{"__bytes_b64__":"AA==","x":1}'),
+        "b64-key-nul": line(b'{"__bytes_b64__\u0000":"AA=="}'),
+        "invalid-utf8-string": line(b'{"s":"\xff\xfe ok \xc3\x28 \xed\xa0\x80 \xf4\x90\x80\x80"}'),
+        "invalid-utf8-tag": line(b"{}", tag=b'"salt/\xff\xfe/tag"'),
+        "invalid-utf8-key": line(b'{"\xc0\xaf":1}'),
+        "escapes-surrogates": line(b'["\ud83d\ude80","\u00e9","\u0000","\ud800"]'),
+        "escape-nul-in-tag": line(b"1", tag=b'"a\u0000b"'),
+        "numbers-huge": line(b"[18446744073709551615,18446744073709551616,-9223372036854775808,"
+                             b"-9223372036854775809,1e308,1.7976931348623157e308,123456789012345678901234567890]"),
+        "numbers-too-big": line(b"[1e400]"),
+        "numbers-integral-floats": line(b"[1.0,-0.0,0.0,2.5e1,-1e2,9007199254740993.0,1e19,1.8446744073709552e19]"),
+        "numbers-tiny": line(b"[5e-324,2.2250738585072011e-308,1e-400,0.30000000000000004]"),
+        "numbers-nan-inf": line(b'{"x":NaN,"y":Infinity,"z":-Infinity}'),
+        "numbers-nan-lowercase": line(b"[nan]"),
+        "tag-with-separator": line(b"{}", tag=b'"salt/job/1\\n\\nextra"'),
+        "tag-ending-newline": line(b"{}", tag=b'"salt/job/1\\n"'),
+        "tag-empty": line(b'{"x":1}', tag=b'""'),
+        "tag-not-string": line(b"{}", tag=b"42"),
+        "tag-duplicate": b'{"tag":"first","tag":"second","data":1}',
+        "no-data": b'{"tag":"salt/auth"}',
+        "data-null": line(b"null"),
+        "keys-duplicate": line(b'{"a":1,"a":2}'),
+        "top-level-array": b'["salt/auth",{}]',
+        "empty-line": b"",
+        "whitespace-line": b" \t\r",
+        "bom-prefix": b"\xef\xbb\xbf" + line(b"{}"),
+        "trailing-garbage": line(b"{}") + b" x",
+        "two-objects": line(b"{}") + line(b"{}"),
+        "truncated": line(b'{"return":[1,2,')[:-1],
+    }
+    for name, data in edge.items():
+        write(d, f"edge-{name}", data, written)
+
+
+# --- server_info -------------------------------------------------------------
+
+def banner_input(status, product, body):
+    """server_info's input: [HTTP status BE16][product length][product][body] (server_info_fuzz.cpp)."""
+    p = product.encode()
+    return struct.pack(">HB", status, len(p)) + p + (body.encode() if isinstance(body, str) else body)
+
+
+# The X-Elastic-Product header each banner of the unit test comes with.
+UNIT_TEST_PRODUCT = {"kEs717": "Elasticsearch", "kEs8": "Elasticsearch", "kEs9": "Elasticsearch"}
+
+
+def server_info_corpus(out, written):
+    d = out / "server_info"
+    unit_test = (HERE.parent / "unit" / "server_info_test.cpp").read_text()
+    banners = re.findall(r'constexpr const char\* (k\w+) = R"\((.*?)\)";', unit_test, re.S)
+    if not banners:
+        sys.exit("no banners found in tests/unit/server_info_test.cpp")
+    for name, text in banners:
+        write(d, f"unit-{name[1:]}", banner_input(200, UNIT_TEST_PRODUCT.get(name, ""), text), written)
+
+    es = lambda number, **kw: json.dumps({"name": "n", "version": {"number": number, **kw},
+                                          "tagline": "You Know, for Search"})
+    os_compat = lambda lucene: json.dumps({"name": "n", "version": {"number": "7.10.2", "lucene_version": lucene},
+                                           "tagline": "The OpenSearch Project: https://opensearch.org/"})
+    edge = {
+        "no-response": banner_input(0, "", ""),
+        "401-security": banner_input(401, "Elasticsearch", '{"error":{"type":"security_exception","reason":"missing '
+                                                          'authentication credentials"},"status":401}'),
+        "403": banner_input(403, "", "Forbidden"),
+        "503-html": banner_input(503, "", "<html>Service Unavailable</html>"),
+        "302-redirect": banner_input(302, "", ""),
+        "html-it-works": banner_input(200, "", "<html><body>It works!</body></html>"),
+        "empty": banner_input(200, "", ""),
+        "array": banner_input(200, "", "[]"),
+        "version-string": banner_input(200, "", '{"version":"7.17.0"}'),
+        "no-version": banner_input(200, "", '{"name":"x","tagline":"You Know, for Search"}'),
+        "product-header-only": banner_input(200, "Elasticsearch", '{"version":{"number":"8.1.0"},"tagline":"hi"}'),
+        "quickwit": banner_input(200, "", '{"version":{"number":"0.40.0"},"tagline":"Quickwit"}'),
+        "number-words": banner_input(200, "", es("seven")),
+        "number-snapshot": banner_input(200, "", es("8.16.0-SNAPSHOT", build_flavor="default")),
+        "number-overflow": banner_input(200, "", es("99999999999.1.2")),
+        "number-negative": banner_input(200, "", es("-7.1.0")),
+        "number-major-only": banner_input(200, "", es("7")),
+        "number-trailing-dot": banner_input(200, "", es("7.")),
+        "number-four-parts": banner_input(200, "", es("7.17.29.1")),
+        "number-not-string": banner_input(200, "", '{"version":{"number":7.17},"tagline":"You Know, for Search"}'),
+        "number-multiline": banner_input(200, "Elasticsearch", es("6.8\nforged log line\n" + "x" * 200)),
+        "es-6": banner_input(200, "", es("6.8.23", build_flavor="default")),
+        "es-7-oss": banner_input(200, "", es("7.9.3", build_flavor="oss")),
+        "distribution-other": banner_input(200, "", json.dumps({"version": {"distribution": "elasticsearch",
+                                                                            "number": "8.0.0"}})),
+        "distribution-multiline-long": banner_input(200, "", json.dumps(
+            {"version": {"distribution": "line1\nline2\r" + "d" * 300, "number": "1.0.0"}, "tagline": "t"})),
+        "tagline-multibyte-long": banner_input(200, "", json.dumps(
+            {"version": {"number": "1.0"}, "tagline": "Ω" * 200}, ensure_ascii=False)),
+        "body-multibyte-long": banner_input(200, "", "<html>" + "日本語" * 60 + "</html>"),
+        "error-multibyte-long": banner_input(500, "", "错误" * 100),
+        "os-compat-lucene-8": banner_input(200, "", os_compat("8.10.1")),
+        "os-compat-lucene-10": banner_input(200, "", os_compat("10.2.2")),
+        "os-compat-lucene-11": banner_input(200, "", os_compat("11.0.0")),
+        "os-compat-lucene-garbage": banner_input(200, "", os_compat("x")),
+        "os-distribution-bad-number": banner_input(200, "", json.dumps({"version": {"distribution": "opensearch",
+                                                                                    "number": ""}})),
+        "invalid-utf8-tagline": banner_input(200, "", b'{"version":{"number":"1.0"},"tagline":"\xff\xfe' + b"x" * 130
+                                             + b'"}'),
+        "deep-nesting": banner_input(200, "", '{"version":' + "[" * 200000 + "]" * 200000 + "}"),
+    }
+    for name, data in edge.items():
+        write(d, f"edge-{name}", data, written)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--captures", type=pathlib.Path, default=DEFAULT_CAPTURES)
@@ -402,16 +646,20 @@ def main():
     if not any(args.captures.glob("*/*.raw")):
         sys.exit(f"no captures under {args.captures}")
     written = []
-    for target in ("frame_decoder", "event_decoder", "master_config", "spool_recovery"):
+    for target in ("frame_decoder", "event_decoder", "master_config", "spool_recovery", "bulk_result",
+                   "json_event", "server_info"):
         d = args.out / target
         d.mkdir(parents=True, exist_ok=True)
-        for f in d.iterdir():  # regenerate seeds; keep crash-* regression inputs
-            if f.is_file() and not f.name.startswith("crash-"):
+        for f in d.iterdir():  # regenerate seeds; keep crash-* regressions and rec-* recordings
+            if f.is_file() and not f.name.startswith(("crash-", "rec-")):
                 f.unlink()
     frame_decoder_corpus(args.captures, args.out, written)
     event_decoder_corpus(args.captures, args.out, written)
     master_config_corpus(args.out, written)
     spool_recovery_corpus(args.out, written)
+    bulk_result_corpus(args.out, written)
+    json_event_corpus(args.captures, args.out, written)
+    server_info_corpus(args.out, written)
     total = sum(p.stat().st_size for p in written)
     print(f"{len(written)} seed files, {total} bytes, in {args.out}")
 

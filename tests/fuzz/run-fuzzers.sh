@@ -7,6 +7,9 @@
 # and writes what it finds to build/fuzz/corpus-out/<t>/ -- the committed
 # corpus is never touched. Crash/leak/timeout/oom inputs go to
 # build/fuzz/artifacts/<t>/; logs to build/fuzz/logs/<t>.log.
+# At the end, one line per target: seconds, executions (libFuzzer's
+# stat::number_of_executed_units), corpus files after the run, and the
+# crash/leak/timeout/oom inputs this run wrote.
 # Environment: FUZZ_JOBS (parallel fuzzers, default 1), FUZZ_ARGS (extra libFuzzer
 # flags, e.g. "-fork=1 -ignore_crashes=1 -ignore_timeouts=1" to go on past a known
 # crash, such as an unfixed crash-* regression input copied in with the corpus).
@@ -17,7 +20,7 @@ SECONDS_PER_TARGET=${1:-60}
 shift || true
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD="$ROOT/build/fuzz"
-ALL_TARGETS=(frame_decoder event_decoder master_config spool_recovery)
+ALL_TARGETS=(frame_decoder event_decoder master_config spool_recovery bulk_result json_event server_info)
 TARGETS=("$@")
 [[ ${#TARGETS[@]} -eq 0 ]] && TARGETS=("${ALL_TARGETS[@]}")
 
@@ -31,6 +34,8 @@ max_len() {
     frame_decoder) echo 65536 ;;
     event_decoder) echo 16384 ;;
     spool_recovery) echo 8192 ;;  # a ledger and a few records per segment
+    bulk_result) echo 16384 ;;    # a few hundred items; real answers are ~200 bytes an item
+    json_event) echo 16384 ;;     # the capture lines used as seeds (all but large_return)
     *) echo 4096 ;;
   esac
 }
@@ -42,6 +47,8 @@ run_one() {
   [[ -x "$bin" ]] || { echo "$t: no $t-fuzz binary (is tests/fuzz added to the build?)" >&2; return 2; }
   local out="$BUILD/corpus-out/$t" art="$BUILD/artifacts/$t" log="$BUILD/logs/$t.log"
   mkdir -p "$out" "$art" "$(dirname "$log")"
+  local started="$BUILD/logs/$t.started"
+  touch "$started"
   cp -n "$ROOT/tests/fuzz/corpus/$t/"* "$out/" 2>/dev/null || true
   local status=0
   # shellcheck disable=SC2086
@@ -60,8 +67,13 @@ run_one() {
   fi
   local cov
   cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n1 || true)
+  local corpus crashes
+  corpus=$(find "$out" -maxdepth 1 -type f | wc -l)
+  crashes=$(find "$art" -maxdepth 1 -type f -newer "$started" | wc -l)
   printf '%-14s %6ss  %10s execs  %7s exec/s  %s  corpus %s files\n' "$t" "$SECONDS_PER_TARGET" \
-    "${execs:-?}" "${rate:-?}" "${cov:-}" "$(ls "$out" | wc -l)"
+    "${execs:-?}" "${rate:-?}" "${cov:-}" "$corpus"
+  printf '%-14s %7s %12s %8s %8s %7s\n' "$t" "$SECONDS_PER_TARGET" "${execs:-?}" "${rate:-?}" "$corpus" \
+    "$crashes" >"$BUILD/logs/$t.summary"
   if [[ $status -ne 0 ]]; then
     echo "$t: FUZZER FAILED (exit $status), see $log" >&2
     grep -E '^(==[0-9]+==ERROR|SUMMARY|.*invariant broken|artifact_prefix|Test unit written)' "$log" | head -n 20 >&2 || true
@@ -72,6 +84,7 @@ run_one() {
 
 failed=0
 max_jobs=${FUZZ_JOBS:-1}
+for t in "${TARGETS[@]}"; do rm -f "$BUILD/logs/$t.summary"; done
 if [[ $max_jobs -le 1 ]]; then
   for t in "${TARGETS[@]}"; do run_one "$t" || failed=1; done
 else
@@ -82,4 +95,11 @@ else
   done
   for p in "${pids[@]}"; do wait "$p" || failed=1; done
 fi
+
+echo
+printf '%-14s %7s %12s %8s %8s %7s\n' target seconds executions exec/s corpus crashes
+for t in "${TARGETS[@]}"; do
+  if [[ -f "$BUILD/logs/$t.summary" ]]; then cat "$BUILD/logs/$t.summary"
+  else printf '%-14s %7s %12s %8s %8s %7s\n' "$t" "$SECONDS_PER_TARGET" '-' '-' '-' 'no run'; fi
+done
 exit $failed

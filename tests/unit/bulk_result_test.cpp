@@ -111,5 +111,35 @@ TEST(BulkResult, LongReasonsAreCutOnACharacterBoundary) {
   EXPECT_EQ((r.size() - 3) % 2, 0u) << "no half character at the end";
 }
 
+TEST(BulkResult, AnItemErrorGivenAsAStringIsOneBoundedLine) {
+  // Regression: corpus/bulk_result/items-error-string (kept whole, newlines and all).
+  const std::string text = "mapper_parsing_exception\\n at [Source: (byte[])\\r\\n\\tline: 1]" + std::string(600, 'x');
+  const auto b = classify_bulk_response(200, R"({"items":[{"create":{"status":400,"error":")" + text + R"("}}]})", 1);
+  const std::string& r = b.items[0].reason;
+  EXPECT_EQ(r.substr(0, 45), "mapper_parsing_exception  at [Source: (byte[]");
+  EXPECT_EQ(r.find_first_of("\n\r\t"), std::string::npos) << r;
+  EXPECT_EQ(r.size(), 500u);
+}
+
+TEST(BulkResult, AnItemNotDeliveredAlwaysHasAReason) {
+  // Regression: corpus/bulk_result/items-no-error-object (dead-lettered with an empty reason).
+  const auto b = classify_bulk_response(200, R"({"items":[{"create":{"status":400}},{"create":{"status":503}},
+    {"create":{"status":400,"error":""}},{"create":{"status":201}}]})", 4);
+  EXPECT_EQ(outcomes(b), (std::vector{X, R, X, D}));
+  EXPECT_EQ(b.items[0].reason, "status 400 without an error");
+  EXPECT_EQ(b.items[1].reason, "status 503 without an error");
+  EXPECT_EQ(b.items[2].reason, "status 400 without an error");
+  EXPECT_EQ(b.items[3].reason, "");
+}
+
+TEST(BulkResult, ADeeplyNestedBodyIsParsedWithoutRecursion) {
+  // Regression: corpus/bulk_result/body-deep-nesting (the recursive parser overflowed the stack).
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  EXPECT_EQ(outcomes(classify_bulk_response(200, R"({"items":)" + deep + "}", 1)), (std::vector{R}));
+  const auto rejected = classify_bulk_response(400, R"({"error":)" + deep + "}", 1);
+  EXPECT_EQ(outcomes(rejected), (std::vector{X}));
+  EXPECT_EQ(rejected.items[0].reason, "HTTP 400: error");
+}
+
 }  // namespace
 }  // namespace salttap::indexer

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/text.h"
 #include "indexer/server_info.h"
 
 namespace salttap::indexer {
@@ -293,6 +294,53 @@ TEST(ServerInfo, SnapshotVersion) {
   const auto d = detect_server(
       answer(200, R"({"version":{"number":"8.16.0-SNAPSHOT","build_flavor":"default"},"tagline":"You Know, for Search"})"));
   EXPECT_EQ(d.info.version, (ServerVersion{8, 16, 0}));
+}
+
+TEST(ServerInfo, AnUnreadableVersionPartCountsAsZero) {
+  // Regression: corpus/server_info/crash-negative-patch-version.
+  const auto d = detect_server(
+      answer(200, R"({"version":{"number":"7.17.-9.1"},"tagline":"You Know, for Search"})", "Elasticsearch"));
+  EXPECT_TRUE(d.info.usable()) << d.info.problem;
+  EXPECT_EQ(d.info.version, (ServerVersion{7, 17, 0}));
+  const auto bad_minor =
+      detect_server(answer(200, R"({"version":{"number":"7.-1"},"tagline":"You Know, for Search"})"));
+  EXPECT_NE(bad_minor.info.problem.find("unreadable version number '7.-1'"), std::string::npos)
+      << bad_minor.info.problem;
+}
+
+TEST(ServerInfo, ProblemsQuoteTheBannerOnOneBoundedLine) {
+  // Regression: corpus/server_info/edge-distribution-multiline-long, edge-number-multiline.
+  const auto other = detect_server(answer(
+      200, R"({"version":{"distribution":"line1\nline2\r)" + std::string(300, 'd') + R"(","number":"1.0.0"}})"));
+  EXPECT_EQ(other.info.flavor, Flavor::unknown);
+  EXPECT_EQ(other.info.problem.find_first_of("\n\r"), std::string::npos) << other.info.problem;
+  EXPECT_NE(other.info.problem.find("distribution 'line1 line2 ddd"), std::string::npos) << other.info.problem;
+  EXPECT_LT(other.info.problem.size(), 300u);
+
+  const auto es6 = detect_server(answer(
+      200, R"({"version":{"number":"6.8\nforged)" + std::string(300, 'x') + R"("},"tagline":"You Know, for Search"})"));
+  EXPECT_FALSE(es6.info.usable());
+  EXPECT_EQ(es6.info.problem.find_first_of("\n\r"), std::string::npos) << es6.info.problem;
+  EXPECT_NE(es6.info.problem.find("Elasticsearch 6.8 forged"), std::string::npos) << es6.info.problem;
+  EXPECT_LT(es6.info.problem.size(), 300u);
+}
+
+TEST(ServerInfo, ExcerptsEndOnACharacterBoundary) {
+  // Regression: corpus/server_info/crash-excerpt-cut-inside-a-character.
+  std::string omegas;
+  for (int i = 0; i < 200; ++i) omegas += "\u03a9";  // two bytes each
+  const auto d = detect_server(answer(500, "x" + omegas));
+  EXPECT_TRUE(is_valid_utf8(d.error)) << d.error;
+  EXPECT_NE(d.error.find(": x" + omegas.substr(0, 118) + "\u2026"), std::string::npos) << d.error;
+  const auto tagline = detect_server(answer(200, R"({"version":{"number":"1.0"},"tagline":"x)" + omegas + R"("})"));
+  EXPECT_TRUE(is_valid_utf8(tagline.info.problem)) << tagline.info.problem;
+}
+
+TEST(ServerInfo, ADeeplyNestedBannerIsParsedWithoutRecursion) {
+  // Regression: corpus/server_info/edge-deep-nesting (the recursive parser overflowed the stack).
+  const auto d = detect_server(answer(200, R"({"version":)" + std::string(200000, '[') + std::string(200000, ']') + "}"));
+  EXPECT_EQ(d.info.flavor, Flavor::unknown);
+  EXPECT_NE(d.info.problem.find("banner"), std::string::npos);
 }
 
 }  // namespace
