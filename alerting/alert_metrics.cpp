@@ -2,8 +2,7 @@
 
 namespace salttap::alerting {
 
-void publish_alert_metrics(Metrics& m, const AlertDispatcher& d, const std::string& outlet,
-                           const AsyncAlertOutlet* o) {
+void publish_alert_metrics(Metrics& m, const AlertDispatcher& d, const std::string& outlet, const AsyncAlertOutlet* o) {
   using correlator::AlertKind;
   for (AlertKind k : {AlertKind::failed, AlertKind::missing, AlertKind::risky, AlertKind::spool_full})
     m.counter("salttap_alerts_total{kind=\"" + std::string(to_string(k)) + "\"}", d.count(k), "Alerts raised, by kind");

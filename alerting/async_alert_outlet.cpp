@@ -11,7 +11,9 @@ AsyncAlertOutlet::AsyncAlertOutlet(std::string name, RetryPolicy policy, SteadyT
 
 AsyncAlertOutlet::~AsyncAlertOutlet() { stop(std::chrono::milliseconds(0)); }
 
-void AsyncAlertOutlet::start() { thread_ = std::thread([this] { run(); }); }
+void AsyncAlertOutlet::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void AsyncAlertOutlet::send(const correlator::Alert& alert) {
   {

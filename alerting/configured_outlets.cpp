@@ -10,8 +10,8 @@ AlertOutlets make_alert_outlets(const OutletsConfig& config) {
   AlertOutlets o;
   if (config.log) o.all.push_back(std::make_shared<LogAlertOutlet>());
   if (config.webhook) {
-    o.webhook = std::make_shared<WebhookAlertOutlet>(
-        *config.webhook, indexer::make_curl_client(webhook_http_config(*config.webhook)));
+    o.webhook = std::make_shared<WebhookAlertOutlet>(*config.webhook,
+                                                     indexer::make_curl_client(webhook_http_config(*config.webhook)));
     o.all.push_back(o.webhook);
   }
   if (config.fire) {

@@ -19,9 +19,9 @@ bool enabled(Level level) { return level >= g_level.load(std::memory_order_relax
 
 void write(Level level, std::string_view message) {
   const auto now = std::chrono::system_clock::now();
-  const std::string line = fmt::format("{:%Y-%m-%dT%H:%M:%S}Z salttap {} {}\n",
-                                       std::chrono::floor<std::chrono::milliseconds>(now),
-                                       kNames[static_cast<int>(level)], message);
+  const std::string line =
+      fmt::format("{:%Y-%m-%dT%H:%M:%S}Z salttap {} {}\n", std::chrono::floor<std::chrono::milliseconds>(now),
+                  kNames[static_cast<int>(level)], message);
   std::lock_guard lock(g_mutex);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);

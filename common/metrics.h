@@ -21,7 +21,9 @@ class Metrics {
   void counter(const std::string& name, std::uint64_t value, const std::string& help = {}) {
     set(name, Type::counter, static_cast<double>(value), help);
   }
-  void gauge(const std::string& name, double value, const std::string& help = {}) { set(name, Type::gauge, value, help); }
+  void gauge(const std::string& name, double value, const std::string& help = {}) {
+    set(name, Type::gauge, value, help);
+  }
 
   std::string render() const;  // text format 0.0.4
 

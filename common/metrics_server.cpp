@@ -21,7 +21,8 @@ struct MetricsServer::Impl {
     if (colon == std::string::npos) throw std::runtime_error("metrics listen address must be HOST:PORT: " + listen);
     std::string host = listen.substr(0, colon);
     if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-    const tcp::endpoint ep(asio::ip::make_address(host), static_cast<std::uint16_t>(std::stoi(listen.substr(colon + 1))));
+    const tcp::endpoint ep(asio::ip::make_address(host),
+                           static_cast<std::uint16_t>(std::stoi(listen.substr(colon + 1))));
     acceptor.open(ep.protocol());
     acceptor.set_option(asio::socket_base::reuse_address(true));
     acceptor.bind(ep);
@@ -44,29 +45,30 @@ struct MetricsServer::Impl {
   void serve(std::shared_ptr<tcp::socket> socket) {
     auto buffer = std::make_shared<boost::beast::flat_buffer>();
     auto request = std::make_shared<http::request<http::string_body>>();
-    http::async_read(*socket, *buffer, *request, [this, socket, buffer, request](boost::system::error_code ec, std::size_t) {
-      if (ec) return;
-      auto response = std::make_shared<http::response<http::string_body>>();
-      response->version(request->version());
-      response->keep_alive(false);
-      if (request->target() == "/metrics") {
-        response->result(http::status::ok);
-        response->set(http::field::content_type, "text/plain; version=0.0.4");
-        response->body() = metrics.render();
-      } else if (request->target() == "/healthz") {
-        const bool ok = healthy();
-        response->result(ok ? http::status::ok : http::status::service_unavailable);
-        response->body() = ok ? "ok\n" : "unhealthy\n";
-      } else {
-        response->result(http::status::not_found);
-        response->body() = "not found\n";
-      }
-      response->prepare_payload();
-      http::async_write(*socket, *response, [socket, response](boost::system::error_code, std::size_t) {
-        boost::system::error_code ignored;
-        socket->shutdown(tcp::socket::shutdown_both, ignored);
-      });
-    });
+    http::async_read(
+        *socket, *buffer, *request, [this, socket, buffer, request](boost::system::error_code ec, std::size_t) {
+          if (ec) return;
+          auto response = std::make_shared<http::response<http::string_body>>();
+          response->version(request->version());
+          response->keep_alive(false);
+          if (request->target() == "/metrics") {
+            response->result(http::status::ok);
+            response->set(http::field::content_type, "text/plain; version=0.0.4");
+            response->body() = metrics.render();
+          } else if (request->target() == "/healthz") {
+            const bool ok = healthy();
+            response->result(ok ? http::status::ok : http::status::service_unavailable);
+            response->body() = ok ? "ok\n" : "unhealthy\n";
+          } else {
+            response->result(http::status::not_found);
+            response->body() = "not found\n";
+          }
+          response->prepare_payload();
+          http::async_write(*socket, *response, [socket, response](boost::system::error_code, std::size_t) {
+            boost::system::error_code ignored;
+            socket->shutdown(tcp::socket::shutdown_both, ignored);
+          });
+        });
   }
 
   const Metrics& metrics;

@@ -16,7 +16,8 @@ class MetricsServer {
  public:
   // `listen` is "HOST:PORT" (port 0: any free port). Throws std::runtime_error
   // when it cannot bind. `healthy` decides /healthz (200 or 503).
-  MetricsServer(const std::string& listen, const Metrics& metrics, std::function<bool()> healthy = [] { return true; });
+  MetricsServer(
+      const std::string& listen, const Metrics& metrics, std::function<bool()> healthy = [] { return true; });
   ~MetricsServer();
   std::uint16_t port() const;
 

@@ -41,7 +41,7 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
   }
   if (b >= 0xf0 && b <= 0xf4) {
     if (!cont(1) || !cont(2) || !cont(3)) return 0;
-    if (b == 0xf0 && c(1) < 0x90) return 0;  // overlong
+    if (b == 0xf0 && c(1) < 0x90) return 0;   // overlong
     if (b == 0xf4 && c(1) >= 0x90) return 0;  // > U+10FFFF
     return 4;
   }

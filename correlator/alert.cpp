@@ -23,10 +23,14 @@ void names(Writer& w, const Job& job, const MinionRegistry& reg, std::uint8_t ou
 
 std::string_view to_string(AlertKind kind) {
   switch (kind) {
-    case AlertKind::failed: return "failed";
-    case AlertKind::missing: return "missing";
-    case AlertKind::risky: return "risky";
-    case AlertKind::spool_full: return "spool_full";
+    case AlertKind::failed:
+      return "failed";
+    case AlertKind::missing:
+      return "missing";
+    case AlertKind::risky:
+      return "risky";
+    case AlertKind::spool_full:
+      return "spool_full";
   }
   return "failed";
 }
@@ -57,8 +61,10 @@ std::optional<Alert> make_alert(const Job& job, const MinionRegistry& reg, const
   w.Key("kind"), str(w, to_string(job.kind));
   w.Key("fun"), str(w, job.fun);
   w.Key("args");
-  if (job.args_json.empty()) w.Null();
-  else w.RawValue(job.args_json.data(), job.args_json.size(), rapidjson::kArrayType);
+  if (job.args_json.empty())
+    w.Null();
+  else
+    w.RawValue(job.args_json.data(), job.args_json.size(), rapidjson::kArrayType);
   w.Key("user"), str(w, job.user);
   w.Key("tgt"), str(w, job.tgt);
   w.Key("tgt_type"), str(w, job.tgt_type);

@@ -29,11 +29,11 @@ struct AlertConfig {
 };
 
 struct Alert {
-  AlertKind kind;                 // the first of failed > missing > risky
-  std::vector<AlertKind> kinds;   // every reason this job alerts
+  AlertKind kind;                // the first of failed > missing > risky
+  std::vector<AlertKind> kinds;  // every reason this job alerts
   std::string jid;
-  std::string json;               // the payload (webhook body, alert event data)
-  Micros started_at = 0;          // the job's (names the alerts index's day)
+  std::string json;       // the payload (webhook body, alert event data)
+  Micros started_at = 0;  // the job's (names the alerts index's day)
   Micros settled_at = 0;
 };
 

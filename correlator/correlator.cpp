@@ -41,7 +41,10 @@ std::string string_or_empty(const tap::Event& e, std::string_view key) {
 
 Correlator::Correlator(CorrelatorConfig config, const Clock& clock, Sink sink, std::shared_ptr<const Auditor> auditor,
                        std::shared_ptr<const Redactor> redactor)
-    : config_(std::move(config)), clock_(clock), sink_(std::move(sink)), auditor_(std::move(auditor)),
+    : config_(std::move(config)),
+      clock_(clock),
+      sink_(std::move(sink)),
+      auditor_(std::move(auditor)),
       redactor_(std::move(redactor)) {
   for (const auto& f : config_.noise_funs)
     (f.find_first_of("*?[") == std::string::npos ? noise_exact_ : noise_globs_).push_back(f);
@@ -105,14 +108,17 @@ std::string Correlator::redact_text(const std::string& text) const {
   const msgpack::object safe = redactor_->redact(o, zone);
   std::string out(*as_string(safe));
   // Free text may carry `name=value` (or `--name=value`) tokens anywhere.
-  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; };
+  const auto word = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  };
   for (std::size_t eq = out.find('='); eq != std::string::npos; eq = out.find('=', eq + 1)) {
     std::size_t start = eq;
     while (start > 0 && word(out[start - 1])) --start;
     std::size_t name_start = start;
     while (name_start < eq && out[name_start] == '-') ++name_start;
     std::size_t end = eq + 1;
-    while (end < out.size() && !std::isspace(static_cast<unsigned char>(out[end])) && out[end] != '"' && out[end] != '\'')
+    while (end < out.size() && !std::isspace(static_cast<unsigned char>(out[end])) && out[end] != '"' &&
+           out[end] != '\'')
       ++end;
     if (name_start == eq || end == eq + 1) continue;
     if (!redactor_->is_secret_key(std::string_view(out).substr(name_start, eq - name_start))) continue;
@@ -127,7 +133,8 @@ bool Correlator::is_noise(const tap::Event& e) const {
   if (!fun) return false;
   for (const auto& f : noise_exact_)
     if (*fun == f) return true;
-  return std::any_of(noise_globs_.begin(), noise_globs_.end(), [&](const std::string& g) { return glob_match(g, *fun); });
+  return std::any_of(noise_globs_.begin(), noise_globs_.end(),
+                     [&](const std::string& g) { return glob_match(g, *fun); });
 }
 
 Job& Correlator::open_job(std::string_view jid, JobKind kind, Micros started_at) {
@@ -159,8 +166,8 @@ void Correlator::describe_call(Job& job, const msgpack::object* fun, const msgpa
     if (job.args_json.size() > kMaxArgsJson) job.args_json = "\"<arguments over 64 KiB not kept>\"";
   }
   if (auditor_) {
-    job.risk = auditor_->assess(
-        {job.fun, args, tgt, job.tgt_type, std::max(job.expected, job.minions.size()), job.user});
+    job.risk =
+        auditor_->assess({job.fun, args, tgt, job.tgt_type, std::max(job.expected, job.minions.size()), job.user});
   }
 }
 
@@ -232,8 +239,10 @@ void Correlator::on_ret(std::string_view jid, std::string_view minion_name, cons
   }
   const ReturnAnalysis a = analyze_return(e.data(), config_.max_failed_states);
   const bool late = before == kMissing || (job.settled && !without_new);
-  if (before == kMissing) --job.missing;
-  else --job.pending;
+  if (before == kMissing)
+    --job.missing;
+  else
+    --job.pending;
   job.flags[s] = static_cast<std::uint8_t>((job.flags[s] & ~kOutcomeMask) | (a.failed ? kFailed : kSucceeded) |
                                            (late ? kLate : 0));
   ++(a.failed ? job.failed : job.succeeded);
@@ -279,8 +288,10 @@ void Correlator::on_find_job_ret(MinionId minion, const tap::Event& e) {
   if (!s || (job.flags[*s] & kOutcomeMask) != kPending) return;
   const Micros until = clock_.now() + (job.deadline - job.started_at);
   auto ext = std::find_if(job.extended.begin(), job.extended.end(), [&](const auto& x) { return x.first == minion; });
-  if (ext == job.extended.end()) job.extended.emplace_back(minion, until);
-  else ext->second = std::max(ext->second, until);
+  if (ext == job.extended.end())
+    job.extended.emplace_back(minion, until);
+  else
+    ext->second = std::max(ext->second, until);
   ++stats_.find_job_extensions;
 }
 
@@ -354,8 +365,10 @@ void Correlator::advance() {
     timers_.pop();
     Job* job = find_job(jid);
     if (!job || job->next_check != at) continue;  // stale timer
-    if (job->settled) evict(jid, /*early=*/false);
-    else expire(*job);
+    if (job->settled)
+      evict(jid, /*early=*/false);
+    else
+      expire(*job);
   }
 }
 
@@ -374,8 +387,10 @@ void Correlator::expire(Job& job) {
       next = std::min(next, d);
     }
   }
-  if (job.pending == 0) settle(job);
-  else schedule(job, next);
+  if (job.pending == 0)
+    settle(job);
+  else
+    schedule(job, next);
 }
 
 void Correlator::settle(Job& job) {

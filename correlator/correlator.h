@@ -16,13 +16,13 @@
 //   salt/run, salt/wheel   jobs of kind runner / wheel
 // Time comes from the injected Clock; call advance() to fire deadlines.
 
+#include <absl/container/flat_hash_map.h>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <map>
+#include <memory>
 #include <queue>
 #include <string>
-#include <absl/container/flat_hash_map.h>
 #include <vector>
 
 #include "common/clock.h"
@@ -50,12 +50,12 @@ struct CorrelatorStats {
   std::uint64_t late_returns = 0;
   std::uint64_t unexpected_returns = 0;  // from a minion not in the job's list
   std::uint64_t missing_minions = 0;
-  std::uint64_t noise_events = 0;        // find_job / saltutil.running traffic
+  std::uint64_t noise_events = 0;  // find_job / saltutil.running traffic
   std::uint64_t find_job_extensions = 0;
   std::uint64_t progress_events = 0;
-  std::uint64_t minion_events = 0;       // start, auth, presence
+  std::uint64_t minion_events = 0;  // start, auth, presence
   std::uint64_t other_events = 0;
-  std::uint64_t evicted_jobs = 0;        // over max_jobs, before their grace ended
+  std::uint64_t evicted_jobs = 0;  // over max_jobs, before their grace ended
 };
 
 // Finer-grained than the Sink, for the indexer: a job document when a job

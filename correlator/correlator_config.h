@@ -22,13 +22,13 @@ std::vector<DeadlineRule> default_deadlines();
 
 struct CorrelatorConfig {
   std::vector<DeadlineRule> deadlines = default_deadlines();
-  std::optional<Micros> missing_after;               // overrides every deadline (--missing-after)
-  Micros orphan_settle = 10 * kMicrosPerSecond;      // a job without `new` settles this long after its last return
-  Micros late_grace = 3600 * kMicrosPerSecond;       // settled jobs are kept this long for late returns
-  std::size_t max_jobs = 100'000;                    // tracked at once; the oldest are evicted (counted)
+  std::optional<Micros> missing_after;           // overrides every deadline (--missing-after)
+  Micros orphan_settle = 10 * kMicrosPerSecond;  // a job without `new` settles this long after its last return
+  Micros late_grace = 3600 * kMicrosPerSecond;   // settled jobs are kept this long for late returns
+  std::size_t max_jobs = 100'000;                // tracked at once; the oldest are evicted (counted)
   std::vector<std::string> noise_funs = {"saltutil.find_job", "saltutil.running"};  // tracked, never reported
-  std::size_t max_failed_states = 50;                // per job, in summaries
-  std::size_t max_failures = 100;                    // failed minions with reasons, per job
+  std::size_t max_failed_states = 50;                                               // per job, in summaries
+  std::size_t max_failures = 100;  // failed minions with reasons, per job
 
   Micros deadline_for(const std::string& fun) const;
 };

@@ -6,21 +6,30 @@ namespace salttap::correlator {
 
 std::string_view to_string(JobKind k) {
   switch (k) {
-    case JobKind::job: return "job";
-    case JobKind::runner: return "runner";
-    case JobKind::wheel: return "wheel";
-    case JobKind::scheduled: return "scheduled";
-    case JobKind::orphan: return "orphan";
+    case JobKind::job:
+      return "job";
+    case JobKind::runner:
+      return "runner";
+    case JobKind::wheel:
+      return "wheel";
+    case JobKind::scheduled:
+      return "scheduled";
+    case JobKind::orphan:
+      return "orphan";
   }
   return "job";
 }
 
 std::string_view to_string(JobStatus s) {
   switch (s) {
-    case JobStatus::running: return "running";
-    case JobStatus::succeeded: return "succeeded";
-    case JobStatus::failed: return "failed";
-    case JobStatus::missing: return "missing";
+    case JobStatus::running:
+      return "running";
+    case JobStatus::succeeded:
+      return "succeeded";
+    case JobStatus::failed:
+      return "failed";
+    case JobStatus::missing:
+      return "missing";
   }
   return "running";
 }

@@ -35,15 +35,15 @@ enum MinionFlag : std::uint8_t {
 struct Job {
   std::string jid;
   JobKind kind = JobKind::job;
-  std::string fun;       // comma-joined for multi-function jobs
+  std::string fun;  // comma-joined for multi-function jobs
   std::string user;
-  std::string tgt;       // comma-joined when a list
+  std::string tgt;  // comma-joined when a list
   std::string tgt_type;
-  std::string args_json; // the publish arguments as JSON, secrets redacted
+  std::string args_json;  // the publish arguments as JSON, secrets redacted
   Micros started_at = 0;
-  Micros deadline = 0;   // base deadline for every expected minion
+  Micros deadline = 0;  // base deadline for every expected minion
   Micros settled_at = 0;
-  Micros next_check = 0; // when the correlator looks at this job again
+  Micros next_check = 0;  // when the correlator looks at this job again
 
   std::vector<MinionId> minions;  // sorted
   std::vector<std::uint8_t> flags;
@@ -55,12 +55,12 @@ struct Job {
   StateCounts states;
   std::vector<std::pair<MinionId, FailedState>> failed_states;  // capped
   std::vector<std::pair<MinionId, std::string>> failures;       // failed minions and why, capped
-  std::optional<bool> outcome_success;  // runner / wheel: from their `ret`
+  std::optional<bool> outcome_success;                          // runner / wheel: from their `ret`
   std::string outcome_reason;
 
   Risk risk;
   bool settled = false;
-  std::uint32_t updates = 0;  // times re-emitted after settling (late returns)
+  std::uint32_t updates = 0;   // times re-emitted after settling (late returns)
   std::uint64_t open_seq = 0;  // opening order
 
   JobStatus status() const;

@@ -16,7 +16,8 @@ void key(Writer& w, std::string_view k) { json::key(w, k); }
 template <typename Pred>
 bool minion_list(Writer& w, const Job& job, const MinionRegistry& reg, std::size_t cap, Pred pred) {
   w.StartArray();
-  const std::size_t n = job.for_each_minion(pred, [&](MinionId m) { str(w, reg.name(m)); }, cap);
+  const std::size_t n = job.for_each_minion(
+      pred, [&](MinionId m) { str(w, reg.name(m)); }, cap);
   w.EndArray();
   return n > cap;
 }
@@ -31,15 +32,19 @@ void append_job_json(std::string& out, const Job& job, const MinionRegistry& reg
   key(w, "kind"), str(w, to_string(job.kind));
   key(w, "fun"), str(w, job.fun);
   key(w, "args");
-  if (job.args_json.empty()) w.Null();
-  else w.RawValue(job.args_json.data(), job.args_json.size(), rapidjson::kArrayType);
+  if (job.args_json.empty())
+    w.Null();
+  else
+    w.RawValue(job.args_json.data(), job.args_json.size(), rapidjson::kArrayType);
   key(w, "user"), str(w, job.user);
   key(w, "tgt"), str(w, job.tgt);
   key(w, "tgt_type"), str(w, job.tgt_type);
   key(w, "started_at"), str(w, format_utc(job.started_at));
   key(w, "settled_at");
-  if (job.settled) str(w, format_utc(job.settled_at));
-  else w.Null();
+  if (job.settled)
+    str(w, format_utc(job.settled_at));
+  else
+    w.Null();
   key(w, "status"), str(w, to_string(job.status()));
 
   const bool with_minions = job.kind != JobKind::runner && job.kind != JobKind::wheel;
@@ -49,7 +54,8 @@ void append_job_json(std::string& out, const Job& job, const MinionRegistry& reg
     w.StartObject();
     const std::size_t cap = options.list_cap;
     key(w, "expected");
-    if (minion_list(w, job, reg, cap, [](std::uint8_t f) { return (f & kExpected) != 0; })) truncated.push_back("expected");
+    if (minion_list(w, job, reg, cap, [](std::uint8_t f) { return (f & kExpected) != 0; }))
+      truncated.push_back("expected");
     key(w, "succeeded");
     if (minion_list(w, job, reg, cap, [](std::uint8_t f) { return (f & kOutcomeMask) == kSucceeded; }))
       truncated.push_back("succeeded");
@@ -91,8 +97,10 @@ void append_job_json(std::string& out, const Job& job, const MinionRegistry& reg
     w.EndArray();
   } else {
     key(w, "success");
-    if (job.outcome_success) w.Bool(*job.outcome_success);
-    else w.Null();
+    if (job.outcome_success)
+      w.Bool(*job.outcome_success);
+    else
+      w.Null();
     if (!job.outcome_reason.empty()) key(w, "reason"), str(w, job.outcome_reason);
   }
 

@@ -13,6 +13,7 @@ struct JobJsonOptions {
   std::size_t list_cap = 1000;  // minion names per list; counts are always exact
 };
 
-void append_job_json(std::string& out, const Job& job, const MinionRegistry& minions, const JobJsonOptions& options = {});
+void append_job_json(std::string& out, const Job& job, const MinionRegistry& minions,
+                     const JobJsonOptions& options = {});
 
 }  // namespace salttap::correlator

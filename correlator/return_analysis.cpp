@@ -104,9 +104,9 @@ void analyze_states(const msgpack::object& ret, ReturnAnalysis& a, std::size_t m
     ++a.states.total;
     const msgpack::object* result = map_find(st, "result");
     // In test mode (result null) `changes` shows what would change: not a change.
-    if (const msgpack::object* changes = map_find(st, "changes");
-        result->type != msgpack::type::NIL && changes && changes->type == msgpack::type::MAP &&
-        changes->via.map.size > 0)
+    if (const msgpack::object* changes = map_find(st, "changes"); result->type != msgpack::type::NIL && changes &&
+                                                                  changes->type == msgpack::type::MAP &&
+                                                                  changes->via.map.size > 0)
       ++a.states.changed;
     if (result->type == msgpack::type::NIL) {
       ++a.states.would_change;
@@ -151,10 +151,14 @@ ReturnAnalysis analyze_return(const msgpack::object& data, std::size_t max_faile
       const auto key = as_string(data.via.map.ptr[i].key);
       if (!key) continue;
       const msgpack::object* v = &data.via.map.ptr[i].val;
-      if (*key == "return") ret = v;
-      else if (*key == "fun") fun = v;
-      else if (*key == "retcode") retcode = v;
-      else if (*key == "success") success = v;
+      if (*key == "return")
+        ret = v;
+      else if (*key == "fun")
+        fun = v;
+      else if (*key == "retcode")
+        retcode = v;
+      else if (*key == "success")
+        success = v;
     }
   }
   std::string reason;

@@ -15,7 +15,8 @@ constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag;
 // One line (reasons go into log lines; engines put "\n at [Source: ...]" in
 // theirs), cut at a UTF-8 character boundary (they go into dead-letter JSON too).
 void tidy(std::string& s) {
-  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  std::replace_if(
+      s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
   if (s.size() <= kMaxReason) return;
   std::size_t at = kMaxReason;
   while (at > 0 && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;

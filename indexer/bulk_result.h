@@ -29,8 +29,8 @@ enum class ItemOutcome : std::uint8_t { delivered, retry, reject };
 
 struct ItemResult {
   ItemOutcome outcome = ItemOutcome::retry;
-  int status = 0;      // the item's HTTP status, 0 when the whole request failed
-  std::string reason;  // for retry / reject: "<error.type>: <error.reason>" or why
+  int status = 0;          // the item's HTTP status, 0 when the whole request failed
+  std::string reason;      // for retry / reject: "<error.type>: <error.reason>" or why
   std::string error_type;  // the engine's error.type when it gave one (e.g. mapper_parsing_exception)
 };
 

@@ -24,14 +24,22 @@ namespace salttap::indexer {
 
 std::string_view to_string(RequestFailure f) {
   switch (f) {
-    case RequestFailure::transport: return "transport";
-    case RequestFailure::http_429: return "http_429";
-    case RequestFailure::http_5xx: return "http_5xx";
-    case RequestFailure::http_413: return "http_413";
-    case RequestFailure::http_auth: return "http_auth";
-    case RequestFailure::http_4xx: return "http_4xx";
-    case RequestFailure::http_other: return "http_other";
-    case RequestFailure::bad_response: return "bad_response";
+    case RequestFailure::transport:
+      return "transport";
+    case RequestFailure::http_429:
+      return "http_429";
+    case RequestFailure::http_5xx:
+      return "http_5xx";
+    case RequestFailure::http_413:
+      return "http_413";
+    case RequestFailure::http_auth:
+      return "http_auth";
+    case RequestFailure::http_4xx:
+      return "http_4xx";
+    case RequestFailure::http_other:
+      return "http_other";
+    case RequestFailure::bad_response:
+      return "bad_response";
   }
   return "unknown";
 }
@@ -80,10 +88,13 @@ std::string append_durably(const std::filesystem::path& path, const std::string&
   for (std::size_t done = 0; done < line.size() && error.empty();) {
     const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) error = fmt::format("cannot write {}: {}", path.string(), std::strerror(errno));
-    else done += static_cast<std::size_t>(n);
+    if (n <= 0)
+      error = fmt::format("cannot write {}: {}", path.string(), std::strerror(errno));
+    else
+      done += static_cast<std::size_t>(n);
   }
-  if (error.empty() && ::fsync(fd) != 0) error = fmt::format("cannot fsync {}: {}", path.string(), std::strerror(errno));
+  if (error.empty() && ::fsync(fd) != 0)
+    error = fmt::format("cannot fsync {}: {}", path.string(), std::strerror(errno));
   ::close(fd);
   return error;
 }
@@ -92,7 +103,9 @@ std::string append_durably(const std::filesystem::path& path, const std::string&
 
 struct BulkShipper::Impl {
   Impl(ShipperConfig c, RecordSource& s, ClientFactory f)
-      : config(std::move(c)), source(s), make_client(std::move(f)),
+      : config(std::move(c)),
+        source(s),
+        make_client(std::move(f)),
         clock(config.clock ? *config.clock : system_clock),
         time(config.steady_time ? *config.steady_time : real_steady_time()),
         unit_random(config.unit_random ? config.unit_random : system_unit_random()),
@@ -162,7 +175,8 @@ struct BulkShipper::Impl {
     bool full = false;
     // Takes a record unless the batch is full; a record alone may exceed max_bytes.
     auto add = [&](SpoolRecord& r) {
-      if (full || (!batch.empty() && (batch.size() >= limits.max_docs || bytes + r.payload.size() > limits.max_bytes))) {
+      if (full ||
+          (!batch.empty() && (batch.size() >= limits.max_docs || bytes + r.payload.size() > limits.max_bytes))) {
         full = true;
         return false;
       }
@@ -177,11 +191,11 @@ struct BulkShipper::Impl {
     while (!full && !is_stopping()) {
       const auto now = time.now();
       if (!batch.empty() && now >= deadline) break;
-      const auto wait = batch.empty() ? kTakeSlice
-                                      : std::min(kTakeSlice, std::chrono::ceil<milliseconds>(deadline - now));
+      const auto wait =
+          batch.empty() ? kTakeSlice : std::min(kTakeSlice, std::chrono::ceil<milliseconds>(deadline - now));
       const bool was_empty = batch.empty();
-      auto records = source.take(limits.max_docs - batch.size(), limits.max_bytes - std::min(bytes, limits.max_bytes),
-                                 wait);
+      auto records =
+          source.take(limits.max_docs - batch.size(), limits.max_bytes - std::min(bytes, limits.max_bytes), wait);
       for (auto& r : records)
         if (!add(r)) carry.push_back(std::move(r));
       if (was_empty && !batch.empty()) deadline = time.now() + limits.max_wait;
@@ -280,12 +294,14 @@ struct BulkShipper::Impl {
       }
     }
     const bool answered = response.status != 0;
-    if (answered && !reachable.exchange(true) && stats_requests() > 1) log::info("engine {} answers again", response.host);
+    if (answered && !reachable.exchange(true) && stats_requests() > 1)
+      log::info("engine {} answers again", response.host);
     if (!answered) reachable = false;
 
     if (failure) {
       std::string why = response.error;  // transport errors: libcurl's text
-      if (answered) why = outcome.items.empty() ? fmt::format("HTTP {}", response.status) : outcome.items.front().reason;
+      if (answered)
+        why = outcome.items.empty() ? fmt::format("HTTP {}", response.status) : outcome.items.front().reason;
       if (outcome.needs_operator)
         log::error("bulk of {} documents to {}: {} (check the indexer's credentials, privileges and URL; retrying)",
                    chunk.size(), response.host, why);
@@ -409,7 +425,8 @@ void BulkShipper::publish(Metrics& m) const {
                           to_string(static_cast<RequestFailure>(i))),
               s.failures[i], "Bulk requests that failed as a whole (retried), by reason");
   m.counter("salttap_indexer_docs_shipped_total", s.docs_shipped, "Documents the engine acknowledged (2xx or 409)");
-  m.counter("salttap_indexer_docs_conflict_total", s.docs_conflict, "Of the shipped documents, those answered 409 (already there)");
+  m.counter("salttap_indexer_docs_conflict_total", s.docs_conflict,
+            "Of the shipped documents, those answered 409 (already there)");
   m.counter("salttap_indexer_docs_retried_total", s.docs_retried, "Document retries (429, 5xx, no response)");
   m.counter("salttap_indexer_docs_dead_lettered_total", s.docs_dead_lettered,
             "Documents the engine rejected, stored in the dead-letter index");

@@ -31,29 +31,29 @@
 namespace salttap::indexer {
 
 struct BatchConfig {
-  std::size_t max_bytes = 5u << 20;   // uncompressed body
+  std::size_t max_bytes = 5u << 20;  // uncompressed body
   std::size_t max_docs = 1000;
   std::chrono::milliseconds max_wait{1000};  // a partial batch goes after this
 };
 
 struct ShipperConfig {
   BatchConfig batch;
-  BackoffPolicy backoff;              // between retries of failed items (common/backoff.h)
-  std::size_t in_flight = 2;          // worker threads, each with its own HttpClient
+  BackoffPolicy backoff;      // between retries of failed items (common/backoff.h)
+  std::size_t in_flight = 2;  // worker threads, each with its own HttpClient
   bool gzip = true;
   std::string dead_letter_prefix = "salt";  // -> <prefix>-deadletter-YYYY.MM.DD
-  bool refresh_wait_for = false;      // tests only: ?refresh=wait_for
-  const Clock* clock = nullptr;       // dates dead letters; nullptr: the system clock (tests inject one)
+  bool refresh_wait_for = false;            // tests only: ?refresh=wait_for
+  const Clock* clock = nullptr;             // dates dead letters; nullptr: the system clock (tests inject one)
   // Batch windows, take() slices, backoff sleeps and the stop() drain run on
   // this clock; the RecordSource waits on the same one. nullptr: real time.
   SteadyTime* steady_time = nullptr;
-  UnitRandom unit_random;             // backoff jitter; empty: system_unit_random()
+  UnitRandom unit_random;  // backoff jitter; empty: system_unit_random()
 };
 
 // Why a bulk request failed as a whole: the bounded `reason` label of
 // salttap_indexer_request_failures_total.
 enum class RequestFailure : std::uint8_t {
-  transport,     // no response: refused, timeout, TLS, aborted
+  transport,  // no response: refused, timeout, TLS, aborted
   http_429,
   http_5xx,
   http_413,      // too large: the batch is split
@@ -67,17 +67,17 @@ std::string_view to_string(RequestFailure f);
 
 struct ShipperStats {
   std::uint64_t requests = 0, request_failures = 0;
-  std::uint64_t docs_shipped = 0;       // acknowledged by the engine (incl. 409)
-  std::uint64_t docs_conflict = 0;      // of which 409
-  std::uint64_t docs_retried = 0;       // item retries
-  std::uint64_t docs_dead_lettered = 0; // into the dead-letter index
+  std::uint64_t docs_shipped = 0;           // acknowledged by the engine (incl. 409)
+  std::uint64_t docs_conflict = 0;          // of which 409
+  std::uint64_t docs_retried = 0;           // item retries
+  std::uint64_t docs_dead_lettered = 0;     // into the dead-letter index
   std::uint64_t docs_dead_letter_file = 0;  // into <spool>/dead/ (the index refused too)
-  std::uint64_t bytes_sent = 0;         // request bodies as sent (compressed when gzip)
+  std::uint64_t bytes_sent = 0;             // request bodies as sent (compressed when gzip)
   double last_bulk_seconds = 0;
   std::array<std::uint64_t, kRequestFailures> failures{};  // request_failures by RequestFailure
-  std::uint64_t dead_letter_file_errors = 0;  // the local file could not be written: kept and retried
-  double bulk_seconds_sum = 0;          // over `requests` (mean latency = sum / requests)
-  std::uint64_t in_flight_batches = 0;  // batches workers hold now (at most in_flight)
+  std::uint64_t dead_letter_file_errors = 0;               // the local file could not be written: kept and retried
+  double bulk_seconds_sum = 0;                             // over `requests` (mean latency = sum / requests)
+  std::uint64_t in_flight_batches = 0;                     // batches workers hold now (at most in_flight)
 };
 
 class BulkShipper {

@@ -24,12 +24,14 @@ void global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-bool host_failed(const HttpResponse& r) { return r.status == 0 || r.status == 502 || r.status == 503 || r.status == 504; }
+bool host_failed(const HttpResponse& r) {
+  return r.status == 0 || r.status == 502 || r.status == 503 || r.status == 504;
+}
 
 struct Host {
-  std::string base;     // "https://user:pw@es1:9200" as configured (scheme added), no trailing '/'
-  std::string display;  // the same without user info: safe for logs and errors
-  std::string userinfo; // "user:pw" when the URL carries credentials (kept out of errors)
+  std::string base;      // "https://user:pw@es1:9200" as configured (scheme added), no trailing '/'
+  std::string display;   // the same without user info: safe for logs and errors
+  std::string userinfo;  // "user:pw" when the URL carries credentials (kept out of errors)
   Clock::time_point cooldown_until{};
 };
 
@@ -72,9 +74,9 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   const std::size_t bytes = size * n;
   constexpr std::string_view kName = "x-elastic-product:";
   std::string_view line(data, bytes);
-  if (line.size() > kName.size() &&
-      std::equal(kName.begin(), kName.end(), line.begin(),
-                 [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
+  if (line.size() > kName.size() && std::equal(kName.begin(), kName.end(), line.begin(), [](char a, char b) {
+        return a == std::tolower(static_cast<unsigned char>(b));
+      })) {
     line.remove_prefix(kName.size());
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front()))) line.remove_prefix(1);
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.remove_suffix(1);
@@ -243,7 +245,8 @@ class CurlHttpClient final : public HttpClient {
   // libcurl's messages name hosts, not credentials; this is the belt to that pair of braces.
   std::string scrub(std::string text) const {
     for (const auto& s : secrets_) {
-      for (auto at = text.find(s); at != std::string::npos; at = text.find(s, at + 3)) text.replace(at, s.size(), "***");
+      for (auto at = text.find(s); at != std::string::npos; at = text.find(s, at + 3))
+        text.replace(at, s.size(), "***");
     }
     return text;
   }

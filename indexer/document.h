@@ -17,11 +17,16 @@ inline constexpr std::size_t kDocClasses = 5;
 
 constexpr std::string_view to_string(DocClass c) {
   switch (c) {
-    case DocClass::job: return "job";
-    case DocClass::ret: return "return";
-    case DocClass::state: return "state";
-    case DocClass::event: return "event";
-    case DocClass::alert: return "alert";
+    case DocClass::job:
+      return "job";
+    case DocClass::ret:
+      return "return";
+    case DocClass::state:
+      return "state";
+    case DocClass::event:
+      return "event";
+    case DocClass::alert:
+      return "alert";
   }
   return "unknown";
 }

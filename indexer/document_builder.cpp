@@ -95,9 +95,15 @@ void DocumentBuilder::on_job(JobUpdate update, const Job& job) {
   }
   if (options_.jobs) {
     switch (update) {
-      case JobUpdate::settled: write_job(job, "settled", 1); break;
-      case JobUpdate::updated: write_job(job, "updated", 2); break;
-      case JobUpdate::final: write_job(job, "final", 3); break;
+      case JobUpdate::settled:
+        write_job(job, "settled", 1);
+        break;
+      case JobUpdate::updated:
+        write_job(job, "updated", 2);
+        break;
+      case JobUpdate::final:
+        write_job(job, "final", 3);
+        break;
     }
   }
   if (update == JobUpdate::settled && options_.returns) write_missing_returns(job);
@@ -121,7 +127,8 @@ void DocumentBuilder::write_job(const Job& job, std::string_view update, unsigne
     w.StartObject();
     write_common(w, "jobs", job.started_at, options_.master_id);
     json::key(w, "update"), json::string(w, update);
-    if (job.settled) json::key(w, "duration_ms"), w.Double(static_cast<double>(job.settled_at - job.started_at) / 1000.0);
+    if (job.settled)
+      json::key(w, "duration_ms"), w.Double(static_cast<double>(job.settled_at - job.started_at) / 1000.0);
     if (!job.args_json.empty()) json::key(w, "args_text"), bounded_string(w, job.args_json, options_.text_cap);
     if (!job.failed_states.empty()) {
       json::key(w, "failed_state_ids");
@@ -148,8 +155,9 @@ void DocumentBuilder::on_alert(const correlator::Alert& alert) {
   std::string doc;
   // A job's alert is one per job; a spool_full alert one per episode (its start time).
   action(doc, options_.layout.index_name("alerts", alert.started_at),
-         alert.jid.empty() ? document_id({options_.master_id, correlator::to_string(alert.kind), std::to_string(alert.started_at)})
-                           : document_id({options_.master_id, alert.jid, "alert"}),
+         alert.jid.empty()
+             ? document_id({options_.master_id, correlator::to_string(alert.kind), std::to_string(alert.started_at)})
+             : document_id({options_.master_id, alert.jid, "alert"}),
          0);
   {
     StringOut os{doc};
@@ -158,7 +166,8 @@ void DocumentBuilder::on_alert(const correlator::Alert& alert) {
     json::key(w, "@timestamp"), json::string(w, format_utc(alert.settled_at));
     json::key(w, "salttap");
     write_salttap_meta(w, "alerts");
-    if (alert.json.find("\"master\":") == std::string::npos) json::key(w, "master"), json::string(w, options_.master_id);
+    if (alert.json.find("\"master\":") == std::string::npos)
+      json::key(w, "master"), json::string(w, options_.master_id);
   }
   doc.push_back(',');
   doc.append(alert.json, 1, std::string::npos);

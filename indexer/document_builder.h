@@ -29,7 +29,7 @@ struct DocumentOptions {
   std::string master_id = "master";  // first part of every _id
   bool jobs = true;
   bool returns = true;
-  bool states = false;       // one document per state (the returner's states_single_index)
+  bool states = false;  // one document per state (the returner's states_single_index)
   bool events = true;
   bool alerts = true;
   // Raw events: a tag is indexed when it matches an include glob and no

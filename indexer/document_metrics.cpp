@@ -6,8 +6,7 @@ namespace salttap::indexer {
 
 void publish_document_metrics(Metrics& m, const DocumentStats& s) {
   for (std::size_t c = 0; c < kDocClasses; ++c)
-    m.counter(fmt::format("salttap_documents_built_total{{class=\"{}\"}}",
-                          to_string(static_cast<DocClass>(c))),
+    m.counter(fmt::format("salttap_documents_built_total{{class=\"{}\"}}", to_string(static_cast<DocClass>(c))),
               s.built[c], "Documents built for the indexer");
   m.counter("salttap_documents_skipped_total{reason=\"function_filter\"}", s.skipped_by_function,
             "Documents not built, by reason (functions_blacklist / whitelist, events include / exclude)");

@@ -10,8 +10,6 @@ std::string_view embedded_file(std::string_view name) {
   return {};
 }
 
-std::string_view embedded_mapping(std::string_view kind) {
-  return embedded_file(std::string(kind) + ".json");
-}
+std::string_view embedded_mapping(std::string_view kind) { return embedded_file(std::string(kind) + ".json"); }
 
 }  // namespace salttap::indexer

@@ -18,29 +18,29 @@ struct HttpRequest {
   std::string path;            // "/_bulk?filter_path=...", starts with '/'
   std::string body;
   std::string content_type = "application/json";
-  bool gzip = false;           // compress the body (Content-Encoding: gzip)
+  bool gzip = false;  // compress the body (Content-Encoding: gzip)
 };
 
 struct HttpResponse {
-  long status = 0;        // 0: no response (connection refused, timeout, TLS error)
+  long status = 0;  // 0: no response (connection refused, timeout, TLS error)
   std::string body;
-  std::string error;      // transport error text when status == 0
-  std::string host;       // the base URL that answered (or failed last)
-  std::string product;    // X-Elastic-Product header, if any
+  std::string error;           // transport error text when status == 0
+  std::string host;            // the base URL that answered (or failed last)
+  std::string product;         // X-Elastic-Product header, if any
   std::size_t bytes_sent = 0;  // request body bytes put on the wire, over every host tried (after gzip)
 };
 
 struct TlsConfig {
-  bool verify = true;          // peer and host name
-  std::string ca_file;         // PEM bundle; empty: the system's
-  std::string client_cert;     // PEM
-  std::string client_key;      // PEM
+  bool verify = true;       // peer and host name
+  std::string ca_file;      // PEM bundle; empty: the system's
+  std::string client_cert;  // PEM
+  std::string client_key;   // PEM
 };
 
 struct AuthConfig {
-  std::string username;        // basic auth
-  std::string password;        // resolved secret (see service config: value, env or file)
-  std::string api_key;         // "Authorization: ApiKey <api_key>" (base64 id:key, as Elastic issues it)
+  std::string username;  // basic auth
+  std::string password;  // resolved secret (see service config: value, env or file)
+  std::string api_key;   // "Authorization: ApiKey <api_key>" (base64 id:key, as Elastic issues it)
 };
 
 struct HttpClientConfig {

@@ -24,7 +24,7 @@ struct IndexLayout {
 };
 
 struct TemplateSettings {
-  int number_of_shards = 1;    // the returner's defaults
+  int number_of_shards = 1;  // the returner's defaults
   int number_of_replicas = 0;
   std::optional<int> retention_days;  // ILM (Elasticsearch) / ISM (OpenSearch) delete after N days
   int template_priority = 200;        // above the engines' built-ins (100)

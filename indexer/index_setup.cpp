@@ -66,8 +66,8 @@ class Setup {
               report_.flat_type.empty() ? "not mapped" : report_.flat_type,
               report_.lifecycle == LifecycleApi::none
                   ? std::string("none")
-                  : fmt::format("{} policy {} ({} days)", to_string(report_.lifecycle),
-                                lifecycle_policy_name(layout_), *settings_.retention_days));
+                  : fmt::format("{} policy {} ({} days)", to_string(report_.lifecycle), lifecycle_policy_name(layout_),
+                                *settings_.retention_days));
     return std::move(report_);
   }
 
@@ -105,9 +105,12 @@ class Setup {
   bool install_lifecycle(int days) {
     if (days < 1) return fail(fmt::format("retention_days must be at least 1 (got {})", days), false);
     switch (lifecycle_api(report_.server)) {
-      case LifecycleApi::ilm: return install_ilm(days);
-      case LifecycleApi::ism: return install_ism(days);
-      case LifecycleApi::none: break;
+      case LifecycleApi::ilm:
+        return install_ilm(days);
+      case LifecycleApi::ism:
+        return install_ism(days);
+      case LifecycleApi::none:
+        break;
     }
     degrade(fmt::format("{} has no lifecycle API salttap knows: indices are not deleted after {} days",
                         report_.server.describe(), days));
@@ -119,10 +122,10 @@ class Setup {
     const HttpResponse r = send("PUT", path, ilm_policy_body(days));
     if (ok(r)) return installed(LifecycleApi::ilm, "PUT " + path);
     if (transient(r)) return fail(fmt::format("installing ILM policy {}: {}", path, describe_failure(r)), true);
-    degrade(fmt::format("ILM {} ({}): templates go without index.lifecycle.name, so indices are not deleted "
-                        "after {} days",
-                        api_absent(r) ? "is not available on this server" : "refused the retention policy",
-                        describe_failure(r), days));
+    degrade(fmt::format(
+        "ILM {} ({}): templates go without index.lifecycle.name, so indices are not deleted "
+        "after {} days",
+        api_absent(r) ? "is not available on this server" : "refused the retention policy", describe_failure(r), days));
     return true;
   }
 
@@ -159,18 +162,23 @@ class Setup {
     const auto* seq_no = ok(current) && !doc.HasParseError() ? member(doc, "_seq_no") : nullptr;
     const auto* primary_term = ok(current) && !doc.HasParseError() ? member(doc, "_primary_term") : nullptr;
     if (!seq_no || !primary_term || !seq_no->IsInt64() || !primary_term->IsInt64()) {
-      if (transient(current)) return fail(fmt::format("reading ISM policy {}: {}", path, describe_failure(current)), true);
-      degrade(fmt::format("ISM policy {} exists but could not be read for an update ({}); it is left as it is, "
-                          "which may not delete after {} days", path, describe_failure(current), days));
+      if (transient(current))
+        return fail(fmt::format("reading ISM policy {}: {}", path, describe_failure(current)), true);
+      degrade(
+          fmt::format("ISM policy {} exists but could not be read for an update ({}); it is left as it is, "
+                      "which may not delete after {} days",
+                      path, describe_failure(current), days));
       return true;
     }
-    const std::string update = fmt::format("{}?if_seq_no={}&if_primary_term={}", path, seq_no->GetInt64(),
-                                           primary_term->GetInt64());
+    const std::string update =
+        fmt::format("{}?if_seq_no={}&if_primary_term={}", path, seq_no->GetInt64(), primary_term->GetInt64());
     const HttpResponse r = send("PUT", update, body);
     if (ok(r) || r.status == 409) return installed(LifecycleApi::ism, "PUT " + update);
     if (transient(r)) return fail(fmt::format("updating ISM policy {}: {}", path, describe_failure(r)), true);
-    degrade(fmt::format("ISM refused the update of policy {} ({}); the existing policy stays, which may not "
-                        "delete after {} days", path, describe_failure(r), days));
+    degrade(
+        fmt::format("ISM refused the update of policy {} ({}); the existing policy stays, which may not "
+                    "delete after {} days",
+                    path, describe_failure(r), days));
     return true;
   }
 
@@ -196,17 +204,19 @@ class Setup {
       // The server does not know the whole-object type (an Elasticsearch
       // without x-pack before 7.13, an OpenSearch before 2.7 hiding its
       // version): map the rest and leave `return_flat` out.
-      if (with_flat && r.status == 400 &&
-          (contains(r.body, report_.flat_type) || contains(r.body, "return_flat"))) {
-        degrade(fmt::format("{} refused the field type {} ({}): return_flat is left out of the mapping and "
-                            "of documents", report_.server.describe(), report_.flat_type, engine_error_reason(r.body)));
+      if (with_flat && r.status == 400 && (contains(r.body, report_.flat_type) || contains(r.body, "return_flat"))) {
+        degrade(
+            fmt::format("{} refused the field type {} ({}): return_flat is left out of the mapping and "
+                        "of documents",
+                        report_.server.describe(), report_.flat_type, engine_error_reason(r.body)));
         report_.flat_type.clear();
         continue;
       }
       if (r.status == 401 || r.status == 403)
         return fail(fmt::format("installing template {}: {}; the configured user needs the manage_index_templates "
-                                "privilege (Elasticsearch) or cluster:admin/indices/template/* (OpenSearch)", path,
-                                describe_failure(r)), false);
+                                "privilege (Elasticsearch) or cluster:admin/indices/template/* (OpenSearch)",
+                                path, describe_failure(r)),
+                    false);
       return fail(fmt::format("installing template {}: {}", path, describe_failure(r)), transient(r));
     }
   }

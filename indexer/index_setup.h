@@ -24,14 +24,14 @@ namespace salttap::indexer {
 
 struct IndexSetupReport {
   bool ok = false;
-  std::string error;  // when !ok: what failed and what the operator can do
+  std::string error;       // when !ok: what failed and what the operator can do
   bool retryable = false;  // the failure may pass by itself (no answer, 429, 5xx)
   ServerInfo server;
   TemplateApi template_api = TemplateApi::composable;
-  std::string flat_type;  // the installed whole-object type; empty: `return_flat` is not mapped
+  std::string flat_type;                        // the installed whole-object type; empty: `return_flat` is not mapped
   LifecycleApi lifecycle = LifecycleApi::none;  // the installed retention policy
-  std::vector<std::string> installed;  // "PUT /_index_template/salt-jobs", ...
-  std::vector<std::string> degraded;   // one line per degrade (also logged)
+  std::vector<std::string> installed;           // "PUT /_index_template/salt-jobs", ...
+  std::vector<std::string> degraded;            // one line per degrade (also logged)
 };
 
 IndexSetupReport install_index_setup(HttpClient& http, const IndexLayout& layout, const TemplateSettings& settings,

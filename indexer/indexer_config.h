@@ -26,8 +26,8 @@ struct SecretSource {
 };
 
 struct IndexerConfig {
-  bool enabled = false;              // true once an indexer: or elasticsearch: block is given
-  std::string source;                // "indexer", "elasticsearch (returner block)", ...
+  bool enabled = false;  // true once an indexer: or elasticsearch: block is given
+  std::string source;    // "indexer", "elasticsearch (returner block)", ...
   HttpClientConfig http;
   DocumentOptions documents;
   TemplateSettings templates;
@@ -40,8 +40,8 @@ struct IndexerConfig {
   // How long one spool write waits for room before spool() asks its caller
   // whether to give up (and offers the documents again if not).
   std::chrono::milliseconds backpressure_wait{500};
-  std::vector<std::string> notes;    // returner keys accepted but not needed, for one log line each
-  SecretSource password, api_key;    // -> http.auth when the indexer starts
+  std::vector<std::string> notes;  // returner keys accepted but not needed, for one log line each
+  SecretSource password, api_key;  // -> http.auth when the indexer starts
 };
 
 }  // namespace salttap::indexer

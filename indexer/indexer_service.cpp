@@ -15,7 +15,9 @@ IndexerService::IndexerService(IndexerConfig config, SteadyTime& time, UnitRando
   if (r.torn_tails || r.corrupt_records || r.ledger_clamped || r.ledger_rebuilt)
     log::warn("indexer: spool recovery: {} torn tails cut, {} corrupt records ({} bytes) skipped, ledger {}",
               r.torn_tails, r.corrupt_records, r.corrupt_bytes,
-              r.ledger_rebuilt ? "rebuilt" : r.ledger_clamped ? "clamped to the data" : "ok");
+              r.ledger_rebuilt   ? "rebuilt"
+              : r.ledger_clamped ? "clamped to the data"
+                                 : "ok");
   config_.shipper.dead_letter_prefix = config_.documents.layout.prefix;
   // The shipper draws its jitter from the same source as the setup retry. The
   // spool and the shipper keep their own (real) time: the back-pressure wait
@@ -26,7 +28,9 @@ IndexerService::IndexerService(IndexerConfig config, SteadyTime& time, UnitRando
 
 IndexerService::~IndexerService() { stop(std::chrono::milliseconds(0)); }
 
-void IndexerService::start() { setup_thread_ = std::thread([this] { setup_then_ship(); }); }
+void IndexerService::start() {
+  setup_thread_ = std::thread([this] { setup_then_ship(); });
+}
 
 void IndexerService::setup_then_ship() {
   const std::unique_ptr<HttpClient> http = make_client_();

@@ -54,10 +54,14 @@ std::string state_function(std::string_view key) {
 double number(const msgpack::object& o) {
   switch (o.type) {
     case msgpack::type::FLOAT32:
-    case msgpack::type::FLOAT64: return o.via.f64;
-    case msgpack::type::POSITIVE_INTEGER: return static_cast<double>(o.via.u64);
-    case msgpack::type::NEGATIVE_INTEGER: return static_cast<double>(o.via.i64);
-    default: return 0;
+    case msgpack::type::FLOAT64:
+      return o.via.f64;
+    case msgpack::type::POSITIVE_INTEGER:
+      return static_cast<double>(o.via.u64);
+    case msgpack::type::NEGATIVE_INTEGER:
+      return static_cast<double>(o.via.i64);
+    default:
+      return 0;
   }
 }
 
@@ -140,24 +144,23 @@ void DocumentBuilder::job_returned(const Job& job, correlator::MinionId minion, 
 }
 
 void DocumentBuilder::write_missing_returns(const Job& job) {
-  job.for_each_minion(
-      [](std::uint8_t f) { return (f & correlator::kOutcomeMask) == correlator::kMissing; },
-      [&](correlator::MinionId m) {
-        const std::string_view name = minions_->name(m);
-        std::string doc;
-        action(doc, options_.layout.index_name("returns", job.started_at),
-               document_id({options_.master_id, job.jid, name}), kMissingVersion);
-        StringOut os{doc};
-        Writer w(os);
-        w.StartObject();
-        write_common(w, "returns", job.settled_at, options_.master_id);  // when it was declared missing
-        write_job_fields(w, job, name);
-        json::key(w, "status"), json::string(w, "missing");
-        json::key(w, "reason"), json::string(w, "no return before the deadline");
-        w.EndObject();
-        doc.push_back('\n');
-        push(DocClass::ret, std::move(doc));
-      });
+  job.for_each_minion([](std::uint8_t f) { return (f & correlator::kOutcomeMask) == correlator::kMissing; },
+                      [&](correlator::MinionId m) {
+                        const std::string_view name = minions_->name(m);
+                        std::string doc;
+                        action(doc, options_.layout.index_name("returns", job.started_at),
+                               document_id({options_.master_id, job.jid, name}), kMissingVersion);
+                        StringOut os{doc};
+                        Writer w(os);
+                        w.StartObject();
+                        write_common(w, "returns", job.settled_at, options_.master_id);  // when it was declared missing
+                        write_job_fields(w, job, name);
+                        json::key(w, "status"), json::string(w, "missing");
+                        json::key(w, "reason"), json::string(w, "no return before the deadline");
+                        w.EndObject();
+                        doc.push_back('\n');
+                        push(DocClass::ret, std::move(doc));
+                      });
 }
 
 void DocumentBuilder::write_states(const Job& job, std::string_view minion, const msgpack::object& states,
@@ -178,10 +181,13 @@ void DocumentBuilder::write_states(const Job& job, std::string_view minion, cons
     write_common(w, "states", stamp, options_.master_id);
     write_job_fields(w, job, minion);
     json::key(w, "state_key"), bounded_string(w, *key, 1024);
-    if (const auto* id = map_find(st, "__id__"); id && as_string(*id)) json::key(w, "state_id"), utf8_string(w, *as_string(*id));
-    if (const auto* n = map_find(st, "name"); n && as_string(*n)) json::key(w, "name"), bounded_string(w, *as_string(*n), 1024);
+    if (const auto* id = map_find(st, "__id__"); id && as_string(*id))
+      json::key(w, "state_id"), utf8_string(w, *as_string(*id));
+    if (const auto* n = map_find(st, "name"); n && as_string(*n))
+      json::key(w, "name"), bounded_string(w, *as_string(*n), 1024);
     json::key(w, "function"), utf8_string(w, state_function(*key));
-    if (const auto* sls = map_find(st, "__sls__"); sls && as_string(*sls)) json::key(w, "sls"), utf8_string(w, *as_string(*sls));
+    if (const auto* sls = map_find(st, "__sls__"); sls && as_string(*sls))
+      json::key(w, "sls"), utf8_string(w, *as_string(*sls));
     const msgpack::object* result = map_find(st, "result");
     json::key(w, "result");
     std::string_view outcome = "would_change";
@@ -198,8 +204,10 @@ void DocumentBuilder::write_states(const Job& job, std::string_view minion, cons
     json::key(w, "changed"), w.Bool(changed);
     if (const auto* c = map_find(st, "comment")) {
       std::string comment;
-      if (auto s = as_string(*c)) comment = *s;
-      else tap::append_msgpack_json(comment, *c);  // a list of lines
+      if (auto s = as_string(*c))
+        comment = *s;
+      else
+        tap::append_msgpack_json(comment, *c);  // a list of lines
       json::key(w, "comment"), bounded_string(w, comment, options_.text_cap);
     }
     if (ch) {
@@ -209,8 +217,10 @@ void DocumentBuilder::write_states(const Job& job, std::string_view minion, cons
       json::key(w, "changes_text"), bounded_string(w, changes, options_.text_cap);
     }
     if (const auto* d = map_find(st, "duration")) json::key(w, "duration_ms"), w.Double(number(*d));
-    if (const auto* t = map_find(st, "start_time"); t && as_string(*t)) json::key(w, "start_time"), utf8_string(w, *as_string(*t));
-    if (const auto* r = map_find(st, "__run_num__")) json::key(w, "run_num"), w.Int64(static_cast<std::int64_t>(number(*r)));
+    if (const auto* t = map_find(st, "start_time"); t && as_string(*t))
+      json::key(w, "start_time"), utf8_string(w, *as_string(*t));
+    if (const auto* r = map_find(st, "__run_num__"))
+      json::key(w, "run_num"), w.Int64(static_cast<std::int64_t>(number(*r)));
     w.EndObject();
     doc.push_back('\n');
     push(DocClass::state, std::move(doc));

@@ -73,8 +73,8 @@ ServerInfo parse_banner(const HttpResponse& response) {
   doc.Parse<rapidjson::kParseIterativeFlag>(response.body.data(), response.body.size());
   const rapidjson::Value* version = doc.HasParseError() ? nullptr : member(doc, "version");
   if (!version || !version->IsObject()) {
-    info.problem = fmt::format("GET / did not answer with an Elasticsearch/OpenSearch banner: {}",
-                               excerpt(response.body));
+    info.problem =
+        fmt::format("GET / did not answer with an Elasticsearch/OpenSearch banner: {}", excerpt(response.body));
     return info;
   }
   info.number = string_member(*version, "number");
@@ -92,12 +92,13 @@ ServerInfo parse_banner(const HttpResponse& response) {
     info.version_hidden = true;
     info.version = {opensearch_major_from_lucene(string_member(*version, "lucene_version")), 0, 0};
     return info;
-  } else if (distribution.empty() &&
-             (response.product == "Elasticsearch" || tagline == "You Know, for Search")) {
+  } else if (distribution.empty() && (response.product == "Elasticsearch" || tagline == "You Know, for Search")) {
     info.flavor = Flavor::elasticsearch;
   } else {
-    info.problem = fmt::format("GET / answered neither as Elasticsearch nor as OpenSearch "
-                               "(distribution '{}', tagline '{}')", excerpt(distribution), excerpt(tagline));
+    info.problem = fmt::format(
+        "GET / answered neither as Elasticsearch nor as OpenSearch "
+        "(distribution '{}', tagline '{}')",
+        excerpt(distribution), excerpt(tagline));
     return info;
   }
   if (!parsed) {
@@ -115,18 +116,24 @@ ServerInfo parse_banner(const HttpResponse& response) {
 
 std::string_view to_string(Flavor flavor) {
   switch (flavor) {
-    case Flavor::elasticsearch: return "Elasticsearch";
-    case Flavor::opensearch: return "OpenSearch";
-    case Flavor::unknown: break;
+    case Flavor::elasticsearch:
+      return "Elasticsearch";
+    case Flavor::opensearch:
+      return "OpenSearch";
+    case Flavor::unknown:
+      break;
   }
   return "unknown";
 }
 
 std::string_view to_string(LifecycleApi api) {
   switch (api) {
-    case LifecycleApi::ilm: return "ILM";
-    case LifecycleApi::ism: return "ISM";
-    case LifecycleApi::none: break;
+    case LifecycleApi::ilm:
+      return "ILM";
+    case LifecycleApi::ism:
+      return "ISM";
+    case LifecycleApi::none:
+      break;
   }
   return "none";
 }
@@ -150,7 +157,8 @@ ServerDetection detect_server(const HttpResponse& response) {
     d.error = fmt::format(
         "the engine at {} answered GET / with {}: it requires authentication; configure the indexer's "
         "credentials (username and password, or an API key) for a user allowed to manage index templates "
-        "and write the salttap indices", response.host, response.status);
+        "and write the salttap indices",
+        response.host, response.status);
   } else if (response.status < 200 || response.status > 299) {
     d.error = fmt::format("the engine at {} answered GET / with HTTP {}: {}", response.host, response.status,
                           excerpt(response.body));
@@ -184,9 +192,12 @@ std::string_view flat_type(const ServerInfo& info) {
 
 LifecycleApi lifecycle_api(const ServerInfo& info) {
   switch (info.flavor) {
-    case Flavor::elasticsearch: return LifecycleApi::ilm;
-    case Flavor::opensearch: return LifecycleApi::ism;
-    case Flavor::unknown: break;
+    case Flavor::elasticsearch:
+      return LifecycleApi::ilm;
+    case Flavor::opensearch:
+      return LifecycleApi::ism;
+    case Flavor::unknown:
+      break;
   }
   return LifecycleApi::none;
 }

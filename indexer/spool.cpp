@@ -36,10 +36,14 @@ namespace salttap::indexer {
 
 std::string_view to_string(DropReason r) {
   switch (r) {
-    case DropReason::full: return "full";
-    case DropReason::timed_out: return "timed_out";
-    case DropReason::too_large: return "too_large";
-    case DropReason::io_error: return "io_error";
+    case DropReason::full:
+      return "full";
+    case DropReason::timed_out:
+      return "timed_out";
+    case DropReason::too_large:
+      return "too_large";
+    case DropReason::io_error:
+      return "io_error";
   }
   return "unknown";
 }
@@ -206,9 +210,9 @@ struct Spool::Impl {
 
   // --- shared ---
   void write_ledger(bool force);
-  IoFailure put_ledger(const sf::Ledger& ledger);  // ledger_mu held
-  void remove_doomed();                            // no lock but write_mu may be held
-  void space_freed();                              // mu held
+  IoFailure put_ledger(const sf::Ledger& ledger);                          // ledger_mu held
+  void remove_doomed();                                                    // no lock but write_mu may be held
+  void space_freed();                                                      // mu held
   bool ledger_retry_due() const { return ledger_due && !ledger_failing; }  // mu held
   TimePoint deadline_after(std::chrono::milliseconds wait) const;
   fs::path segment_path(std::uint64_t name_id) const { return dir / sf::segment_file_name(name_id); }
@@ -252,9 +256,9 @@ struct Spool::Impl {
   std::string staged;              // encoded records not yet written
   std::uint64_t staged_first_id = 0, staged_last_id = 0, staged_records = 0;
   std::uint64_t staged_by_class[kDocClasses] = {};
-  bool dirty = false;           // written since the last fdatasync
-  bool dir_sync_due = false;    // a segment was created since the last directory sync
-  TimePoint last_sync;          // or the last failed attempt
+  bool dirty = false;         // written since the last fdatasync
+  bool dir_sync_due = false;  // a segment was created since the last directory sync
+  TimePoint last_sync;        // or the last failed attempt
 
   // --- reader, under read_mu ---
   std::mutex read_mu;
@@ -493,9 +497,12 @@ void Spool::Impl::recover() {
 std::uint64_t Spool::Impl::limit_for(DocClass cls) const {
   const auto share = [&](double f) { return static_cast<std::uint64_t>(f * static_cast<double>(config.max_bytes)); };
   switch (cls) {
-    case DocClass::event: return share(config.events_limit);
-    case DocClass::state: return share(config.states_limit);
-    default: return config.max_bytes;
+    case DocClass::event:
+      return share(config.events_limit);
+    case DocClass::state:
+      return share(config.states_limit);
+    default:
+      return config.max_bytes;
   }
 }
 
@@ -600,7 +607,7 @@ IoFailure Spool::Impl::sync_active() {
     if (const int e = files.sync_data(active_fd.get()); e != 0)
       failure = IoFailure{e, "fdatasync", segment_path(active_id)};
   }
-  last_sync = time.now();  // a failed sync is retried at the policy's pace, not at every append
+  last_sync = time.now();       // a failed sync is retried at the policy's pace, not at every append
   if (failure) return failure;  // the caller logs and counts it
   dirty = false;
   std::lock_guard lock(mu);
@@ -614,9 +621,10 @@ IoFailure Spool::Impl::sync_active() {
 void Spool::Impl::sync_or_log() {
   const IoFailure failure = sync_active();
   if (!failure) return;
-  log::error("spool {}: {}; records written since the last sync are not on disk yet (a power loss would lose "
-             "them; a crash of salttap would not)",
-             dir_name, failure.text());
+  log::error(
+      "spool {}: {}; records written since the last sync are not on disk yet (a power loss would lose "
+      "them; a crash of salttap would not)",
+      dir_name, failure.text());
   std::lock_guard lock(mu);
   ++counters.io_errors;
 }
@@ -735,8 +743,8 @@ void Spool::Impl::remove_doomed() {
     if (!seg.failed) {
       // Its records are all acknowledged: nothing is lost, but its bytes
       // stay on disk (and count against max_bytes) until it goes.
-      log::error("spool {}: cannot remove {}: {}; {} bytes stay on disk (retried at each ack)", dir_name,
-                 path.string(), errno_text(e), seg.bytes);
+      log::error("spool {}: cannot remove {}: {}; {} bytes stay on disk (retried at each ack)", dir_name, path.string(),
+                 errno_text(e), seg.bytes);
       seg.failed = true;
       ++new_errors;
     }

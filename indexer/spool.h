@@ -56,7 +56,7 @@ enum class FsyncPolicy : std::uint8_t { every_batch, interval, never };
 
 struct SpoolConfig {
   std::filesystem::path dir;
-  std::uint64_t max_bytes = 1ull << 30;     // cap on segment bytes on disk
+  std::uint64_t max_bytes = 1ull << 30;  // cap on segment bytes on disk
   std::uint64_t segment_bytes = 64ull << 20;
   FsyncPolicy fsync = FsyncPolicy::interval;
   std::chrono::milliseconds fsync_interval{1000};
@@ -68,13 +68,13 @@ struct SpoolConfig {
 };
 
 struct RecoveryReport {
-  std::uint64_t torn_tails = 0;          // segments truncated to their last whole record
-  std::uint64_t torn_bytes = 0;          // bytes cut off by those truncations
-  std::uint64_t corrupt_records = 0;     // records skipped for a bad CRC / bad header / id not increasing
+  std::uint64_t torn_tails = 0;       // segments truncated to their last whole record
+  std::uint64_t torn_bytes = 0;       // bytes cut off by those truncations
+  std::uint64_t corrupt_records = 0;  // records skipped for a bad CRC / bad header / id not increasing
   std::uint64_t corrupt_bytes = 0;
-  bool ledger_clamped = false;           // acked_id was beyond the last record
-  bool ledger_rebuilt = false;           // ledger missing or bad CRC
-  std::uint64_t pending_records = 0;     // unacknowledged records found, to be shipped
+  bool ledger_clamped = false;        // acked_id was beyond the last record
+  bool ledger_rebuilt = false;        // ledger missing or bad CRC
+  std::uint64_t pending_records = 0;  // unacknowledged records found, to be shipped
 };
 
 struct AppendResult {
@@ -97,7 +97,7 @@ inline constexpr std::size_t kDropReasons = 4;
 std::string_view to_string(DropReason r);
 
 struct SpoolStats {
-  std::uint64_t bytes = 0;             // on disk, all segments
+  std::uint64_t bytes = 0;  // on disk, all segments
   std::uint64_t segments = 0;
   std::uint64_t pending_records = 0;   // appended, not yet acknowledged
   std::uint64_t appended_records = 0;  // since start
@@ -105,9 +105,9 @@ struct SpoolStats {
   std::uint64_t acked_records = 0;
   std::uint64_t dropped[kDocClasses] = {};  // every reason, by class
   std::uint64_t dropped_by_reason[kDropReasons][kDocClasses] = {};
-  std::uint64_t fsyncs = 0;            // fdatasync of segment data (the fsync policy)
+  std::uint64_t fsyncs = 0;  // fdatasync of segment data (the fsync policy)
   std::uint64_t ledger_writes = 0;
-  std::uint64_t unknown_acks = 0;      // ids acked twice, or never handed out: ignored
+  std::uint64_t unknown_acks = 0;          // ids acked twice, or never handed out: ignored
   std::uint64_t read_corrupt_records = 0;  // found by take() after start (disk changed under us)
   std::uint64_t read_corrupt_bytes = 0;
   // Failed file operations, each logged at ERROR (a failed segment write or
@@ -115,8 +115,8 @@ struct SpoolStats {
   // fails the same way again (the ledger, a segment's unlink) is not counted again.
   std::uint64_t io_errors = 0;
   std::uint64_t acked_id = 0;
-  bool full = false;                   // at least one class is being refused now
-  std::uint64_t full_episodes = 0;     // times `full` went from false to true
+  bool full = false;                // at least one class is being refused now
+  std::uint64_t full_episodes = 0;  // times `full` went from false to true
 };
 
 class Spool final : public RecordSource {

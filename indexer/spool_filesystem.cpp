@@ -68,7 +68,9 @@ class PosixSpoolFilesystem final : public SpoolFilesystem {
   // close(2) is not retried on EINTR: on Linux the descriptor is gone anyway.
   int close(int fd) override { return ::close(fd) == 0 ? 0 : errno; }
 
-  int lock_exclusive(int fd) override { return retry([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }); }
+  int lock_exclusive(int fd) override {
+    return retry([&] { return ::flock(fd, LOCK_EX | LOCK_NB); });
+  }
 
   int file_size(int fd, std::uint64_t& size) override {
     struct stat st {};
@@ -95,9 +97,13 @@ class PosixSpoolFilesystem final : public SpoolFilesystem {
     return retry([&] { return ::ftruncate(fd, static_cast<off_t>(size)); });
   }
 
-  int sync_data(int fd) override { return retry([&] { return ::fdatasync(fd); }); }
+  int sync_data(int fd) override {
+    return retry([&] { return ::fdatasync(fd); });
+  }
 
-  int sync(int fd) override { return retry([&] { return ::fsync(fd); }); }
+  int sync(int fd) override {
+    return retry([&] { return ::fsync(fd); });
+  }
 };
 
 }  // namespace

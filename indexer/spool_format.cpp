@@ -102,10 +102,14 @@ std::optional<std::uint64_t> parse_segment_file_name(std::string_view name) {
 
 std::string_view to_string(Probe p) {
   switch (p) {
-    case Probe::ok: return "ok";
-    case Probe::incomplete: return "incomplete record";
-    case Probe::bad: return "bad header or CRC";
-    case Probe::stale_id: return "record id not increasing";
+    case Probe::ok:
+      return "ok";
+    case Probe::incomplete:
+      return "incomplete record";
+    case Probe::bad:
+      return "bad header or CRC";
+    case Probe::stale_id:
+      return "record id not increasing";
   }
   return "unknown";
 }

@@ -25,7 +25,8 @@ void BusOptions::add_to(CLI::App& command) {
       ->each([this](const std::string&) { master_config_given = true; });
   command.add_option("--sock-dir", sock_dir, "The master's sock_dir (overrides the config)");
   command.add_option("--tcp", tcp, "HOST:PORT of the master's event pub port (ipc_mode: tcp); pull is PORT+1");
-  command.add_option("--zmq", zmq, "ZeroMQ endpoint of a Salt 2015.x bus, e.g. ipc:///var/run/salt/master/master_event_pub.ipc");
+  command.add_option("--zmq", zmq,
+                     "ZeroMQ endpoint of a Salt 2015.x bus, e.g. ipc:///var/run/salt/master/master_event_pub.ipc");
 }
 
 tap::MasterBus BusOptions::master() const {
@@ -46,7 +47,8 @@ tap::Endpoint BusOptions::pub() const {
 tap::Endpoint BusOptions::pull() const {
   if (!zmq.empty()) {
     std::string e = zmq;
-    if (auto pos = e.rfind("master_event_pub.ipc"); pos != std::string::npos) e.replace(pos, 20, "master_event_pull.ipc");
+    if (auto pos = e.rfind("master_event_pub.ipc"); pos != std::string::npos)
+      e.replace(pos, 20, "master_event_pull.ipc");
     return tap::Endpoint::zmq(e);
   }
   if (!tcp.empty()) return parse_host_port(tcp, 1);

@@ -45,20 +45,26 @@ int run_cli(int argc, char** argv) {
   std::uint64_t max_frame_mib = replay.limits.max_frame_bytes >> 20;
   auto* replay_cmd = app.add_subcommand("replay", "Decode captures (raw pub-socket bytes or JSON lines)");
   replay_cmd->add_option("files", replay.files, "Capture files")->required()->check(CLI::ExistingFile);
-  replay_cmd->add_option("--output", replay.output, "events: one JSON object per event; jobs: one per settled job; "
-                                         "documents: the bulk NDJSON the indexer would ship")
+  replay_cmd
+      ->add_option("--output", replay.output,
+                   "events: one JSON object per event; jobs: one per settled job; "
+                   "documents: the bulk NDJSON the indexer would ship")
       ->check(CLI::IsMember({"events", "jobs", "documents"}))
       ->capture_default_str();
   double missing_after = -1;
-  replay_cmd->add_option("--missing-after", missing_after, "Seconds after a job's start when its silent minions are "
-                                                           "missing (overrides every deadline)");
+  replay_cmd->add_option("--missing-after", missing_after,
+                         "Seconds after a job's start when its silent minions are "
+                         "missing (overrides every deadline)");
   add_limits(*replay_cmd, max_frame_mib);
-  replay_cmd->add_option("--config", config_path, "salttap config file (YAML): deadlines, audit rules, redaction, "
-                                                  "indexer");
-  replay_cmd->add_flag("--ship", replay.ship, "Send the documents through the indexer (spool, bulk) to the configured "
-                                              "engine and wait until it acknowledged them");
+  replay_cmd->add_option("--config", config_path,
+                         "salttap config file (YAML): deadlines, audit rules, redaction, "
+                         "indexer");
+  replay_cmd->add_flag("--ship", replay.ship,
+                       "Send the documents through the indexer (spool, bulk) to the configured "
+                       "engine and wait until it acknowledged them");
   double ship_timeout = 300;
-  replay_cmd->add_option("--ship-timeout", ship_timeout, "Seconds to wait for the engine with --ship")->capture_default_str();
+  replay_cmd->add_option("--ship-timeout", ship_timeout, "Seconds to wait for the engine with --ship")
+      ->capture_default_str();
 
   WatchOptions watch;
   auto* watch_cmd = app.add_subcommand("watch", "Live, filtered view of the master's event bus");
@@ -66,29 +72,35 @@ int run_cli(int argc, char** argv) {
   // Filled into watch.filter (events) or watch.job_filter (--jobs) once parsed.
   EventFilter watch_filter;
   std::vector<std::string> watch_tgts;
-  watch_cmd->add_option("--tag", watch_filter.tags, "Tag glob (repeatable). Not with --jobs: a job is assembled "
-                                                    "from several events (new, ret/<minion>, prog), so a tag "
-                                                    "names no job; select jobs with the other filters");
+  watch_cmd->add_option("--tag", watch_filter.tags,
+                        "Tag glob (repeatable). Not with --jobs: a job is assembled "
+                        "from several events (new, ret/<minion>, prog), so a tag "
+                        "names no job; select jobs with the other filters");
   watch_cmd->add_option("--fun", watch_filter.funs, "Function glob, e.g. 'state.*' (repeatable)");
-  watch_cmd->add_option("--minion", watch_filter.minions, "Minion id glob (repeatable); with --jobs: a minion the "
-                                                          "job targeted or that returned");
+  watch_cmd->add_option("--minion", watch_filter.minions,
+                        "Minion id glob (repeatable); with --jobs: a minion the "
+                        "job targeted or that returned");
   watch_cmd->add_option("--jid", watch_filter.jids, "Job id glob (repeatable)");
   watch_cmd->add_option("--user", watch_filter.users, "User glob (repeatable)");
-  watch_cmd->add_option("--tgt", watch_tgts, "With --jobs: target glob, matched against the target as published "
-                                             "(any entry of a list target; repeatable)");
+  watch_cmd->add_option("--tgt", watch_tgts,
+                        "With --jobs: target glob, matched against the target as published "
+                        "(any entry of a list target; repeatable)");
   watch_cmd->add_option("--format", watch.format, "pretty or json (one JSON object per line)")
       ->check(CLI::IsMember({"pretty", "json"}))
       ->capture_default_str();
   watch_cmd->add_option("--count", watch.count, "Exit after this many matching events (jobs with --jobs)");
-  watch_cmd->add_flag("--jobs", watch.jobs, "One line per settled job: who ran what where; who succeeded, failed, "
-                                            "never returned. Every event is correlated; --fun, --minion, --jid, "
-                                            "--user and --tgt select the jobs printed (and alerted on)");
+  watch_cmd->add_flag("--jobs", watch.jobs,
+                      "One line per settled job: who ran what where; who succeeded, failed, "
+                      "never returned. Every event is correlated; --fun, --minion, --jid, "
+                      "--user and --tgt select the jobs printed (and alerted on)");
   double watch_missing_after = -1;
-  watch_cmd->add_option("--missing-after", watch_missing_after, "With --jobs: seconds until silent minions are "
-                                                                "missing (overrides every deadline)");
+  watch_cmd->add_option("--missing-after", watch_missing_after,
+                        "With --jobs: seconds until silent minions are "
+                        "missing (overrides every deadline)");
   add_limits(*watch_cmd, max_frame_mib);
-  watch_cmd->add_option("--metrics-listen", watch.metrics_listen, "Serve /metrics and /healthz on HOST:PORT "
-                                                                  "(e.g. 127.0.0.1:9108)");
+  watch_cmd->add_option("--metrics-listen", watch.metrics_listen,
+                        "Serve /metrics and /healthz on HOST:PORT "
+                        "(e.g. 127.0.0.1:9108)");
   watch_cmd->add_option("--config", config_path, "salttap config file (YAML): deadlines, audit, redaction, alerts");
 
   FireOptions fire;
@@ -101,11 +113,13 @@ int run_cli(int argc, char** argv) {
       ->capture_default_str();
 
   RunOptions run;
-  auto* run_cmd = app.add_subcommand("run", "The daemon: tap the bus, correlate, spool and ship to "
-                                            "Elasticsearch / OpenSearch, alert");
+  auto* run_cmd = app.add_subcommand("run",
+                                     "The daemon: tap the bus, correlate, spool and ship to "
+                                     "Elasticsearch / OpenSearch, alert");
   run.bus.add_to(*run_cmd);
-  run_cmd->add_option("--config", config_path, "salttap config file (YAML) with an indexer: section (without one, "
-                                               "the master config's elasticsearch: returner block is used)");
+  run_cmd->add_option("--config", config_path,
+                      "salttap config file (YAML) with an indexer: section (without one, "
+                      "the master config's elasticsearch: returner block is used)");
   run_cmd->add_option("--metrics-listen", run.metrics_listen, "Serve /metrics and /healthz on HOST:PORT (empty: off)")
       ->capture_default_str();
   double drain_seconds = 10;
@@ -114,8 +128,9 @@ int run_cli(int argc, char** argv) {
   add_limits(*run_cmd, max_frame_mib);
 
   BusOptions setup_bus;
-  auto* setup_cmd = app.add_subcommand("setup", "Detect the engine and install index templates and the retention "
-                                                "policy (run does this at every start)");
+  auto* setup_cmd = app.add_subcommand("setup",
+                                       "Detect the engine and install index templates and the retention "
+                                       "policy (run does this at every start)");
   setup_bus.add_to(*setup_cmd);
   setup_cmd->add_option("--config", config_path, "salttap config file (YAML) with an indexer: section");
 
@@ -123,11 +138,13 @@ int run_cli(int argc, char** argv) {
   if (verbose) log::set_level(log::Level::debug);
   if (watch_cmd->parsed()) {
     if (watch.jobs && !watch_filter.tags.empty())
-      return usage_error("watch", "--tag filters events and a job is built from several (new, ret/<minion>, "
-                                  "prog): with --jobs, select jobs with --fun, --minion, --jid, --user or --tgt");
+      return usage_error("watch",
+                         "--tag filters events and a job is built from several (new, ret/<minion>, "
+                         "prog): with --jobs, select jobs with --fun, --minion, --jid, --user or --tgt");
     if (!watch.jobs && !watch_tgts.empty())
-      return usage_error("watch", "--tgt selects jobs (only a job's `new` event carries its target): use it "
-                                  "with --jobs");
+      return usage_error("watch",
+                         "--tgt selects jobs (only a job's `new` event carries its target): use it "
+                         "with --jobs");
     if (watch.jobs) {
       watch.job_filter = {std::move(watch_filter.funs), std::move(watch_filter.minions), std::move(watch_filter.jids),
                           std::move(watch_filter.users), std::move(watch_tgts)};

@@ -15,9 +15,9 @@ using yaml::strings;
 Micros seconds(double s) { return static_cast<Micros>(s * kMicrosPerSecond); }
 
 void load_correlator(const YAML::Node& n, Config& c) {
-  only_keys(n, "correlator",
-            {"deadlines", "missing_after_seconds", "orphan_settle_seconds", "late_grace_seconds", "max_jobs",
-             "noise_funs"});
+  only_keys(
+      n, "correlator",
+      {"deadlines", "missing_after_seconds", "orphan_settle_seconds", "late_grace_seconds", "max_jobs", "noise_funs"});
   if (!n) return;
   auto& cc = c.correlator;
   if (const YAML::Node d = n["deadlines"]) {
@@ -56,7 +56,8 @@ void load_alerts(const YAML::Node& n, Config& c) {
     hook.url = get<std::string>(w, "url", "alerts.webhook", "");
     if (hook.url.empty()) throw ConfigError("alerts.webhook.url: required");
     hook.headers = strings(w["headers"], "alerts.webhook.headers");
-    hook.timeout = std::chrono::milliseconds(static_cast<long>(get<double>(w, "timeout_seconds", "alerts.webhook", 10) * 1000));
+    hook.timeout =
+        std::chrono::milliseconds(static_cast<long>(get<double>(w, "timeout_seconds", "alerts.webhook", 10) * 1000));
     hook.retry.max_attempts = get<int>(w, "max_attempts", "alerts.webhook", 8);
     hook.retry.backoff.initial = std::chrono::milliseconds(get<long>(w, "backoff_initial_ms", "alerts.webhook", 1000));
     hook.retry.backoff.max = std::chrono::milliseconds(get<long>(w, "backoff_max_ms", "alerts.webhook", 60000));

@@ -37,13 +37,14 @@ int CaptureFeed::pump(const OnEvent& on_event, const OnBatchEnd&) {
       continue;
     }
     const auto& f = stats.frames;
-    const std::uint64_t bad = f.oversize_frames + f.invalid_frames + f.truncated_frames +
-                              stats.decode.total_errors() + stats.json_errors;
+    const std::uint64_t bad =
+        f.oversize_frames + f.invalid_frames + f.truncated_frames + stats.decode.total_errors() + stats.json_errors;
     if (bad > 0 || f.skipped_bytes > 0) {
-      log::warn("replay {}: {} events; skipped: {} oversize, {} invalid, {} truncated frames, {} undecodable, "
-                "{} bad JSON lines, {} bytes, {} resyncs",
-                path, stats.events, f.oversize_frames, f.invalid_frames, f.truncated_frames,
-                stats.decode.total_errors(), stats.json_errors, f.skipped_bytes, f.resyncs);
+      log::warn(
+          "replay {}: {} events; skipped: {} oversize, {} invalid, {} truncated frames, {} undecodable, "
+          "{} bad JSON lines, {} bytes, {} resyncs",
+          path, stats.events, f.oversize_frames, f.invalid_frames, f.truncated_frames, stats.decode.total_errors(),
+          stats.json_errors, f.skipped_bytes, f.resyncs);
     }
   }
   return rc;

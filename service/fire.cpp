@@ -25,9 +25,12 @@ int run_fire(const FireOptions& options) {
   }
 
   tap::Framing framing = tap::Framing::unknown;
-  if (options.framing == "plain") framing = tap::Framing::plain;
-  else if (options.framing == "len32") framing = tap::Framing::len32;
-  else framing = tap::probe_pull_framing({options.bus.pub(), options.bus.pull()});
+  if (options.framing == "plain")
+    framing = tap::Framing::plain;
+  else if (options.framing == "len32")
+    framing = tap::Framing::len32;
+  else
+    framing = tap::probe_pull_framing({options.bus.pub(), options.bus.pull()});
   if (framing == tap::Framing::unknown) {
     log::error("fire: {} accepted neither framing (is the master running?)", options.bus.pull().describe());
     return 1;

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "service/config.h"
 #include "common/yaml_fields.h"
+#include "service/config.h"
 
 namespace salttap::service {
 namespace {
@@ -98,22 +98,38 @@ void apply_returner_block(const YAML::Node& n, IndexerConfig& c) {
   bool use_ssl = false;
   for (const auto& kv : n) {
     const auto key = kv.first.as<std::string>();
-    if (key == "hosts") c.http.hosts = host_urls(kv.second, where + ".hosts");
-    else if (key == "index_date") c.documents.layout.index_date = get<bool>(n, "index_date", where, true);
-    else if (key == "number_of_shards") c.templates.number_of_shards = get<int>(n, "number_of_shards", where, 1);
-    else if (key == "number_of_replicas") c.templates.number_of_replicas = get<int>(n, "number_of_replicas", where, 0);
-    else if (key == "functions_blacklist") c.documents.functions_blacklist = strings(kv.second, where + ".functions_blacklist");
-    else if (key == "states_single_index") c.documents.states = get<bool>(n, "states_single_index", where, false);
+    if (key == "hosts")
+      c.http.hosts = host_urls(kv.second, where + ".hosts");
+    else if (key == "index_date")
+      c.documents.layout.index_date = get<bool>(n, "index_date", where, true);
+    else if (key == "number_of_shards")
+      c.templates.number_of_shards = get<int>(n, "number_of_shards", where, 1);
+    else if (key == "number_of_replicas")
+      c.templates.number_of_replicas = get<int>(n, "number_of_replicas", where, 0);
+    else if (key == "functions_blacklist")
+      c.documents.functions_blacklist = strings(kv.second, where + ".functions_blacklist");
+    else if (key == "states_single_index")
+      c.documents.states = get<bool>(n, "states_single_index", where, false);
     else if (key == "states_count" || key == "states_order_output")
-      c.notes.push_back(fmt::format("elasticsearch.{}: always on in salttap (state counts and run order are fields)", key));
-    else if (key == "username") c.http.auth.username = get<std::string>(n, "username", where, "");
-    else if (key == "password") c.password.value = get<std::string>(n, "password", where, "");
-    else if (key == "api_key") c.api_key.value = get<std::string>(n, "api_key", where, "");
-    else if (key == "use_ssl") use_ssl = get<bool>(n, "use_ssl", where, false);
-    else if (key == "verify_certs") c.http.tls.verify = get<bool>(n, "verify_certs", where, true);
-    else if (key == "ca_certs") c.http.tls.ca_file = get<std::string>(n, "ca_certs", where, "");
-    else if (key == "timeout") c.http.request_timeout = std::chrono::milliseconds(static_cast<long>(get<double>(n, "timeout", where, 60) * 1000));
-    else c.notes.push_back(fmt::format("elasticsearch.{}: Salt returner key not needed by salttap, ignored", key));
+      c.notes.push_back(
+          fmt::format("elasticsearch.{}: always on in salttap (state counts and run order are fields)", key));
+    else if (key == "username")
+      c.http.auth.username = get<std::string>(n, "username", where, "");
+    else if (key == "password")
+      c.password.value = get<std::string>(n, "password", where, "");
+    else if (key == "api_key")
+      c.api_key.value = get<std::string>(n, "api_key", where, "");
+    else if (key == "use_ssl")
+      use_ssl = get<bool>(n, "use_ssl", where, false);
+    else if (key == "verify_certs")
+      c.http.tls.verify = get<bool>(n, "verify_certs", where, true);
+    else if (key == "ca_certs")
+      c.http.tls.ca_file = get<std::string>(n, "ca_certs", where, "");
+    else if (key == "timeout")
+      c.http.request_timeout =
+          std::chrono::milliseconds(static_cast<long>(get<double>(n, "timeout", where, 60) * 1000));
+    else
+      c.notes.push_back(fmt::format("elasticsearch.{}: Salt returner key not needed by salttap, ignored", key));
   }
   if (use_ssl) {
     for (auto& h : c.http.hosts)
@@ -154,8 +170,10 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
     if (e["include"]) docs.events_include = strings(e["include"], w + ".events.include");
     if (e["exclude"]) docs.events_exclude = strings(e["exclude"], w + ".events.exclude");
   }
-  if (n["functions_blacklist"]) docs.functions_blacklist = strings(n["functions_blacklist"], w + ".functions_blacklist");
-  if (n["functions_whitelist"]) docs.functions_whitelist = strings(n["functions_whitelist"], w + ".functions_whitelist");
+  if (n["functions_blacklist"])
+    docs.functions_blacklist = strings(n["functions_blacklist"], w + ".functions_blacklist");
+  if (n["functions_whitelist"])
+    docs.functions_whitelist = strings(n["functions_whitelist"], w + ".functions_whitelist");
   docs.text_cap = get<std::size_t>(n, "text_cap_bytes", w, docs.text_cap);
   if (docs.text_cap < 256) throw ConfigError("indexer.text_cap_bytes: at least 256");
   if (const YAML::Node t = n["tls"]) c.http.tls = parse_tls(t, w + ".tls");
@@ -175,7 +193,8 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
                "backoff_max_ms", "connect_timeout_ms", "request_timeout_ms"});
     auto& s = c.shipper;
     s.batch.max_bytes = get<std::size_t>(b, "max_bytes", wb, s.batch.max_bytes);
-    if (s.batch.max_bytes > (90u << 20)) throw ConfigError("indexer.bulk.max_bytes: at most 90 MiB (engines refuse 100 MiB)");
+    if (s.batch.max_bytes > (90u << 20))
+      throw ConfigError("indexer.bulk.max_bytes: at most 90 MiB (engines refuse 100 MiB)");
     s.batch.max_docs = get<std::size_t>(b, "max_docs", wb, s.batch.max_docs);
     s.batch.max_wait = ms(b, "max_wait_ms", wb, s.batch.max_wait);
     s.in_flight = get<std::size_t>(b, "in_flight", wb, s.in_flight);

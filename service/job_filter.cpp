@@ -36,8 +36,7 @@ bool JobFilter::matches(const correlator::Job& job, const correlator::MinionRegi
   if (!minions.empty() && !minion_matches(minions, job, registry)) return false;
   if (!jids.empty() && !any_glob_match(jids, job.jid)) return false;
   if (!users.empty() && !any_glob_match(users, job.user)) return false;
-  if (!tgts.empty() && !any_glob_match(tgts, job.tgt) &&
-      !(job.tgt_type == "list" && any_entry_matches(tgts, job.tgt)))
+  if (!tgts.empty() && !any_glob_match(tgts, job.tgt) && !(job.tgt_type == "list" && any_entry_matches(tgts, job.tgt)))
     return false;
   return true;
 }

@@ -16,16 +16,19 @@ void names(std::string& out, const Job& job, const correlator::MinionRegistry& r
                                               out += reg.name(m);
                                             },
                                             cap);
-  if (n == 0) out += "-";
-  else if (n > shown) out += fmt::format(" (+{} more)", n - shown);
+  if (n == 0)
+    out += "-";
+  else if (n > shown)
+    out += fmt::format(" (+{} more)", n - shown);
 }
 
 }  // namespace
 
 void append_job_line(std::string& out, const Job& job, const correlator::MinionRegistry& reg, std::size_t cap) {
-  out += fmt::format("{} {} {:<9} {} by {} on {} [{}]", format_utc(job.settled ? job.settled_at : job.started_at),
-                     job.jid, correlator::to_string(job.status()), job.fun.empty() ? "?" : job.fun,
-                     job.user.empty() ? "?" : job.user, job.tgt.empty() ? "-" : job.tgt, correlator::to_string(job.kind));
+  out +=
+      fmt::format("{} {} {:<9} {} by {} on {} [{}]", format_utc(job.settled ? job.settled_at : job.started_at), job.jid,
+                  correlator::to_string(job.status()), job.fun.empty() ? "?" : job.fun,
+                  job.user.empty() ? "?" : job.user, job.tgt.empty() ? "-" : job.tgt, correlator::to_string(job.kind));
   if (job.kind == correlator::JobKind::runner || job.kind == correlator::JobKind::wheel) {
     if (!job.outcome_reason.empty()) out += " " + job.outcome_reason;
   } else {

@@ -34,7 +34,8 @@ int ship_replay(const ReplayOptions& options) {
   loop.give_up = loop.give_up_at_end = [] { return stop_requested(); };
   const int rc = run_event_loop(feed, pipeline, sink, loop);
   const std::uint64_t spooled = sink.documents();
-  log::info("replay --ship: {} documents spooled; waiting for the engine to acknowledge {}", spooled, indexer.pending());
+  log::info("replay --ship: {} documents spooled; waiting for the engine to acknowledge {}", spooled,
+            indexer.pending());
   SteadyTime& time = real_steady_time();
   const auto deadline = time.now() + options.ship_timeout;
   while (indexer.pending() > 0 && !stop_requested() && time.now() < deadline)
@@ -95,10 +96,11 @@ int run_replay(const ReplayOptions& options, std::FILE* out) {
         [] {});
     corr.settle_all();
     const auto& s = corr.stats();
-    log::info("replay: {} events, {} jobs, {} returns ({} late, {} duplicate, {} unexpected), {} missing minions, "
-              "{} find_job extensions, {} noise events",
-              s.events, s.jobs_opened, s.returns, s.late_returns, s.duplicate_returns, s.unexpected_returns,
-              s.missing_minions, s.find_job_extensions, s.noise_events);
+    log::info(
+        "replay: {} events, {} jobs, {} returns ({} late, {} duplicate, {} unexpected), {} missing minions, "
+        "{} find_job extensions, {} noise events",
+        s.events, s.jobs_opened, s.returns, s.late_returns, s.duplicate_returns, s.unexpected_returns,
+        s.missing_minions, s.find_job_extensions, s.noise_events);
   }
   std::fflush(out);
   return rc;

@@ -26,8 +26,9 @@ indexer::IndexerConfig effective_indexer_config(const Config& config, const tap:
     ix.source = "elasticsearch: block of " + master.config_path;
   }
   if (!ix.enabled)
-    throw ConfigError("no indexer configured: add an indexer: section (or Salt's elasticsearch: returner block) to "
-                      "salttap's config, or an elasticsearch: block to the master config");
+    throw ConfigError(
+        "no indexer configured: add an indexer: section (or Salt's elasticsearch: returner block) to "
+        "salttap's config, or an elasticsearch: block to the master config");
   resolve_secrets(ix);
   for (const auto& note : ix.notes) log::info("indexer: {}", note);
   return ix;
@@ -58,9 +59,8 @@ int run_daemon(const RunOptions& options) {
   Metrics metrics;
   std::unique_ptr<MetricsServer> metrics_server;
   if (!options.metrics_listen.empty())
-    metrics_server = std::make_unique<MetricsServer>(options.metrics_listen, metrics, [&] {
-      return source->stats().connected.load() && indexer.setup_done();
-    });
+    metrics_server = std::make_unique<MetricsServer>(
+        options.metrics_listen, metrics, [&] { return source->stats().connected.load() && indexer.setup_done(); });
 
   EventLoopOptions loop;
   loop.give_up = [] { return stop_requested(); };

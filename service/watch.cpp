@@ -4,14 +4,14 @@
 #include "alerting/configured_outlets.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
-#include "correlator/correlator_metrics.h"
-#include "tap/tap_metrics.h"
 #include "correlator/correlator.h"
+#include "correlator/correlator_metrics.h"
 #include "correlator/job_json.h"
 #include "service/job_output.h"
 #include "service/signals.h"
 #include "tap/event_json.h"
 #include "tap/event_source.h"
+#include "tap/tap_metrics.h"
 
 namespace salttap::service {
 
@@ -103,10 +103,11 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
   source->stop();
   outlets.stop();
   const tap::TapStats& s = source->stats();
-  log::info("watch: {} events read, {} printed; skipped {} undecodable, {} oversize, {} invalid frames, {} bytes; "
-            "{} dropped (slow output); {} reconnects",
-            s.events.load(), printed, s.decode_errors.load(), s.oversize_frames.load(), s.invalid_frames.load(),
-            s.skipped_bytes.load(), s.queue_drops.load(), s.disconnects.load());
+  log::info(
+      "watch: {} events read, {} printed; skipped {} undecodable, {} oversize, {} invalid frames, {} bytes; "
+      "{} dropped (slow output); {} reconnects",
+      s.events.load(), printed, s.decode_errors.load(), s.oversize_frames.load(), s.invalid_frames.load(),
+      s.skipped_bytes.load(), s.queue_drops.load(), s.disconnects.load());
   return 0;
 }
 

@@ -19,7 +19,7 @@ namespace salttap::service {
 
 struct WatchOptions {
   BusOptions bus;
-  EventFilter filter;  // events; unused with --jobs
+  EventFilter filter;             // events; unused with --jobs
   std::string format = "pretty";  // pretty | json
   std::uint64_t count = 0;        // stop after this many matching events (0: run until signalled)
   tap::DecodeLimits limits;
@@ -28,7 +28,7 @@ struct WatchOptions {
   // every event; job_filter selects the jobs printed and alerted on.
   bool jobs = false;
   JobFilter job_filter;
-  std::string metrics_listen;  // HOST:PORT for /metrics and /healthz; empty: off
+  std::string metrics_listen;        // HOST:PORT for /metrics and /healthz; empty: off
   Config config = default_config();  // correlator, audit, redaction, alerts
 };
 

@@ -30,8 +30,8 @@ CaptureFormat detect_capture_format(std::string_view head) {
   return CaptureFormat::raw;
 }
 
-void read_capture(const std::string& path, const DecodeLimits& limits,
-                  const std::function<void(Event&&)>& on_event, CaptureStats& stats) {
+void read_capture(const std::string& path, const DecodeLimits& limits, const std::function<void(Event&&)>& on_event,
+                  CaptureStats& stats) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
   std::vector<char> buf(kChunk);

@@ -26,7 +26,7 @@ CaptureFormat detect_capture_format(std::string_view head);
 
 // Calls on_event for each event in stream order. Bad frames or lines are
 // counted in `stats` and logged; I/O errors throw std::runtime_error.
-void read_capture(const std::string& path, const DecodeLimits& limits,
-                  const std::function<void(Event&&)>& on_event, CaptureStats& stats);
+void read_capture(const std::string& path, const DecodeLimits& limits, const std::function<void(Event&&)>& on_event,
+                  CaptureStats& stats);
 
 }  // namespace salttap::tap

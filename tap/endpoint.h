@@ -9,8 +9,8 @@ namespace salttap::tap {
 struct Endpoint {
   enum class Kind { unix_socket, tcp, zmq };
   Kind kind = Kind::unix_socket;
-  std::string path;   // unix_socket: socket path; zmq: the full endpoint ("ipc://..." or "tcp://...")
-  std::string host;   // tcp
+  std::string path;  // unix_socket: socket path; zmq: the full endpoint ("ipc://..." or "tcp://...")
+  std::string host;  // tcp
   std::uint16_t port = 0;
 
   static Endpoint unix_socket(std::string path) { return {Kind::unix_socket, std::move(path), {}, 0}; }
@@ -19,9 +19,12 @@ struct Endpoint {
 
   std::string describe() const {
     switch (kind) {
-      case Kind::unix_socket: return "unix:" + path;
-      case Kind::tcp: return "tcp:" + host + ":" + std::to_string(port);
-      case Kind::zmq: return "zmq:" + path;
+      case Kind::unix_socket:
+        return "unix:" + path;
+      case Kind::tcp:
+        return "tcp:" + host + ":" + std::to_string(port);
+      case Kind::zmq:
+        return "zmq:" + path;
     }
     return {};
   }

@@ -4,9 +4,12 @@ namespace salttap::tap {
 
 std::optional<std::string_view> as_string(const msgpack::object& o) {
   switch (o.type) {
-    case msgpack::type::STR: return std::string_view(o.via.str.ptr, o.via.str.size);
-    case msgpack::type::BIN: return std::string_view(o.via.bin.ptr, o.via.bin.size);
-    default: return std::nullopt;
+    case msgpack::type::STR:
+      return std::string_view(o.via.str.ptr, o.via.str.size);
+    case msgpack::type::BIN:
+      return std::string_view(o.via.bin.ptr, o.via.bin.size);
+    default:
+      return std::nullopt;
   }
 }
 

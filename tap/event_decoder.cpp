@@ -18,14 +18,22 @@ std::size_t zone_chunk_for(std::size_t frame_size) { return frame_size * 2 + 512
 
 std::string_view to_string(DecodeError e) {
   switch (e) {
-    case DecodeError::frame_not_msgpack: return "frame_not_msgpack";
-    case DecodeError::frame_not_map: return "frame_not_map";
-    case DecodeError::no_body: return "no_body";
-    case DecodeError::body_not_bytes: return "body_not_bytes";
-    case DecodeError::no_separator: return "no_separator";
-    case DecodeError::data_not_msgpack: return "data_not_msgpack";
-    case DecodeError::over_limit: return "over_limit";
-    case DecodeError::count_: break;
+    case DecodeError::frame_not_msgpack:
+      return "frame_not_msgpack";
+    case DecodeError::frame_not_map:
+      return "frame_not_map";
+    case DecodeError::no_body:
+      return "no_body";
+    case DecodeError::body_not_bytes:
+      return "body_not_bytes";
+    case DecodeError::no_separator:
+      return "no_separator";
+    case DecodeError::data_not_msgpack:
+      return "data_not_msgpack";
+    case DecodeError::over_limit:
+      return "over_limit";
+    case DecodeError::count_:
+      break;
   }
   return "unknown";
 }
@@ -40,8 +48,8 @@ EventDecoder::EventDecoder(const DecodeLimits& limits) : limits_(limits) {}
 
 std::nullopt_t EventDecoder::fail_tree(TreeStatus status, DecodeError parse_error, std::size_t at) {
   if (status == TreeStatus::over_limit) return fail(DecodeError::over_limit, "at byte " + std::to_string(at));
-  return fail(parse_error, (status == TreeStatus::truncated ? "truncated at byte " : "invalid byte at ") +
-                               std::to_string(at));
+  return fail(parse_error,
+              (status == TreeStatus::truncated ? "truncated at byte " : "invalid byte at ") + std::to_string(at));
 }
 
 std::nullopt_t EventDecoder::fail(DecodeError e, std::string_view detail) {

@@ -14,8 +14,8 @@
 #include <string_view>
 
 #include "tap/decode_limits.h"
-#include "tap/frame_decoder.h"
 #include "tap/event.h"
+#include "tap/frame_decoder.h"
 #include "tap/msgpack_tree.h"
 
 namespace salttap::tap {
@@ -57,8 +57,7 @@ class EventDecoder {
   std::optional<Event> decode_frame_unguarded(std::string_view frame);
   std::optional<Event> decode_in_place(msgpack::zone& zone, const char* frame, std::size_t size);
   std::optional<Event> decode_body_unguarded(std::string_view body);
-  std::optional<Event> finish_event(msgpack::zone& zone, const char* body, std::size_t size,
-                                    std::size_t wire_bytes);
+  std::optional<Event> finish_event(msgpack::zone& zone, const char* body, std::size_t size, std::size_t wire_bytes);
   std::nullopt_t fail(DecodeError e, std::string_view detail);
   std::nullopt_t fail_tree(TreeStatus status, DecodeError parse_error, std::size_t at);
 

@@ -71,7 +71,8 @@ void EventFirer::fire(std::string_view tag, const msgpack::object& data, Framing
 void EventFirer::write(const std::string& frame) {
   asio::generic::stream_protocol::endpoint ep =
       pull_.kind == Endpoint::Kind::tcp
-          ? asio::generic::stream_protocol::endpoint(asio::ip::tcp::endpoint(asio::ip::make_address(pull_.host), pull_.port))
+          ? asio::generic::stream_protocol::endpoint(
+                asio::ip::tcp::endpoint(asio::ip::make_address(pull_.host), pull_.port))
           : asio::generic::stream_protocol::endpoint(asio::local::stream_protocol::endpoint(pull_.path));
   for (int attempt = 0;; ++attempt) {
     boost::system::error_code ec;

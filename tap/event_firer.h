@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/asio.h"
 #include <msgpack.hpp>
+#include "common/asio.h"
 
 #include "tap/endpoint.h"
 #include "tap/frame_decoder.h"

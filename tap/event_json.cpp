@@ -54,9 +54,9 @@ void write_ext(Writer& w, const msgpack::object& o, std::size_t ext_depth) {
   if (type == kExtDatetime) return write_datetime(w, payload);
   if (type == kExtConstant && ext_depth < kMaxNestedExtDepth) {
     try {
-      msgpack::object_handle inner = msgpack::unpack(payload.data(), payload.size(), nullptr, nullptr,
-                                                     msgpack::unpack_limit(1024, 1024, payload.size(),
-                                                                           payload.size(), payload.size(), 16));
+      msgpack::object_handle inner =
+          msgpack::unpack(payload.data(), payload.size(), nullptr, nullptr,
+                          msgpack::unpack_limit(1024, 1024, payload.size(), payload.size(), payload.size(), 16));
       w.StartObject();
       w.Key("__salt_constant__");
       write_value(w, inner.get(), ext_depth + 1);
@@ -93,8 +93,12 @@ void write_key(Writer& w, const msgpack::object& k) {
       }
       return;
     }
-    case msgpack::type::NIL: w.Key("null"); return;
-    case msgpack::type::BOOLEAN: w.Key(k.via.boolean ? "true" : "false"); return;
+    case msgpack::type::NIL:
+      w.Key("null");
+      return;
+    case msgpack::type::BOOLEAN:
+      w.Key(k.via.boolean ? "true" : "false");
+      return;
     case msgpack::type::POSITIVE_INTEGER: {
       const std::string s = std::to_string(k.via.u64);
       w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
@@ -115,9 +119,15 @@ void write_key(Writer& w, const msgpack::object& k) {
     // Python cannot even build these (dicts and lists are unhashable), so no
     // Salt sends them; a fixed text keeps hostile nesting from growing the
     // output exponentially through repeated escaping.
-    case msgpack::type::ARRAY: w.Key("<array key>"); return;
-    case msgpack::type::MAP: w.Key("<map key>"); return;
-    case msgpack::type::EXT: w.Key("<ext key>"); return;
+    case msgpack::type::ARRAY:
+      w.Key("<array key>");
+      return;
+    case msgpack::type::MAP:
+      w.Key("<map key>");
+      return;
+    case msgpack::type::EXT:
+      w.Key("<ext key>");
+      return;
   }
   w.Key("<key>");
 }
@@ -125,16 +135,28 @@ void write_key(Writer& w, const msgpack::object& k) {
 template <typename Writer>
 void write_value(Writer& w, const msgpack::object& o, std::size_t ext_depth) {
   switch (o.type) {
-    case msgpack::type::NIL: w.Null(); return;
-    case msgpack::type::BOOLEAN: w.Bool(o.via.boolean); return;
-    case msgpack::type::POSITIVE_INTEGER: w.Uint64(o.via.u64); return;
-    case msgpack::type::NEGATIVE_INTEGER: w.Int64(o.via.i64); return;
+    case msgpack::type::NIL:
+      w.Null();
+      return;
+    case msgpack::type::BOOLEAN:
+      w.Bool(o.via.boolean);
+      return;
+    case msgpack::type::POSITIVE_INTEGER:
+      w.Uint64(o.via.u64);
+      return;
+    case msgpack::type::NEGATIVE_INTEGER:
+      w.Int64(o.via.i64);
+      return;
     case msgpack::type::FLOAT32:
     case msgpack::type::FLOAT64:
-      if (std::isfinite(o.via.f64)) w.Double(o.via.f64);
-      else w.Null();
+      if (std::isfinite(o.via.f64))
+        w.Double(o.via.f64);
+      else
+        w.Null();
       return;
-    case msgpack::type::STR: write_text(w, std::string_view(o.via.str.ptr, o.via.str.size)); return;
+    case msgpack::type::STR:
+      write_text(w, std::string_view(o.via.str.ptr, o.via.str.size));
+      return;
     case msgpack::type::BIN: {
       w.StartObject();
       w.Key("__bytes_b64__");
@@ -156,7 +178,9 @@ void write_value(Writer& w, const msgpack::object& o, std::size_t ext_depth) {
       }
       w.EndObject();
       return;
-    case msgpack::type::EXT: write_ext(w, o, ext_depth); return;
+    case msgpack::type::EXT:
+      write_ext(w, o, ext_depth);
+      return;
   }
   w.Null();
 }

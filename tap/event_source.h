@@ -25,7 +25,7 @@ struct ReaderOptions {
   DecodeLimits limits;
   std::chrono::milliseconds backoff_initial{100};  // reconnect delays: BackoffPolicy{initial, max}
   std::chrono::milliseconds backoff_max{5000};
-  UnitRandom unit_random;             // reconnect jitter; empty: system_unit_random()
+  UnitRandom unit_random;  // reconnect jitter; empty: system_unit_random()
   // The ZeroMQ reader's reconnect sleep runs on it (the stream reader's is an
   // Asio timer on the io_context). nullptr: real time.
   SteadyTime* steady_time = nullptr;

@@ -34,10 +34,14 @@ std::size_t canonical_frame_size(std::string_view s) {
   if (s.size() < kPrefixLen + 5 || std::memcmp(s.data(), kPrefix, kPrefixLen) != 0) return 0;
   const auto* p = reinterpret_cast<const unsigned char*>(s.data()) + kPrefixLen;
   switch (p[0]) {
-    case 0xc4: return kPrefixLen + 2 + p[1];
-    case 0xc5: return kPrefixLen + 3 + ((std::size_t(p[1]) << 8) | p[2]);
-    case 0xc6: return kPrefixLen + 5 + ((std::size_t(p[1]) << 24) | (std::size_t(p[2]) << 16) | (std::size_t(p[3]) << 8) | p[4]);
-    default: return 0;
+    case 0xc4:
+      return kPrefixLen + 2 + p[1];
+    case 0xc5:
+      return kPrefixLen + 3 + ((std::size_t(p[1]) << 8) | p[2]);
+    case 0xc6:
+      return kPrefixLen + 5 + ((std::size_t(p[1]) << 24) | (std::size_t(p[2]) << 16) | (std::size_t(p[3]) << 8) | p[4]);
+    default:
+      return 0;
   }
 }
 
@@ -45,9 +49,12 @@ std::size_t canonical_frame_size(std::string_view s) {
 
 std::string_view to_string(Framing f) {
   switch (f) {
-    case Framing::plain: return "plain";
-    case Framing::len32: return "len32";
-    case Framing::unknown: break;
+    case Framing::plain:
+      return "plain";
+    case Framing::len32:
+      return "len32";
+    case Framing::unknown:
+      break;
   }
   return "unknown";
 }
@@ -63,8 +70,7 @@ FrameStats& FrameStats::operator+=(const FrameStats& o) {
   return *this;
 }
 
-FrameDecoder::FrameDecoder(const DecodeLimits& limits)
-    : limits_(limits), scanner_(limits, limits.max_frame_bytes) {}
+FrameDecoder::FrameDecoder(const DecodeLimits& limits) : limits_(limits), scanner_(limits, limits.max_frame_bytes) {}
 
 void FrameDecoder::feed(std::string_view bytes, const FrameSink& sink) {
   stats_.bytes += bytes.size();
@@ -213,8 +219,10 @@ std::size_t FrameDecoder::process(std::string_view span, const FrameSink& sink) 
           const std::size_t n = std::min<std::uint64_t>(end - skip_base_, span.size() - cur);
           skip(n);
           cur += n;
-          if (r.status == ScanStatus::complete) ++stats_.oversize_frames;
-          else ++stats_.invalid_frames;
+          if (r.status == ScanStatus::complete)
+            ++stats_.oversize_frames;
+          else
+            ++stats_.invalid_frames;
           scanner_.reset();
           scanner_.set_max_size(limits_.max_frame_bytes);
           state_ = r.status == ScanStatus::complete ? State::plain : State::resync;

@@ -50,18 +50,27 @@ bool pack_json(msgpack::sbuffer& out, const rapidjson::Value& v, std::size_t dep
   if (depth > kMaxJsonDepth) return false;
   msgpack::packer<msgpack::sbuffer> pk(out);
   switch (v.GetType()) {
-    case rapidjson::kNullType: pk.pack_nil(); return true;
-    case rapidjson::kFalseType: pk.pack_false(); return true;
-    case rapidjson::kTrueType: pk.pack_true(); return true;
+    case rapidjson::kNullType:
+      pk.pack_nil();
+      return true;
+    case rapidjson::kFalseType:
+      pk.pack_false();
+      return true;
+    case rapidjson::kTrueType:
+      pk.pack_true();
+      return true;
     case rapidjson::kStringType: {
       pk.pack_str(v.GetStringLength());
       pk.pack_str_body(v.GetString(), v.GetStringLength());
       return true;
     }
     case rapidjson::kNumberType:
-      if (v.IsUint64()) pk.pack_uint64(v.GetUint64());
-      else if (v.IsInt64()) pk.pack_int64(v.GetInt64());
-      else pack_float64(out, v.GetDouble());
+      if (v.IsUint64())
+        pk.pack_uint64(v.GetUint64());
+      else if (v.IsInt64())
+        pk.pack_int64(v.GetInt64());
+      else
+        pack_float64(out, v.GetDouble());
       return true;
     case rapidjson::kArrayType:
       pk.pack_array(v.Size());

@@ -13,15 +13,14 @@
 
 namespace salttap::tap {
 
-
 struct MasterBus {
   std::string config_path;  // empty when no config file was found
   std::string id;           // the master's `id`, when set
   std::string user = "root";
   std::string root_dir = "/";
-  std::string sock_dir;     // after root_dir and the path-length fallback
+  std::string sock_dir;  // after root_dir and the path-length fallback
   std::string cachedir;
-  bool tcp = false;         // ipc_mode: tcp
+  bool tcp = false;  // ipc_mode: tcp
   std::string tcp_host = "127.0.0.1";
   std::uint16_t tcp_pub_port = 4512;
   std::uint16_t tcp_pull_port = 4513;

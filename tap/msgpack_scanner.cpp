@@ -27,32 +27,64 @@ Header classify(unsigned char b) {
   if (b <= 0x9f) return {1, 0, std::uint64_t(b & 0x0f), 0, Header::array};
   if (b <= 0xbf) return {1, 0, std::uint64_t(b & 0x1f), 0, Header::blob};
   switch (b) {
-    case 0xc0: case 0xc2: case 0xc3: return {1, 0, 0, 0, Header::scalar};
-    case 0xc4: return {2, 1, 0, 0, Header::blob};
-    case 0xc5: return {3, 2, 0, 0, Header::blob};
-    case 0xc6: return {5, 4, 0, 0, Header::blob};
-    case 0xc7: return {3, 1, 0, 1, Header::blob};
-    case 0xc8: return {4, 2, 0, 1, Header::blob};
-    case 0xc9: return {6, 4, 0, 1, Header::blob};
-    case 0xca: return {1, 0, 4, 0, Header::blob};
-    case 0xcb: return {1, 0, 8, 0, Header::blob};
-    case 0xcc: case 0xd0: return {1, 0, 1, 0, Header::blob};
-    case 0xcd: case 0xd1: return {1, 0, 2, 0, Header::blob};
-    case 0xce: case 0xd2: return {1, 0, 4, 0, Header::blob};
-    case 0xcf: case 0xd3: return {1, 0, 8, 0, Header::blob};
-    case 0xd4: return {1, 0, 2, 0, Header::blob};
-    case 0xd5: return {1, 0, 3, 0, Header::blob};
-    case 0xd6: return {1, 0, 5, 0, Header::blob};
-    case 0xd7: return {1, 0, 9, 0, Header::blob};
-    case 0xd8: return {1, 0, 17, 0, Header::blob};
-    case 0xd9: return {2, 1, 0, 0, Header::blob};
-    case 0xda: return {3, 2, 0, 0, Header::blob};
-    case 0xdb: return {5, 4, 0, 0, Header::blob};
-    case 0xdc: return {3, 2, 0, 0, Header::array};
-    case 0xdd: return {5, 4, 0, 0, Header::array};
-    case 0xde: return {3, 2, 0, 0, Header::map};
-    case 0xdf: return {5, 4, 0, 0, Header::map};
-    default: return {-1, 0, 0, 0, Header::scalar};  // 0xc1: never used
+    case 0xc0:
+    case 0xc2:
+    case 0xc3:
+      return {1, 0, 0, 0, Header::scalar};
+    case 0xc4:
+      return {2, 1, 0, 0, Header::blob};
+    case 0xc5:
+      return {3, 2, 0, 0, Header::blob};
+    case 0xc6:
+      return {5, 4, 0, 0, Header::blob};
+    case 0xc7:
+      return {3, 1, 0, 1, Header::blob};
+    case 0xc8:
+      return {4, 2, 0, 1, Header::blob};
+    case 0xc9:
+      return {6, 4, 0, 1, Header::blob};
+    case 0xca:
+      return {1, 0, 4, 0, Header::blob};
+    case 0xcb:
+      return {1, 0, 8, 0, Header::blob};
+    case 0xcc:
+    case 0xd0:
+      return {1, 0, 1, 0, Header::blob};
+    case 0xcd:
+    case 0xd1:
+      return {1, 0, 2, 0, Header::blob};
+    case 0xce:
+    case 0xd2:
+      return {1, 0, 4, 0, Header::blob};
+    case 0xcf:
+    case 0xd3:
+      return {1, 0, 8, 0, Header::blob};
+    case 0xd4:
+      return {1, 0, 2, 0, Header::blob};
+    case 0xd5:
+      return {1, 0, 3, 0, Header::blob};
+    case 0xd6:
+      return {1, 0, 5, 0, Header::blob};
+    case 0xd7:
+      return {1, 0, 9, 0, Header::blob};
+    case 0xd8:
+      return {1, 0, 17, 0, Header::blob};
+    case 0xd9:
+      return {2, 1, 0, 0, Header::blob};
+    case 0xda:
+      return {3, 2, 0, 0, Header::blob};
+    case 0xdb:
+      return {5, 4, 0, 0, Header::blob};
+    case 0xdc:
+      return {3, 2, 0, 0, Header::array};
+    case 0xdd:
+      return {5, 4, 0, 0, Header::array};
+    case 0xde:
+      return {3, 2, 0, 0, Header::map};
+    case 0xdf:
+      return {5, 4, 0, 0, Header::map};
+    default:
+      return {-1, 0, 0, 0, Header::scalar};  // 0xc1: never used
   }
 }
 
@@ -81,14 +113,16 @@ ScanResult MsgpackScanner::scan(std::string_view data, std::uint64_t base) {
     std::uint64_t children = 0;
     std::uint64_t skip = h.header_bytes;
     switch (h.kind) {
-      case Header::scalar: break;
-      case Header::blob: skip += n; break;
+      case Header::scalar:
+        break;
+      case Header::blob:
+        skip += n;
+        break;
       case Header::array:
       case Header::map:
         if (n > limits_.max_container_items) return {ScanStatus::invalid, pos_};
         children = h.kind == Header::map ? 2 * n : n;
-        if (children > 0 && remaining_.size() >= limits_.max_depth)
-          return {ScanStatus::invalid, pos_};
+        if (children > 0 && remaining_.size() >= limits_.max_depth) return {ScanStatus::invalid, pos_};
         break;
     }
     pos_ += skip;

@@ -31,8 +31,7 @@ struct ScanResult {
 
 class MsgpackScanner {
  public:
-  MsgpackScanner(const DecodeLimits& limits, std::uint64_t max_size)
-      : limits_(limits), max_size_(max_size) {}
+  MsgpackScanner(const DecodeLimits& limits, std::uint64_t max_size) : limits_(limits), max_size_(max_size) {}
 
   // `data` holds object bytes [base, base + data.size()). Bytes before pos()
   // are never looked at again, so a caller may discard them (skip mode).

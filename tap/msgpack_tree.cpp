@@ -8,8 +8,12 @@ namespace {
 class TreeBuilder {
  public:
   TreeBuilder(msgpack::zone& zone, std::string_view bytes, std::size_t offset, const DecodeLimits& limits)
-      : zone_(zone), begin_(reinterpret_cast<const unsigned char*>(bytes.data())), p_(begin_ + offset),
-        end_(begin_ + bytes.size()), limits_(limits), budget_(bytes.size() - offset) {}
+      : zone_(zone),
+        begin_(reinterpret_cast<const unsigned char*>(bytes.data())),
+        p_(begin_ + offset),
+        end_(begin_ + bytes.size()),
+        limits_(limits),
+        budget_(bytes.size() - offset) {}
 
   TreeResult run(msgpack::object& out) {
     const TreeStatus s = value(out, 0);
@@ -68,8 +72,8 @@ class TreeBuilder {
     budget_ -= 2 * n;
     o.type = msgpack::type::MAP;
     o.via.map.size = static_cast<std::uint32_t>(n);
-    o.via.map.ptr = n ? static_cast<msgpack::object_kv*>(zone_.allocate_align(
-                            sizeof(msgpack::object_kv) * n, MSGPACK_ZONE_ALIGNOF(msgpack::object_kv)))
+    o.via.map.ptr = n ? static_cast<msgpack::object_kv*>(zone_.allocate_align(sizeof(msgpack::object_kv) * n,
+                                                                              MSGPACK_ZONE_ALIGNOF(msgpack::object_kv)))
                       : nullptr;
     for (std::size_t i = 0; i < n; ++i) {
       if (auto s = value(o.via.map.ptr[i].key, depth + 1); s != TreeStatus::ok) return s;
@@ -103,28 +107,42 @@ class TreeBuilder {
 
     // Fixed-size payloads: check once, then read.
     static constexpr unsigned char kPayload[32] = {
-        0, 0, 0, 0,  // c0 nil, c1 -, c2 false, c3 true
-        1, 2, 4,     // c4-c6 bin length
-        1, 2, 4,     // c7-c9 ext length
-        4, 8,        // ca float32, cb float64
-        1, 2, 4, 8,  // cc-cf uint
-        1, 2, 4, 8,  // d0-d3 int
+        0, 0, 0, 0,      // c0 nil, c1 -, c2 false, c3 true
+        1, 2, 4,         // c4-c6 bin length
+        1, 2, 4,         // c7-c9 ext length
+        4, 8,            // ca float32, cb float64
+        1, 2, 4, 8,      // cc-cf uint
+        1, 2, 4, 8,      // d0-d3 int
         2, 3, 5, 9, 17,  // d4-d8 fixext (type + data)
-        1, 2, 4,     // d9-db str length
-        2, 4,        // dc-dd array length
-        2, 4,        // de-df map length
+        1, 2, 4,         // d9-db str length
+        2, 4,            // dc-dd array length
+        2, 4,            // de-df map length
     };
     if (!have(kPayload[b - 0xc0])) return TreeStatus::truncated;
     switch (b) {
-      case 0xc0: o.type = msgpack::type::NIL; return TreeStatus::ok;
-      case 0xc2: o.type = msgpack::type::BOOLEAN; o.via.boolean = false; return TreeStatus::ok;
-      case 0xc3: o.type = msgpack::type::BOOLEAN; o.via.boolean = true; return TreeStatus::ok;
-      case 0xc4: return blob(o, msgpack::type::BIN, read_be<std::uint8_t>());
-      case 0xc5: return blob(o, msgpack::type::BIN, read_be<std::uint16_t>());
-      case 0xc6: return blob(o, msgpack::type::BIN, read_be<std::uint32_t>());
-      case 0xc7: return ext(o, read_be<std::uint8_t>());
-      case 0xc8: return ext(o, read_be<std::uint16_t>());
-      case 0xc9: return ext(o, read_be<std::uint32_t>());
+      case 0xc0:
+        o.type = msgpack::type::NIL;
+        return TreeStatus::ok;
+      case 0xc2:
+        o.type = msgpack::type::BOOLEAN;
+        o.via.boolean = false;
+        return TreeStatus::ok;
+      case 0xc3:
+        o.type = msgpack::type::BOOLEAN;
+        o.via.boolean = true;
+        return TreeStatus::ok;
+      case 0xc4:
+        return blob(o, msgpack::type::BIN, read_be<std::uint8_t>());
+      case 0xc5:
+        return blob(o, msgpack::type::BIN, read_be<std::uint16_t>());
+      case 0xc6:
+        return blob(o, msgpack::type::BIN, read_be<std::uint32_t>());
+      case 0xc7:
+        return ext(o, read_be<std::uint8_t>());
+      case 0xc8:
+        return ext(o, read_be<std::uint16_t>());
+      case 0xc9:
+        return ext(o, read_be<std::uint32_t>());
       case 0xca: {
         const std::uint32_t bits = read_be<std::uint32_t>();
         float f;
@@ -141,27 +159,49 @@ class TreeBuilder {
         o.via.f64 = d;
         return TreeStatus::ok;
       }
-      case 0xcc: return unsigned_integer(o, read_be<std::uint8_t>()), TreeStatus::ok;
-      case 0xcd: return unsigned_integer(o, read_be<std::uint16_t>()), TreeStatus::ok;
-      case 0xce: return unsigned_integer(o, read_be<std::uint32_t>()), TreeStatus::ok;
-      case 0xcf: return unsigned_integer(o, read_be<std::uint64_t>()), TreeStatus::ok;
-      case 0xd0: return integer(o, static_cast<std::int8_t>(read_be<std::uint8_t>())), TreeStatus::ok;
-      case 0xd1: return integer(o, static_cast<std::int16_t>(read_be<std::uint16_t>())), TreeStatus::ok;
-      case 0xd2: return integer(o, static_cast<std::int32_t>(read_be<std::uint32_t>())), TreeStatus::ok;
-      case 0xd3: return integer(o, static_cast<std::int64_t>(read_be<std::uint64_t>())), TreeStatus::ok;
-      case 0xd4: return ext(o, 1);
-      case 0xd5: return ext(o, 2);
-      case 0xd6: return ext(o, 4);
-      case 0xd7: return ext(o, 8);
-      case 0xd8: return ext(o, 16);
-      case 0xd9: return blob(o, msgpack::type::STR, read_be<std::uint8_t>());
-      case 0xda: return blob(o, msgpack::type::STR, read_be<std::uint16_t>());
-      case 0xdb: return blob(o, msgpack::type::STR, read_be<std::uint32_t>());
-      case 0xdc: return array(o, read_be<std::uint16_t>(), depth);
-      case 0xdd: return array(o, read_be<std::uint32_t>(), depth);
-      case 0xde: return map(o, read_be<std::uint16_t>(), depth);
-      case 0xdf: return map(o, read_be<std::uint32_t>(), depth);
-      default: --p_; return TreeStatus::invalid;  // 0xc1, never used
+      case 0xcc:
+        return unsigned_integer(o, read_be<std::uint8_t>()), TreeStatus::ok;
+      case 0xcd:
+        return unsigned_integer(o, read_be<std::uint16_t>()), TreeStatus::ok;
+      case 0xce:
+        return unsigned_integer(o, read_be<std::uint32_t>()), TreeStatus::ok;
+      case 0xcf:
+        return unsigned_integer(o, read_be<std::uint64_t>()), TreeStatus::ok;
+      case 0xd0:
+        return integer(o, static_cast<std::int8_t>(read_be<std::uint8_t>())), TreeStatus::ok;
+      case 0xd1:
+        return integer(o, static_cast<std::int16_t>(read_be<std::uint16_t>())), TreeStatus::ok;
+      case 0xd2:
+        return integer(o, static_cast<std::int32_t>(read_be<std::uint32_t>())), TreeStatus::ok;
+      case 0xd3:
+        return integer(o, static_cast<std::int64_t>(read_be<std::uint64_t>())), TreeStatus::ok;
+      case 0xd4:
+        return ext(o, 1);
+      case 0xd5:
+        return ext(o, 2);
+      case 0xd6:
+        return ext(o, 4);
+      case 0xd7:
+        return ext(o, 8);
+      case 0xd8:
+        return ext(o, 16);
+      case 0xd9:
+        return blob(o, msgpack::type::STR, read_be<std::uint8_t>());
+      case 0xda:
+        return blob(o, msgpack::type::STR, read_be<std::uint16_t>());
+      case 0xdb:
+        return blob(o, msgpack::type::STR, read_be<std::uint32_t>());
+      case 0xdc:
+        return array(o, read_be<std::uint16_t>(), depth);
+      case 0xdd:
+        return array(o, read_be<std::uint32_t>(), depth);
+      case 0xde:
+        return map(o, read_be<std::uint16_t>(), depth);
+      case 0xdf:
+        return map(o, read_be<std::uint32_t>(), depth);
+      default:
+        --p_;
+        return TreeStatus::invalid;  // 0xc1, never used
     }
   }
 

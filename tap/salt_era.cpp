@@ -10,9 +10,7 @@ bool is_bare_jid(std::string_view tag) {
          (tag.size() == 20 || tag[20] == '_');
 }
 
-bool is_publish_tag(std::string_view tag) {
-  return tag.starts_with("salt/job/") && tag.ends_with("/publish");
-}
+bool is_publish_tag(std::string_view tag) { return tag.starts_with("salt/job/") && tag.ends_with("/publish"); }
 
 }  // namespace
 
@@ -20,8 +18,10 @@ void SaltEraDetector::observe(const Event& event) {
   // Our own fired events carry our _stamp, not the master's.
   if (event.tag().starts_with("salttap/")) return;
   if (auto stamp = event.string_field("_stamp")) {
-    if (stamp->ends_with("+00:00")) tz_stamp_ = true;
-    else naive_stamp_ = true;
+    if (stamp->ends_with("+00:00"))
+      tz_stamp_ = true;
+    else
+      naive_stamp_ = true;
   }
   if (is_publish_tag(event.tag())) publish_event_ = true;
   if (is_bare_jid(event.tag())) bare_jid_event_ = true;

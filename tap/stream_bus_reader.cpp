@@ -12,15 +12,17 @@ constexpr auto kDropLogInterval = std::chrono::seconds(10);
 constexpr std::uint64_t kConnectFailureLogEvery = 50;
 
 asio::generic::stream_protocol::endpoint to_asio(const Endpoint& e) {
-  if (e.kind == Endpoint::Kind::tcp)
-    return asio::ip::tcp::endpoint(asio::ip::make_address(e.host), e.port);
+  if (e.kind == Endpoint::Kind::tcp) return asio::ip::tcp::endpoint(asio::ip::make_address(e.host), e.port);
   return asio::local::stream_protocol::endpoint(e.path);
 }
 
 }  // namespace
 
 StreamBusReader::StreamBusReader(const ReaderOptions& options, EventQueue& queue)
-    : options_(options), queue_(queue), decoder_(options.limits), buf_(options.read_chunk),
+    : options_(options),
+      queue_(queue),
+      decoder_(options.limits),
+      buf_(options.read_chunk),
       backoff_(reconnect_backoff(options)) {
   if (options_.endpoint.kind == Endpoint::Kind::tcp) asio::ip::make_address(options_.endpoint.host);  // throws early
   std::uint64_t logged = 0;
@@ -75,9 +77,8 @@ void StreamBusReader::on_connected() {
 }
 
 void StreamBusReader::read() {
-  socket_.async_read_some(asio::buffer(buf_), [this](const boost::system::error_code& ec, std::size_t n) {
-    on_read(ec, n);
-  });
+  socket_.async_read_some(asio::buffer(buf_),
+                          [this](const boost::system::error_code& ec, std::size_t n) { on_read(ec, n); });
 }
 
 void StreamBusReader::observe(const Event& event) {
@@ -115,8 +116,8 @@ void StreamBusReader::on_read(const boost::system::error_code& ec, std::size_t n
         drops_since_log_ += dropped;
         const auto now = std::chrono::steady_clock::now();
         if (now - last_drop_log_ >= kDropLogInterval) {
-          log::error("tap: consumer too slow: dropped {} events (queue full); {} dropped in total",
-                     drops_since_log_, stats_.queue_drops.load());
+          log::error("tap: consumer too slow: dropped {} events (queue full); {} dropped in total", drops_since_log_,
+                     stats_.queue_drops.load());
           last_drop_log_ = now;
           drops_since_log_ = 0;
         }

@@ -8,8 +8,10 @@ StreamDecoder::StreamDecoder(const DecodeLimits& limits) : frames_(limits), even
 }
 
 void StreamDecoder::deliver(std::optional<Event> event) {
-  if (event) (*current_)(std::move(*event));
-  else if (on_error_) on_error_(events_.last_error());
+  if (event)
+    (*current_)(std::move(*event));
+  else if (on_error_)
+    on_error_(events_.last_error());
 }
 
 void StreamDecoder::feed(std::string_view bytes, const EventSink& on_event) {

@@ -6,8 +6,7 @@ void publish_tap_metrics(Metrics& m, const TapStats& s, const QueueStats& q) {
   m.counter("salttap_tap_bytes_total", s.bytes, "Bytes read from the master's event bus");
   m.counter("salttap_tap_frames_total", s.frames, "Frames read");
   m.counter("salttap_tap_events_total", s.events, "Events decoded");
-  m.counter("salttap_tap_skipped_frames_total{reason=\"undecodable\"}", s.decode_errors,
-            "Frames skipped, by reason");
+  m.counter("salttap_tap_skipped_frames_total{reason=\"undecodable\"}", s.decode_errors, "Frames skipped, by reason");
   m.counter("salttap_tap_skipped_frames_total{reason=\"oversize\"}", s.oversize_frames);
   m.counter("salttap_tap_skipped_frames_total{reason=\"invalid\"}", s.invalid_frames);
   m.counter("salttap_tap_skipped_frames_total{reason=\"truncated\"}", s.truncated_frames);

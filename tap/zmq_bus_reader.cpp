@@ -17,7 +17,9 @@ ZmqBusReader::ZmqBusReader(const ReaderOptions& options, EventQueue& queue)
 
 ZmqBusReader::~ZmqBusReader() { stop(); }
 
-void ZmqBusReader::start() { thread_ = std::thread([this] { run(); }); }
+void ZmqBusReader::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void ZmqBusReader::stop() {
   {

@@ -112,7 +112,8 @@ class SetupEngineTest : public ::testing::Test {
     client_ = nullptr;
   }
   void SetUp() override {
-    if (engine_url().empty()) GTEST_SKIP() << "SALTTAP_ENGINE_URL is not set (tests/engines/test_setup_engines.py sets it)";
+    if (engine_url().empty())
+      GTEST_SKIP() << "SALTTAP_ENGINE_URL is not set (tests/engines/test_setup_engines.py sets it)";
     ASSERT_TRUE(report_->ok) << report_->error;
   }
 
@@ -148,7 +149,8 @@ class SetupEngineTest : public ::testing::Test {
     auto [status, body] = call("GET", "/" + index + "/_mapping");
     EXPECT_EQ(status, 200) << index;
     Document out;
-    if (status == 200 && body.HasMember(index.c_str())) out.CopyFrom(body[index.c_str()]["mappings"], out.GetAllocator());
+    if (status == 200 && body.HasMember(index.c_str()))
+      out.CopyFrom(body[index.c_str()]["mappings"], out.GetAllocator());
     return out;
   }
 
@@ -237,8 +239,8 @@ TEST_F(SetupEngineTest, EverySampleDocumentIndexesWithItsFieldsTyped) {
     std::map<std::string, std::string> live_types, contract_types;
     collect_types(live["properties"], "", live_types);
     Document contract;
-    contract.Parse(template_body(kind, layout(), settings(),
-                                 {TemplateApi::composable, report_->flat_type, ""}).c_str());
+    contract.Parse(
+        template_body(kind, layout(), settings(), {TemplateApi::composable, report_->flat_type, ""}).c_str());
     collect_types(contract["template"]["mappings"]["properties"], "", contract_types);
     EXPECT_EQ(live_types, contract_types);  // nothing added by the documents, nothing lost
     if (kind == "returns" && !report_->flat_type.empty()) {
@@ -258,12 +260,24 @@ class ShapeMaker {
   // Shape i: scalars, lists, nested maps 1-30 deep, maps keyed by state IDs.
   void make(std::size_t i, Value& out, Document::AllocatorType& a) {
     switch (i % 6) {
-      case 0: scalar(i, out, a); break;
-      case 1: list(i, 1 + pick(6), out, a); break;
-      case 2: nested(i, 1 + static_cast<int>(i / 6 % 30), out, a); break;
-      case 3: state_run(i, out, a); break;
-      case 4: wide_map(i, out, a); break;
-      default: mixed(i, out, a); break;
+      case 0:
+        scalar(i, out, a);
+        break;
+      case 1:
+        list(i, 1 + pick(6), out, a);
+        break;
+      case 2:
+        nested(i, 1 + static_cast<int>(i / 6 % 30), out, a);
+        break;
+      case 3:
+        state_run(i, out, a);
+        break;
+      case 4:
+        wide_map(i, out, a);
+        break;
+      default:
+        mixed(i, out, a);
+        break;
     }
   }
 
@@ -271,7 +285,7 @@ class ShapeMaker {
   std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_); }
   std::string word() {
     static const char* words[] = {"nginx", "sshd", "/etc/hosts", "pkg.installed", "a.b.c", "über", "with space",
-                                  "UPPER", "x", "-dash", "__run_num__", "1234", "日本", "tab\there"};
+                                  "UPPER", "x",    "-dash",      "__run_num__",   "1234",  "日本", "tab\there"};
     return words[pick(std::size(words))];
   }
   std::string state_id() {
@@ -282,12 +296,24 @@ class ShapeMaker {
   }
   void scalar(std::size_t i, Value& out, Document::AllocatorType& a) {
     switch (i / 6 % 6) {
-      case 0: out.SetString(fmt::format("output line {} {}", i, word()).c_str(), a); break;
-      case 1: out.SetInt64(static_cast<std::int64_t>(i) * 7919 - 100000); break;
-      case 2: out.SetDouble(static_cast<double>(i) / 7.0); break;
-      case 3: out.SetBool(i % 4 == 0); break;
-      case 4: out.SetNull(); break;
-      default: out.SetString(std::string(2000 + i % 500, 'x').c_str(), a); break;
+      case 0:
+        out.SetString(fmt::format("output line {} {}", i, word()).c_str(), a);
+        break;
+      case 1:
+        out.SetInt64(static_cast<std::int64_t>(i) * 7919 - 100000);
+        break;
+      case 2:
+        out.SetDouble(static_cast<double>(i) / 7.0);
+        break;
+      case 3:
+        out.SetBool(i % 4 == 0);
+        break;
+      case 4:
+        out.SetNull();
+        break;
+      default:
+        out.SetString(std::string(2000 + i % 500, 'x').c_str(), a);
+        break;
     }
   }
   void list(std::size_t i, std::size_t n, Value& out, Document::AllocatorType& a) {
@@ -352,7 +378,7 @@ class ShapeMaker {
     Value n;
     nested(i, 1 + static_cast<int>(pick(5)), n, a);
     out.AddMember("nested", n, a);
-    out.AddMember("", Value(static_cast<std::int64_t>(i)), a);  // Salt has empty keys now and then
+    out.AddMember("", Value(static_cast<std::int64_t>(i)), a);                // Salt has empty keys now and then
     out.AddMember("retcode", Value(fmt::format("{}", i % 3).c_str(), a), a);  // a string where a number is usual
   }
 
@@ -376,8 +402,9 @@ TEST_F(SetupEngineTest, FiveThousandReturnShapesNeitherRejectNorGrowTheMapping) 
   // The first document creates the index from the template.
   Document first;
   first.Parse(R"({"@timestamp":"2026-12-01T00:00:00Z","jid":"1","minion":"m","status":"succeeded","return":true})");
-  ASSERT_TRUE(bulk(fmt::format("{{\"index\":{{\"_index\":\"{}\",\"_id\":\"seed\"}}}}\n{}\n", index, serialize(first)),
-                   true).empty());
+  ASSERT_TRUE(
+      bulk(fmt::format("{{\"index\":{{\"_index\":\"{}\",\"_id\":\"seed\"}}}}\n{}\n", index, serialize(first)), true)
+          .empty());
   const Document before = live_mapping(index);
   ASSERT_TRUE(before.IsObject() && before.HasMember("properties"));
   const std::size_t fields_before = count_fields(before["properties"]);
@@ -429,9 +456,10 @@ TEST_F(SetupEngineTest, FiveThousandReturnShapesNeitherRejectNorGrowTheMapping) 
   const std::size_t fields_after = count_fields(after["properties"]);
   EXPECT_EQ(fields_after, fields_before);
   EXPECT_EQ(serialize(after), serialize(before));
-  std::printf("[figures] %zu distinct return shapes (%zu deeper than 20, %zu with return_flat): %zu rejected, "
-              "mapping fields %zu before, %zu after\n",
-              distinct.size(), deep, flat_docs, failed.size(), fields_before, fields_after);
+  std::printf(
+      "[figures] %zu distinct return shapes (%zu deeper than 20, %zu with return_flat): %zu rejected, "
+      "mapping fields %zu before, %zu after\n",
+      distinct.size(), deep, flat_docs, failed.size(), fields_before, fields_after);
 }
 
 }  // namespace

@@ -68,9 +68,9 @@ class EngineTest : public ::testing::Test {
     return body.IsObject() && body.HasMember("count") ? body["count"].GetInt64() : -1;
   }
   void create_index(const std::string& index, const std::string& mappings) {
-    const auto [status, body] = call("PUT", "/" + index,
-                                     R"({"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":)" +
-                                         mappings + "}");
+    const auto [status, body] =
+        call("PUT", "/" + index,
+             R"({"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":)" + mappings + "}");
     ASSERT_EQ(status, 200);
   }
 
@@ -122,7 +122,8 @@ TEST_F(EngineTest, ReportsItsProductHeader) {
   d.Parse(r.body.data(), r.body.size());
   const bool opensearch = d["version"].HasMember("distribution");
   EXPECT_EQ(r.product, opensearch ? "" : "Elasticsearch");
-  std::printf("[figures] engine %s %s\n", opensearch ? "opensearch" : "elasticsearch", d["version"]["number"].GetString());
+  std::printf("[figures] engine %s %s\n", opensearch ? "opensearch" : "elasticsearch",
+              d["version"]["number"].GetString());
 }
 
 TEST_F(EngineTest, ShipsAThousandDocumentsThenCountsTheResendAsConflicts) {
@@ -141,10 +142,12 @@ TEST_F(EngineTest, ShipsAThousandDocumentsThenCountsTheResendAsConflicts) {
     EXPECT_EQ(run.stats.docs_retried, 0u);
     EXPECT_TRUE(run.reachable);
     EXPECT_EQ(count(index), 1000);
-    std::printf("[figures] %s: 1000 docs in %.0f ms, %llu requests, %llu conflicts, %zu bytes of NDJSON sent as %llu gzip bytes\n",
-                round, run.seconds * 1000, static_cast<unsigned long long>(run.stats.requests),
-                static_cast<unsigned long long>(run.stats.docs_conflict), raw,
-                static_cast<unsigned long long>(run.stats.bytes_sent));
+    std::printf(
+        "[figures] %s: 1000 docs in %.0f ms, %llu requests, %llu conflicts, %zu bytes of NDJSON sent as %llu gzip "
+        "bytes\n",
+        round, run.seconds * 1000, static_cast<unsigned long long>(run.stats.requests),
+        static_cast<unsigned long long>(run.stats.docs_conflict), raw,
+        static_cast<unsigned long long>(run.stats.bytes_sent));
   }
 }
 
@@ -153,9 +156,15 @@ TEST_F(EngineTest, ARejectedDocumentLandsInTheDeadLetterIndexWithTheReason) {
   create_index(index, R"({"properties":{"n":{"type":"long"}}})");
   const std::string bad_source = R"({"n":"not a number","minion":"web1"})";
   MemoryRecordSource source;
-  source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"good-1"}}}})" "\n{{\"n\":1}}\n", index));
-  source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"bad"}}}})" "\n{}\n", index, bad_source));
-  source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"good-2"}}}})" "\n{{\"n\":2}}\n", index));
+  source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"good-1"}}}})"
+                         "\n{{\"n\":1}}\n",
+                         index));
+  source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"bad"}}}})"
+                         "\n{}\n",
+                         index, bad_source));
+  source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"good-2"}}}})"
+                         "\n{{\"n\":2}}\n",
+                         index));
   const auto config = shipper_config();
   // Today's dead-letter index as the shipped contract (mappings/deadletter.json) types it.
   std::ifstream mapping(std::string(SALTTAP_SOURCE_DIR) + "/mappings/deadletter.json");
@@ -199,7 +208,9 @@ TEST_F(EngineTest, WhenTheDeadLetterIndexRefusesTooTheDocumentGoesToTheLocalFile
   create_index(today, R"({"dynamic":"strict","properties":{}})");
   const auto dir = std::filesystem::temp_directory_path() / ("salttap-engine-dead-" + run_tag());
   MemoryRecordSource source(dir);
-  source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"bad"}}}})" "\n{{\"n\":\"NaN please\"}}\n", index));
+  source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"bad"}}}})"
+                         "\n{{\"n\":\"NaN please\"}}\n",
+                         index));
   const Run run = ship(source, 1, config);
   EXPECT_EQ(run.stats.docs_dead_letter_file, 1u);
   EXPECT_EQ(run.stats.docs_dead_lettered, 0u);
@@ -219,8 +230,12 @@ TEST_F(EngineTest, AMalformedRecordIsIsolatedAndTheRestDelivered) {
   const std::string index = index_name("malformed");
   MemoryRecordSource source;
   for (int i = 0; i < 6; ++i) {
-    if (i == 3) source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"broken")" "\n{{\"n\":3}}\n", index));
-    else source.add(doc(index, i));
+    if (i == 3)
+      source.add(fmt::format(R"({{"create":{{"_index":"{}","_id":"broken")"
+                             "\n{{\"n\":3}}\n",
+                             index));
+    else
+      source.add(doc(index, i));
   }
   const auto config = shipper_config();
   const Run run = ship(source, 6, config);

@@ -103,12 +103,17 @@ void round_trip(const Event& e) {
 bool same_tree(const msgpack::object& a, const msgpack::object& b) {
   if (a.type != b.type) return false;
   switch (a.type) {
-    case msgpack::type::NIL: return true;
-    case msgpack::type::BOOLEAN: return a.via.boolean == b.via.boolean;
-    case msgpack::type::POSITIVE_INTEGER: return a.via.u64 == b.via.u64;
-    case msgpack::type::NEGATIVE_INTEGER: return a.via.i64 == b.via.i64;
+    case msgpack::type::NIL:
+      return true;
+    case msgpack::type::BOOLEAN:
+      return a.via.boolean == b.via.boolean;
+    case msgpack::type::POSITIVE_INTEGER:
+      return a.via.u64 == b.via.u64;
+    case msgpack::type::NEGATIVE_INTEGER:
+      return a.via.i64 == b.via.i64;
     case msgpack::type::FLOAT32:
-    case msgpack::type::FLOAT64: return std::memcmp(&a.via.f64, &b.via.f64, sizeof(double)) == 0;
+    case msgpack::type::FLOAT64:
+      return std::memcmp(&a.via.f64, &b.via.f64, sizeof(double)) == 0;
     case msgpack::type::STR:
     case msgpack::type::BIN:
       // msgpack-c leaves ptr null for an empty str/bin: compare as views.
@@ -150,7 +155,9 @@ void differential_tree(std::string_view bytes, std::size_t offset, const DecodeL
   }
   if ((r.status == TreeStatus::ok) != theirs.has_value()) {
     std::fprintf(stderr, "build_tree status %d at %zu, msgpack::unpack %s\n", static_cast<int>(r.status), r.end,
-                 theirs ? "ok" : their_over_limit ? "over limit" : "failed");
+                 theirs             ? "ok"
+                 : their_over_limit ? "over limit"
+                                    : "failed");
   }
   FUZZ_CHECK((r.status == TreeStatus::ok) == theirs.has_value());
   if (!theirs) return;
@@ -241,7 +248,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     l.max_container_items = static_cast<std::uint32_t>(std::min<std::size_t>(l.max_container_items, size));
     differential_tree(input, 0, l);
   }
-  if (const auto sep = input.find("\n\n"); sep != std::string_view::npos) differential_tree(input, sep + 2, tiny_limits());
+  if (const auto sep = input.find("\n\n"); sep != std::string_view::npos)
+    differential_tree(input, sep + 2, tiny_limits());
   decode_as_frame_and_body(input, DecodeLimits{}, true);
   decode_as_frame_and_body(input, tiny_limits(), false);
   parse_as_json(input);

@@ -67,15 +67,18 @@ class Splitter {
   explicit Splitter(const Options& o) : split_(o.split), seed_(o.seed), x_(0x9e3779b9u ^ (o.seed * 2654435761u)) {}
   std::size_t next() {
     switch (split_) {
-      case 0: return std::string_view::npos;
-      case 1: return seed_ % 64 + 1;
+      case 0:
+        return std::string_view::npos;
+      case 1:
+        return seed_ % 64 + 1;
       case 2: {
         x_ ^= x_ << 13;
         x_ ^= x_ >> 17;
         x_ ^= x_ << 5;
         return x_ % (2u * (seed_ + 1u)) + 1;
       }
-      default: return 1;
+      default:
+        return 1;
     }
   }
 

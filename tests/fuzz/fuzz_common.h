@@ -15,19 +15,20 @@
 
 // An invariant that must hold for every input: print what broke, then trap so
 // libFuzzer (and the regression runner, as a crashed test) reports the input.
-#define FUZZ_CHECK(cond)                                                                    \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      std::fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__, #cond);    \
-      std::fflush(stderr);                                                                  \
-      __builtin_trap();                                                                     \
-    }                                                                                       \
+#define FUZZ_CHECK(cond)                                                                \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      std::fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__, #cond); \
+      std::fflush(stderr);                                                              \
+      __builtin_trap();                                                                 \
+    }                                                                                   \
   } while (0)
 
 // Sanitizer allocator hooks, declared weak so the targets link without ASan
 // (the regression runners of a plain build): no ASan, no heap measurement.
 extern "C" {
-__attribute__((weak)) int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, std::size_t),
+__attribute__((weak)) int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*,
+                                                                                        std::size_t),
                                                                     void (*free_hook)(const volatile void*));
 __attribute__((weak)) std::size_t __sanitizer_get_allocated_size(const volatile void* p);
 }

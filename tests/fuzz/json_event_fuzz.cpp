@@ -32,10 +32,10 @@
 #include <utility>
 #include <vector>
 
-#include <msgpack.hpp>
 #include <rapidjson/document.h>
 #include <rapidjson/encodedstream.h>
 #include <rapidjson/memorystream.h>
+#include <msgpack.hpp>
 
 #include "common/text.h"
 #include "tap/event_decoder.h"

@@ -70,8 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   response.body.assign(reinterpret_cast<const char*>(data) + kHeader + product_len, size - kHeader - product_len);
   response.host = "http://127.0.0.1:9200";
   response.error = "Connection refused";
-  const bool answer_is_utf8 =
-      salttap::fuzz::decodes_to_utf8(response.body) && salttap::is_valid_utf8(response.product);
+  const bool answer_is_utf8 = salttap::fuzz::decodes_to_utf8(response.body) && salttap::is_valid_utf8(response.product);
 
   const ServerDetection d = detect_server(response);
   const ServerInfo& info = d.info;

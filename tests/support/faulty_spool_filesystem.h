@@ -51,9 +51,9 @@ enum class FsOp {
 struct FsFault {
   static constexpr std::uint64_t kForever = std::numeric_limits<std::uint64_t>::max();
   FsOp op = FsOp::write;
-  std::string file;             // the file name starts with this ("" matches every file)
+  std::string file;  // the file name starts with this ("" matches every file)
   int error = EIO;
-  std::uint64_t after = 0;      // matching calls that succeed before the first failure
+  std::uint64_t after = 0;         // matching calls that succeed before the first failure
   std::uint64_t times = kForever;  // failures, then the rule is spent
   // write only: the failing call writes this many bytes for real and reports
   // them (a short write); the next write to that file fails with `error`.
@@ -225,8 +225,8 @@ class FaultySpoolFilesystem final : public indexer::SpoolFilesystem {
   indexer::SpoolFilesystem& real_;
   mutable std::mutex mu_;
   std::vector<Rule> rules_;
-  std::map<int, std::string> names_;           // open descriptors and the file names they were opened under
-  std::map<int, int> fail_next_write_;         // descriptor -> errno, after a short write
+  std::map<int, std::string> names_;    // open descriptors and the file names they were opened under
+  std::map<int, int> fail_next_write_;  // descriptor -> errno, after a short write
   std::vector<Call> log_;
   std::uint64_t failures_ = 0;
 };

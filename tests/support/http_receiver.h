@@ -27,7 +27,7 @@ class HttpReceiver {
   struct Reply {
     int status = 200;
     std::string body;
-    std::vector<std::string> headers;    // "Name: value"
+    std::vector<std::string> headers;  // "Name: value"
     // No answer until release() or the receiver's end: only a client timeout
     // or abort ends the request, whatever the machine's speed.
     bool hold = false;
@@ -131,8 +131,8 @@ class HttpReceiver {
           if (reply.hold) changed_.wait(lock, [&] { return released_ || stop_; });
         }
         buffer.erase(0, head_end + 4 + length);
-        std::string resp = "HTTP/1.1 " + std::to_string(reply.status) + " X\r\nContent-Length: " +
-                           std::to_string(reply.body.size()) + "\r\n";
+        std::string resp = "HTTP/1.1 " + std::to_string(reply.status) +
+                           " X\r\nContent-Length: " + std::to_string(reply.body.size()) + "\r\n";
         for (const auto& h : reply.headers) resp += h + "\r\n";
         resp += keep_alive_ ? "\r\n" : "Connection: close\r\n\r\n";
         resp += reply.body;

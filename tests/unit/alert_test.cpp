@@ -56,9 +56,13 @@ TEST(Alerts, OneAlertPerJobWithCappedListsAndExactCounts) {
   std::string minions = "[";
   for (int i = 0; i < 10; ++i) minions += (i ? ",\"m" : "\"m") + std::to_string(i) + "\"";
   minions += "]";
-  h.feed("salt/job/1/new", R"({"jid": "1", "fun": "cmd.run", "arg": ["false"], "tgt": "*", "tgt_type": "glob", "user": "bob", "minions": )" + minions + "}");
+  h.feed(
+      "salt/job/1/new",
+      R"({"jid": "1", "fun": "cmd.run", "arg": ["false"], "tgt": "*", "tgt_type": "glob", "user": "bob", "minions": )" +
+          minions + "}");
   for (int i = 0; i < 8; ++i)
-    h.feed("salt/job/1/ret/m" + std::to_string(i), R"({"fun": "cmd.run", "return": "", "retcode": 1, "success": false})");
+    h.feed("salt/job/1/ret/m" + std::to_string(i),
+           R"({"fun": "cmd.run", "return": "", "retcode": 1, "success": false})");
   h.clock.advance(900 * kMicrosPerSecond);
   h.corr->advance();
   ASSERT_EQ(h.outlet->alerts.size(), 1u) << "one alert per job, not per minion";
@@ -82,7 +86,9 @@ TEST(Alerts, OneAlertPerJobWithCappedListsAndExactCounts) {
 
 TEST(Alerts, QuietJobsDoNotAlert) {
   Harness h;
-  h.feed("salt/job/1/new", R"({"jid": "1", "fun": "test.ping", "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
+  h.feed(
+      "salt/job/1/new",
+      R"({"jid": "1", "fun": "test.ping", "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
   h.feed("salt/job/1/ret/a", R"({"fun": "test.ping", "return": true, "retcode": 0, "success": true})");
   EXPECT_TRUE(h.outlet->alerts.empty());
 }
@@ -91,7 +97,9 @@ TEST(Alerts, RiskThresholdIsConfigurable) {
   AlertConfig config;
   config.min_risk = correlator::RiskLevel::medium;
   Harness h(config);
-  h.feed("salt/job/1/new", R"({"jid": "1", "fun": "state.apply", "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
+  h.feed(
+      "salt/job/1/new",
+      R"({"jid": "1", "fun": "state.apply", "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
   h.feed("salt/job/1/ret/a", R"({"fun": "state.apply", "return": {}, "retcode": 0, "success": true})");
   ASSERT_EQ(h.outlet->alerts.size(), 1u);
   EXPECT_EQ(h.outlet->alerts[0].kind, AlertKind::risky);
@@ -131,8 +139,7 @@ TEST(SpoolFullAlert, TheReasonStatesTheConfiguredLimits) {
             "75.5%; job, return and alert documents wait");
   spool.events_limit = spool.states_limit = 1;
   const auto d = parse(make_spool_full_alert("m", 0, 1, spool).json);
-  EXPECT_NE(std::string(d["reason"].GetString()).find("above 100% of max_bytes, states above 100%;"),
-            std::string::npos)
+  EXPECT_NE(std::string(d["reason"].GetString()).find("above 100% of max_bytes, states above 100%;"), std::string::npos)
       << d["reason"].GetString();
 }
 

@@ -178,7 +178,7 @@ TEST(AsyncAlertOutlet, StopDrainsTheQueueRetriesIncluded) {
   outlet.await_attempts(1);
   time.await_waiters(1);  // "1" waits for its retry
   auto stopped = std::async(std::launch::async, [&] { outlet.stop(10s); });
-  time.await_waiters(2);  // stop() waits for the drain, on the same clock
+  time.await_waiters(2);            // stop() waits for the drain, on the same clock
   time.advance_to_next_deadline();  // the retry comes first
   ASSERT_EQ(stopped.wait_for(60s), std::future_status::ready);
   EXPECT_EQ(outlet.jids(), (std::vector<std::string>{"1", "1", "2"}));

@@ -8,8 +8,8 @@
 #include "correlator/audit.h"
 #include "tap/event.h"
 #include "tap/json_event.h"
-#include "tests/support/events.h"
 #include "tests/support/captures.h"
+#include "tests/support/events.h"
 
 namespace salttap::correlator {
 namespace {

@@ -19,7 +19,8 @@ constexpr auto X = ItemOutcome::reject;
 TEST(BulkResult, AllCreated) {
   const auto b = classify_bulk_response(200, R"({"took":3,"errors":false,"items":[
     {"create":{"_index":"salt-jobs-2026.11.29","_id":"a","status":201}},
-    {"create":{"_index":"salt-jobs-2026.11.29","_id":"b","status":201}}]})", 2);
+    {"create":{"_index":"salt-jobs-2026.11.29","_id":"b","status":201}}]})",
+                                        2);
   EXPECT_EQ(outcomes(b), (std::vector{D, D}));
   EXPECT_EQ(b.delivered, 2u);
   EXPECT_FALSE(b.whole_request);
@@ -31,7 +32,8 @@ TEST(BulkResult, MixedSuccessRetriesOnlyThe429sAndRejectsMappingErrors) {
     {"create":{"_id":"b","status":429,"error":{"type":"es_rejected_execution_exception","reason":"queue full"}}},
     {"create":{"_id":"c","status":400,"error":{"type":"mapper_parsing_exception","reason":"failed to parse field [return]"}}},
     {"index":{"_id":"d","status":503,"error":{"type":"unavailable_shards_exception","reason":"primary shard is not active"}}},
-    {"index":{"_id":"e","status":200}}]})", 5);
+    {"index":{"_id":"e","status":200}}]})",
+                                        5);
   EXPECT_EQ(outcomes(b), (std::vector{D, R, X, R, D}));
   EXPECT_EQ(b.items[2].reason, "mapper_parsing_exception: failed to parse field [return]");
   EXPECT_EQ(b.items[1].status, 429);
@@ -42,7 +44,8 @@ TEST(BulkResult, MixedSuccessRetriesOnlyThe429sAndRejectsMappingErrors) {
 
 TEST(BulkResult, A409OnRetryMeansAlreadyDelivered) {
   const auto b = classify_bulk_response(200, R"({"errors":true,"items":[
-    {"create":{"_id":"a","status":409,"error":{"type":"version_conflict_engine_exception","reason":"[a]: version conflict, document already exists"}}}]})", 1);
+    {"create":{"_id":"a","status":409,"error":{"type":"version_conflict_engine_exception","reason":"[a]: version conflict, document already exists"}}}]})",
+                                        1);
   EXPECT_EQ(outcomes(b), (std::vector{D}));
   EXPECT_NE(b.items[0].reason.find("version_conflict"), std::string::npos);
 }
@@ -77,7 +80,8 @@ TEST(BulkResult, ReasonsCarryTheErrorTypeAndTheFirstCause) {
     {"create":{"status":400,"error":{"type":"mapper_parsing_exception","reason":"failed to parse field [n] of type [long]",
       "caused_by":{"type":"illegal_argument_exception","reason":"For input string: \"x\""}}}},
     {"create":{"status":409,"error":{"type":"version_conflict_engine_exception","reason":"already exists"}}},
-    {"create":{"status":201}}]})", 3);
+    {"create":{"status":201}}]})",
+                                        3);
   EXPECT_EQ(b.items[0].error_type, "mapper_parsing_exception");
   EXPECT_EQ(b.items[0].reason,
             "mapper_parsing_exception: failed to parse field [n] of type [long] "
@@ -89,7 +93,9 @@ TEST(BulkResult, ReasonsCarryTheErrorTypeAndTheFirstCause) {
 
 TEST(BulkResult, AWholeRequest400NamesTheEnginesErrorNotItsJson) {
   const auto b = classify_bulk_response(
-      400, R"({"error":{"root_cause":[],"type":"json_e_o_f_exception","reason":"Unexpected end-of-input"},"status":400})", 2);
+      400,
+      R"({"error":{"root_cause":[],"type":"json_e_o_f_exception","reason":"Unexpected end-of-input"},"status":400})",
+      2);
   EXPECT_EQ(outcomes(b), (std::vector{X, X}));
   EXPECT_EQ(b.items[1].status, 400);
   EXPECT_EQ(b.items[1].error_type, "json_e_o_f_exception");
@@ -124,7 +130,8 @@ TEST(BulkResult, AnItemErrorGivenAsAStringIsOneBoundedLine) {
 TEST(BulkResult, AnItemNotDeliveredAlwaysHasAReason) {
   // Regression: corpus/bulk_result/items-no-error-object (dead-lettered with an empty reason).
   const auto b = classify_bulk_response(200, R"({"items":[{"create":{"status":400}},{"create":{"status":503}},
-    {"create":{"status":400,"error":""}},{"create":{"status":201}}]})", 4);
+    {"create":{"status":400,"error":""}},{"create":{"status":201}}]})",
+                                        4);
   EXPECT_EQ(outcomes(b), (std::vector{X, R, X, D}));
   EXPECT_EQ(b.items[0].reason, "status 400 without an error");
   EXPECT_EQ(b.items[1].reason, "status 503 without an error");

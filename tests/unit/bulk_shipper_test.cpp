@@ -54,9 +54,12 @@ std::string bulk_response(const std::vector<int>& statuses) {
   for (int s : statuses) {
     if (!items.empty()) items += ",";
     std::string error;
-    if (s == 429) error = R"(,"error":{"type":"es_rejected_execution_exception","reason":"queue full"})";
-    else if (s >= 500) error = R"(,"error":{"type":"unavailable_shards_exception","reason":"primary shard is not active"})";
-    else if (s == 409) error = R"(,"error":{"type":"version_conflict_engine_exception","reason":"document already exists"})";
+    if (s == 429)
+      error = R"(,"error":{"type":"es_rejected_execution_exception","reason":"queue full"})";
+    else if (s >= 500)
+      error = R"(,"error":{"type":"unavailable_shards_exception","reason":"primary shard is not active"})";
+    else if (s == 409)
+      error = R"(,"error":{"type":"version_conflict_engine_exception","reason":"document already exists"})";
     else if (s >= 400)
       error = R"(,"error":{"type":"mapper_parsing_exception","reason":"failed to parse field [n] of type [long]",)"
               R"("caused_by":{"type":"illegal_argument_exception","reason":"For input string: \"x\""}})";
@@ -67,7 +70,9 @@ std::string bulk_response(const std::vector<int>& statuses) {
 }
 
 HttpResponse ok(const std::vector<int>& statuses) { return {200, bulk_response(statuses), {}, "http://fake", {}, 0}; }
-HttpResponse status(long s, std::string body = {}) { return {s, std::move(body), s ? "" : "connection refused", "http://fake", {}, 0}; }
+HttpResponse status(long s, std::string body = {}) {
+  return {s, std::move(body), s ? "" : "connection refused", "http://fake", {}, 0};
+}
 
 // Answers scripted responses first, then `respond` (default: every item 201).
 struct Script {
@@ -152,7 +157,8 @@ struct Harness {
   }
   ~Harness() { stop(); }
   void start() {
-    shipper = std::make_unique<BulkShipper>(config, source, [s = script] { return std::make_unique<ScriptedClient>(s); });
+    shipper =
+        std::make_unique<BulkShipper>(config, source, [s = script] { return std::make_unique<ScriptedClient>(s); });
     shipper->start();
   }
   // Lets time run (batch windows close, backoff sleeps end) until `done` holds.
@@ -297,7 +303,8 @@ TEST(BulkShipper, WholeRequest400IsolatesTheMalformedDocumentByHalving) {
   for (int i = 0; i < 4; ++i) h.source.add(i == 1 ? doc(i, R"({"n":BROKEN)") : doc(i));
   h.script->respond = [](const HttpRequest& r) {
     if (r.body.find("deadletter") == std::string::npos && r.body.find("BROKEN") != std::string::npos)
-      return status(400, R"({"error":{"type":"x_content_parse_exception","reason":"unexpected character"},"status":400})");
+      return status(400,
+                    R"({"error":{"type":"x_content_parse_exception","reason":"unexpected character"},"status":400})");
     return ok(std::vector<int>(docs_in(r.body).size(), 201));
   };
   h.start();
@@ -367,7 +374,10 @@ TEST(BulkShipper, DeadLetterIndexRefusingWritesTheLocalFileThenAcks) {
   h.script->queued.push_back(HttpResponse{
       200,
       R"({"errors":true,"items":[{"index":{"status":400,"error":{"type":"strict_dynamic_mapping_exception","reason":"mapping set to strict"}}}]})",
-      {}, "http://fake", {}, 0});
+      {},
+      "http://fake",
+      {},
+      0});
   h.start();
   h.run_until_acked(1);
   std::ifstream in(tmp.path / "dead" / "deadletter-2026.11.29.ndjson");

@@ -66,7 +66,8 @@ class CaptureDecode : public ::testing::TestWithParam<std::filesystem::path> {};
 TEST_P(CaptureDecode, WholeFileEqualsSaltsOwnDecoding) {
   const std::string bytes = read_file(GetParam());
   FrameStats stats;
-  const auto events = decode_split(bytes, [&] { return bytes.size() + 1; }, &stats);
+  const auto events = decode_split(
+      bytes, [&] { return bytes.size() + 1; }, &stats);
   EXPECT_EQ(events, expected_events(GetParam()));
   EXPECT_EQ(stats.skipped_bytes, 0u);
   EXPECT_EQ(stats.resyncs, 0u);
@@ -98,11 +99,14 @@ TEST_P(CaptureDecode, RandomSplits) {
 TEST_P(CaptureDecode, ReplayReadsFileAsTheSocketWould) {
   std::vector<std::string> out;
   CaptureStats stats;
-  read_capture(GetParam().string(), {}, [&](Event&& e) {
-    std::string s;
-    append_event_json(s, e);
-    out.push_back(std::move(s));
-  }, stats);
+  read_capture(
+      GetParam().string(), {},
+      [&](Event&& e) {
+        std::string s;
+        append_event_json(s, e);
+        out.push_back(std::move(s));
+      },
+      stats);
   EXPECT_EQ(out, expected_events(GetParam()));
 }
 
@@ -111,11 +115,14 @@ TEST_P(CaptureDecode, JsonLinesReplayEqualsRawReplay) {
   jsonl.replace_extension(".jsonl");
   std::vector<std::string> out;
   CaptureStats stats;
-  read_capture(jsonl.string(), {}, [&](Event&& e) {
-    std::string s;
-    append_event_json(s, e);
-    out.push_back(std::move(s));
-  }, stats);
+  read_capture(
+      jsonl.string(), {},
+      [&](Event&& e) {
+        std::string s;
+        append_event_json(s, e);
+        out.push_back(std::move(s));
+      },
+      stats);
   EXPECT_EQ(stats.json_errors, 0u);
   EXPECT_EQ(out, expected_events(GetParam()));
 }

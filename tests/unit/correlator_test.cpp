@@ -41,11 +41,12 @@ class CorrelatorTest : public ::testing::Test {
   void feed(const std::string& tag, const std::string& data) { corr_->on_event(ev(tag, data)); }
   void new_job(const std::string& jid, const std::string& fun, const std::string& minions,
                const std::string& extra = "") {
-    feed("salt/job/" + jid + "/new", R"({"jid": ")" + jid + R"(", "fun": ")" + fun +
-                                         R"(", "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": )" +
-                                         minions + extra + "}");
+    feed("salt/job/" + jid + "/new",
+         R"({"jid": ")" + jid + R"(", "fun": ")" + fun +
+             R"(", "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": )" + minions + extra + "}");
   }
-  void ret(const std::string& jid, const std::string& minion, const std::string& body = R"("return": true, "retcode": 0, "success": true)",
+  void ret(const std::string& jid, const std::string& minion,
+           const std::string& body = R"("return": true, "retcode": 0, "success": true)",
            const std::string& fun = "test.ping") {
     feed("salt/job/" + jid + "/ret/" + minion,
          R"({"id": ")" + minion + R"(", "jid": ")" + jid + R"(", "fun": ")" + fun + R"(", )" + body + "}");
@@ -120,7 +121,8 @@ TEST_F(CorrelatorTest, FailureIsComputedNotTrusted) {
   EXPECT_EQ(out_[0].status, JobStatus::failed);
   EXPECT_TRUE(json_has(out_[0], R"("succeeded":["d"],"failed":["a","b","c"])"));
   EXPECT_TRUE(json_has(out_[0], R"({"minion":"a","reason":"retcode 3"})"));
-  EXPECT_TRUE(json_has(out_[0], R"("minion":"b","reason":"function not available: 'nosuch.function' is not available.")"));
+  EXPECT_TRUE(
+      json_has(out_[0], R"("minion":"b","reason":"function not available: 'nosuch.function' is not available.")"));
   EXPECT_TRUE(json_has(out_[0], R"({"minion":"c","reason":"success false"})"));
 }
 
@@ -145,13 +147,17 @@ TEST_F(CorrelatorTest, StateRunsAreCountedAndFailedStatesListedInOrder) {
   ASSERT_EQ(out_.size(), 1u);
   EXPECT_EQ(out_[0].status, JobStatus::failed);
   EXPECT_TRUE(json_has(out_[0], R"("states":{"total":4,"succeeded":1,"failed":2,"changed":2,"would_change":1})"));
-  EXPECT_TRUE(json_has(out_[0], R"("failed_states":[{"minion":"a","id":"first","name":"exit 2","function":"cmd.run","comment":"one\ntwo","run_num":0},{"minion":"a","id":"second")"));
+  EXPECT_TRUE(json_has(
+      out_[0],
+      R"("failed_states":[{"minion":"a","id":"first","name":"exit 2","function":"cmd.run","comment":"one\ntwo","run_num":0},{"minion":"a","id":"second")"));
   EXPECT_TRUE(json_has(out_[0], R"({"minion":"a","reason":"2 of 4 states failed"})"));
 }
 
 TEST_F(CorrelatorTest, WouldChangeIsNotFailure) {
   new_job("1", "state.apply", R"(["a"])");
-  ret("1", "a", R"("return": {"pkg_|-maybe_|-vim_|-installed": {"result": null, "comment": "", "name": "vim", "__run_num__": 0, "changes": {}}}, "retcode": 0, "success": true)", "state.apply");
+  ret("1", "a",
+      R"("return": {"pkg_|-maybe_|-vim_|-installed": {"result": null, "comment": "", "name": "vim", "__run_num__": 0, "changes": {}}}, "retcode": 0, "success": true)",
+      "state.apply");
   ASSERT_EQ(out_.size(), 1u);
   EXPECT_EQ(out_[0].status, JobStatus::succeeded);
   EXPECT_TRUE(json_has(out_[0], R"("would_change":1)"));
@@ -159,7 +165,8 @@ TEST_F(CorrelatorTest, WouldChangeIsNotFailure) {
 
 TEST_F(CorrelatorTest, RenderErrorsAreFailures) {
   new_job("1", "state.apply", R"(["a"])");
-  ret("1", "a", R"("return": ["Rendering SLS 'base:bad' failed: mapping values are not allowed"], "retcode": 1)", "state.apply");
+  ret("1", "a", R"("return": ["Rendering SLS 'base:bad' failed: mapping values are not allowed"], "retcode": 1)",
+      "state.apply");
   ASSERT_EQ(out_.size(), 1u);
   EXPECT_EQ(out_[0].status, JobStatus::failed);
   EXPECT_TRUE(json_has(out_[0], R"("reason":"render/compile error: Rendering SLS 'base:bad' failed)"));
@@ -169,8 +176,11 @@ TEST_F(CorrelatorTest, FindJobAnswersExtendTheMinionsDeadline) {
   new_job("1", "test.sleep", R"(["a", "b"])");  // test.*: 300 s
   at(250);
   // The CLI's find_job: still running on a, nothing on b.
-  feed("salt/job/2/new", R"({"jid": "2", "fun": "saltutil.find_job", "arg": ["1"], "minions": ["a", "b"], "tgt": ["a", "b"], "tgt_type": "list"})");
-  ret("2", "a", R"("return": {"jid": "1", "fun": "test.sleep", "pid": 7}, "retcode": 0, "fun_args": ["1"])", "saltutil.find_job");
+  feed(
+      "salt/job/2/new",
+      R"({"jid": "2", "fun": "saltutil.find_job", "arg": ["1"], "minions": ["a", "b"], "tgt": ["a", "b"], "tgt_type": "list"})");
+  ret("2", "a", R"("return": {"jid": "1", "fun": "test.sleep", "pid": 7}, "retcode": 0, "fun_args": ["1"])",
+      "saltutil.find_job");
   ret("2", "b", R"("return": {}, "retcode": 0, "fun_args": ["1"])", "saltutil.find_job");
   EXPECT_EQ(corr_->stats().find_job_extensions, 1u);
   at(300);
@@ -186,7 +196,9 @@ TEST_F(CorrelatorTest, FindJobAnswersExtendTheMinionsDeadline) {
 }
 
 TEST_F(CorrelatorTest, ReturnsWithoutNewFormScheduledAndOrphanJobs) {
-  ret("7", "a", R"("return": "scheduled", "retcode": 0, "success": true, "schedule": "sched_echo", "fun_args": ["echo hi"], "pid": 1)", "cmd.run");
+  ret("7", "a",
+      R"("return": "scheduled", "retcode": 0, "success": true, "schedule": "sched_echo", "fun_args": ["echo hi"], "pid": 1)",
+      "cmd.run");
   ret("8", "b", R"("return": true, "retcode": 0)", "test.ping");  // salt-call: no success, no user
   at(9);
   EXPECT_TRUE(out_.empty());
@@ -200,9 +212,12 @@ TEST_F(CorrelatorTest, ReturnsWithoutNewFormScheduledAndOrphanJobs) {
 
 TEST_F(CorrelatorTest, RunnersAndWheelsAreJobs) {
   feed("salt/run/5/new", R"({"fun": "runner.jobs.lookup_jid", "jid": "5", "user": "root", "fun_args": ["1"]})");
-  feed("salt/run/5/ret", R"({"fun": "runner.jobs.lookup_jid", "jid": "5", "user": "root", "fun_args": ["1"], "return": {}, "success": true})");
+  feed(
+      "salt/run/5/ret",
+      R"({"fun": "runner.jobs.lookup_jid", "jid": "5", "user": "root", "fun_args": ["1"], "return": {}, "success": true})");
   feed("salt/wheel/6/new", R"({"fun": "wheel.key.delete", "jid": "6", "user": "alice", "fun_args": []})");
-  feed("salt/wheel/6/ret", R"({"fun": "wheel.key.delete", "jid": "6", "user": "alice", "return": "boom", "success": false})");
+  feed("salt/wheel/6/ret",
+       R"({"fun": "wheel.key.delete", "jid": "6", "user": "alice", "return": "boom", "success": false})");
   feed("salt/run/9/new", R"({"fun": "runner.state.orchestrate", "jid": "9", "user": "root", "fun_args": []})");
   ASSERT_EQ(out_.size(), 2u);
   EXPECT_EQ(out_[0].status, JobStatus::succeeded);
@@ -279,7 +294,9 @@ TEST_F(CorrelatorTest, MinionFactsFromStartAuthAndPresence) {
 }
 
 TEST_F(CorrelatorTest, RiskAndRedactedArgsAreInTheSummary) {
-  feed("salt/job/1/new", R"({"jid": "1", "fun": "cmd.run", "arg": ["rm -rf /var/tmp/x", {"__kwarg__": true, "password": "hunter2"}], "tgt": "*", "tgt_type": "glob", "user": "alice", "minions": ["a"]})");
+  feed(
+      "salt/job/1/new",
+      R"({"jid": "1", "fun": "cmd.run", "arg": ["rm -rf /var/tmp/x", {"__kwarg__": true, "password": "hunter2"}], "tgt": "*", "tgt_type": "glob", "user": "alice", "minions": ["a"]})");
   ret("1", "a", R"("return": "", "retcode": 0, "success": true)", "cmd.run");
   ASSERT_EQ(out_.size(), 1u);
   EXPECT_TRUE(json_has(out_[0], R"("level":"critical")"));
@@ -289,7 +306,9 @@ TEST_F(CorrelatorTest, RiskAndRedactedArgsAreInTheSummary) {
 
 TEST_F(CorrelatorTest, StateCommentsAndReasonsAreRedactedToo) {
   new_job("1", "state.apply", R"(["a"])");
-  ret("1", "a", R"("return": {"cmd_|-db_|-mysql_|-run": {"result": false, "comment": "failed: password=hunter2", "name": "mysql", "__id__": "db", "__run_num__": 0, "changes": {}}}, "retcode": 2)", "state.apply");
+  ret("1", "a",
+      R"("return": {"cmd_|-db_|-mysql_|-run": {"result": false, "comment": "failed: password=hunter2", "name": "mysql", "__id__": "db", "__run_num__": 0, "changes": {}}}, "retcode": 2)",
+      "state.apply");
   ASSERT_EQ(out_.size(), 1u);
   EXPECT_EQ(out_[0].json.find("hunter2"), std::string::npos);
   EXPECT_TRUE(json_has(out_[0], "password=" + std::string(kRedactedMarker)));

@@ -84,9 +84,9 @@ TEST(Gzip, RoundTripsAtEveryLevel) {
 }
 
 TEST(CurlHttpClient, PostsGzippedNdjsonOnOneKeptAliveConnection) {
-  HttpReceiver server({Reply{200, R"({"errors":false})", {"X-Elastic-Product: Elasticsearch"}, {}},
-                       Reply{201, "second", {}, {}}},
-                      /*keep_alive=*/true);
+  HttpReceiver server(
+      {Reply{200, R"({"errors":false})", {"X-Elastic-Product: Elasticsearch"}, {}}, Reply{201, "second", {}, {}}},
+      /*keep_alive=*/true);
   HttpClientConfig config;
   config.hosts = {server.base_url()};
   auto client = make_curl_client(config);
@@ -136,7 +136,8 @@ TEST(CurlHttpClient, FailsOverOnNoResponseToTheNextHostAndSticksToIt) {
   DeadPort dead;
   HttpReceiver live(std::vector<int>{200, 200}, true);
   HttpClientConfig config;
-  config.hosts = {"127.0.0.1:" + std::to_string(dead.port), "127.0.0.1:" + std::to_string(live.port())};  // no scheme: http
+  config.hosts = {"127.0.0.1:" + std::to_string(dead.port),
+                  "127.0.0.1:" + std::to_string(live.port())};  // no scheme: http
   auto client = make_curl_client(config);
   ::testing::internal::CaptureStderr();
   const HttpResponse r1 = client->send(bulk("{}\n{}\n"));

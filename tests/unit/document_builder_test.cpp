@@ -141,8 +141,10 @@ TEST_F(Builder, SameEventsGiveTheSameDocumentsByteForByte) {
     feed("salt/auth", R"({"id": "a", "act": "accept", "_stamp": "2026-11-29T23:59:51.000000"})");
     std::string all;
     for (auto& d : builder_->take_docs()) all += d.ndjson;
-    if (run == 0) first = all;
-    else EXPECT_EQ(all, first);
+    if (run == 0)
+      first = all;
+    else
+      EXPECT_EQ(all, first);
   }
   EXPECT_FALSE(first.empty());
 }
@@ -220,7 +222,7 @@ TEST_F(Builder, ReturnTextIsBoundedOnACharacterBoundaryAndFlatOnlyWhenSafe) {
   const auto& a = rets[0]->source;
   EXPECT_TRUE(a["return_truncated"].GetBool());
   EXPECT_LE(a["return_text"].GetStringLength(), 256u);
-  EXPECT_FALSE(a.HasMember("return_flat"));  // not an object
+  EXPECT_FALSE(a.HasMember("return_flat"));                // not an object
   EXPECT_FALSE(rets[1]->source.HasMember("return_flat"));  // deeper than flattened's depth_limit (20)
   EXPECT_TRUE(rets[2]->source.HasMember("return_flat"));
   EXPECT_EQ(rets[2]->source["return_flat"]["x"][1].GetString(), std::string("two"));
@@ -277,9 +279,12 @@ TEST_F(Builder, ASpoolFullAlertIsOneDocumentPerEpisode) {
   clock_.advance(60 * kMicrosPerSecond);
   (void)docs();
   // What alerting/spool_full_alert.h makes: no jid, the episode's start as its time.
-  const correlator::Alert alert{correlator::AlertKind::spool_full, {correlator::AlertKind::spool_full}, "",
+  const correlator::Alert alert{correlator::AlertKind::spool_full,
+                                {correlator::AlertKind::spool_full},
+                                "",
                                 R"({"alert":"spool_full","kinds":["spool_full"],"master":"m1","spool_bytes":10})",
-                                clock_.now(), clock_.now()};
+                                clock_.now(),
+                                clock_.now()};
   builder_->on_alert(alert);
   const auto all = docs();
   const auto alerts = of(all, DocClass::alert);

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "service/event_filter.h"
-#include "tap/tag.h"
 #include "tap/capture_file.h"
+#include "tap/tag.h"
 #include "tests/support/captures.h"
 
 namespace salttap::service {

@@ -62,8 +62,8 @@ class RecordingSink final : public DocumentSink {
     if (!raise_alert) return std::nullopt;
     raise_alert = false;
     std::string json = R"({"alert":"spool_full","kinds":["spool_full"],"master":")" + std::string(master_id) + R"("})";
-    return correlator::Alert{correlator::AlertKind::spool_full, {correlator::AlertKind::spool_full}, "", json, now,
-                             now};
+    return correlator::Alert{
+        correlator::AlertKind::spool_full, {correlator::AlertKind::spool_full}, "", json, now, now};
   }
 
   std::vector<std::vector<indexer::BulkDoc>> writes;
@@ -80,9 +80,10 @@ Config config() {
 }
 
 tap::Event job_new(int jid) {
-  return ev("salt/job/" + std::to_string(jid) + "/new",
-            R"({"jid": ")" + std::to_string(jid) +
-                R"(", "fun": "grains.items", "arg": [], "tgt": "a", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
+  return ev(
+      "salt/job/" + std::to_string(jid) + "/new",
+      R"({"jid": ")" + std::to_string(jid) +
+          R"(", "fun": "grains.items", "arg": [], "tgt": "a", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
 }
 tap::Event job_ret(int jid) {
   return ev("salt/job/" + std::to_string(jid) + "/ret/a",
@@ -179,10 +180,14 @@ TEST(CaptureFeed, StepsTheReplayClockToEachEventsStampAndNeverBack) {
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const fs::path dir = tmpl;
   const fs::path capture = dir / "capture.jsonl";
-  std::ofstream(capture) << R"({"tag": "a", "data": {"_stamp": "2027-01-15T08:00:00.000000"}})" "\n"
-                         << R"({"tag": "b", "data": {"_stamp": "2027-01-15T08:00:05.500000"}})" "\n"
-                         << R"({"tag": "c", "data": {"_stamp": "2027-01-15T08:00:01.000000"}})" "\n"
-                         << R"({"tag": "d", "data": {}})" "\n";
+  std::ofstream(capture) << R"({"tag": "a", "data": {"_stamp": "2027-01-15T08:00:00.000000"}})"
+                            "\n"
+                         << R"({"tag": "b", "data": {"_stamp": "2027-01-15T08:00:05.500000"}})"
+                            "\n"
+                         << R"({"tag": "c", "data": {"_stamp": "2027-01-15T08:00:01.000000"}})"
+                            "\n"
+                         << R"({"tag": "d", "data": {}})"
+                            "\n";
   ManualClock clock;
   CaptureFeed feed({(dir / "missing.jsonl").string(), capture.string()}, tap::DecodeLimits{}, &clock);
   std::vector<std::pair<std::string, Micros>> seen;

@@ -33,7 +33,8 @@ TEST(MsgpackScanner, FindsTheEndOfNestedObjects) {
 TEST(MsgpackScanner, ResumesWhereItStopped) {
   const std::string f = frame(simple_body("a/b"));
   MsgpackScanner s({}, 1 << 20);
-  for (std::size_t n = 1; n < f.size(); ++n) ASSERT_EQ(s.scan(std::string_view(f).substr(0, n)).status, ScanStatus::need_more);
+  for (std::size_t n = 1; n < f.size(); ++n)
+    ASSERT_EQ(s.scan(std::string_view(f).substr(0, n)).status, ScanStatus::need_more);
   EXPECT_EQ(s.scan(f).status, ScanStatus::complete);
 }
 
@@ -55,7 +56,11 @@ TEST(MsgpackScanner, RejectsReservedByteDepthAndHugeContainers) {
 TEST(MsgpackScanner, ReportsTooLargeFromTheFirstHeaderThatSaysSo) {
   MsgpackScanner s({}, 1000);
   // bin32 of 4 GiB - 1: known to be too large after reading 5 bytes.
-  EXPECT_EQ(s.scan(std::string("\x81\xa4""body\xc6\xff\xff\xff\xff", 11)).status, ScanStatus::too_large);
+  EXPECT_EQ(s.scan(std::string("\x81\xa4"
+                               "body\xc6\xff\xff\xff\xff",
+                               11))
+                .status,
+            ScanStatus::too_large);
 }
 
 TEST(FrameDecoder, DetectsPlainAndLen32PerConnection) {

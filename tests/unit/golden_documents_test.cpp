@@ -32,7 +32,8 @@ class GoldenDocuments : public ::testing::TestWithParam<std::filesystem::path> {
 
 TEST_P(GoldenDocuments, MatchTheCheckedNdjson) {
   const auto& raw = GetParam();
-  const auto golden = kSource / "tests/golden/ndjson" / raw.parent_path().filename() / (raw.stem().string() + ".ndjson");
+  const auto golden =
+      kSource / "tests/golden/ndjson" / raw.parent_path().filename() / (raw.stem().string() + ".ndjson");
   const std::string docs = replay_documents(raw);
   if (raw.stem() == "large_return") {
     // 2 MB of output: not kept as a file. Its return is cut to text_cap and
@@ -45,12 +46,13 @@ TEST_P(GoldenDocuments, MatchTheCheckedNdjson) {
   EXPECT_EQ(docs, read_file(golden));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenDocuments, ::testing::ValuesIn(capture_raw_files()), [](const auto& param_info) {
-  std::string n = capture_name(param_info.param);
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenDocuments, ::testing::ValuesIn(capture_raw_files()),
+                         [](const auto& param_info) {
+                           std::string n = capture_name(param_info.param);
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
 
 }  // namespace
 }  // namespace salttap::service

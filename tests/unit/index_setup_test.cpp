@@ -189,11 +189,11 @@ TEST(IndexSetup, FlatTypeRefusedRetriesWithoutReturnFlat) {
   const auto report = install_index_setup(es, IndexLayout{}, TemplateSettings{}, true);
 
   ASSERT_TRUE(report.ok) << report.error;
-  EXPECT_EQ(es.lines(), (std::vector<std::string>{"GET /", "PUT /_index_template/salt-jobs",
-                                                 "PUT /_index_template/salt-returns", "PUT /_index_template/salt-returns",
-                                                 "PUT /_index_template/salt-states", "PUT /_index_template/salt-events",
-                                                 "PUT /_index_template/salt-alerts",
-                                                 "PUT /_index_template/salt-deadletter"}));
+  EXPECT_EQ(es.lines(),
+            (std::vector<std::string>{"GET /", "PUT /_index_template/salt-jobs", "PUT /_index_template/salt-returns",
+                                      "PUT /_index_template/salt-returns", "PUT /_index_template/salt-states",
+                                      "PUT /_index_template/salt-events", "PUT /_index_template/salt-alerts",
+                                      "PUT /_index_template/salt-deadletter"}));
   EXPECT_EQ(es.requests[3].body.find("return_flat"), std::string::npos);
   EXPECT_NE(es.requests[3].body.find("return_text"), std::string::npos);
   EXPECT_EQ(report.flat_type, "");
@@ -220,7 +220,8 @@ TEST(IndexSetup, IlmAbsentInstallsTemplatesWithoutLifecycle) {
 TEST(IndexSetup, IlmRefusedForPrivilegesAlsoDegrades) {
   ScriptedEngine es(kEs8, "Elasticsearch");
   es.on("PUT", "/_ilm/policy/salt-retention",
-        reply(403, R"({"error":{"type":"security_exception","reason":"action [cluster:admin/ilm/put] is unauthorized"}})"))
+        reply(403,
+              R"({"error":{"type":"security_exception","reason":"action [cluster:admin/ilm/put] is unauthorized"}})"))
       .on("PUT", "/_index_template/*", reply(200));
   const auto report = install_index_setup(es, IndexLayout{}, retention(7), true);
   ASSERT_TRUE(report.ok) << report.error;
@@ -258,8 +259,8 @@ TEST(IndexSetup, IsmAbsentOnOpenSearch2DegradesAfterOneTry) {
   const auto report = install_index_setup(os, IndexLayout{}, retention(30), true);
 
   ASSERT_TRUE(report.ok) << report.error;
-  EXPECT_EQ(os.lines(), concat({"GET /", "PUT /_plugins/_ism/policies/salt-retention"},
-                               template_lines("_index_template")));
+  EXPECT_EQ(os.lines(),
+            concat({"GET /", "PUT /_plugins/_ism/policies/salt-retention"}, template_lines("_index_template")));
   EXPECT_EQ(report.lifecycle, LifecycleApi::none);
   ASSERT_EQ(report.degraded.size(), 1u);
   EXPECT_NE(report.degraded[0].find("ISM is not available"), std::string::npos) << report.degraded[0];
@@ -268,7 +269,8 @@ TEST(IndexSetup, IsmAbsentOnOpenSearch2DegradesAfterOneTry) {
 
 TEST(IndexSetup, IsmOnOpenSearch1FallsBackToTheOpenDistroPath) {
   ScriptedEngine os(kOs13);
-  os.on("PUT", "/_opendistro/_ism/policies/salt-retention", reply(201, "{}")).on("PUT", "/_index_template/*", reply(200));
+  os.on("PUT", "/_opendistro/_ism/policies/salt-retention", reply(201, "{}"))
+      .on("PUT", "/_index_template/*", reply(200));
   const auto report = install_index_setup(os, IndexLayout{}, retention(14), true);
 
   ASSERT_TRUE(report.ok) << report.error;
@@ -293,21 +295,26 @@ TEST(IndexSetup, IsmAbsentOnOpenSearch1TriesBothPaths) {
 
 TEST(IndexSetup, ExistingIsmPolicyIsUpdatedWithSeqNoAndPrimaryTerm) {
   ScriptedEngine os(kOs219);
-  os.on("PUT", "/_plugins/_ism/policies/salt-retention", [](const HttpRequest& q) {
-        return q.path.find("if_seq_no=") == std::string::npos
-                   ? reply(409, R"json({"error":{"root_cause":[{"type":"version_conflict_engine_exception","reason":"[salt-retention]: version conflict, document already exists (current version [1])"}],"type":"version_conflict_engine_exception","reason":"[salt-retention]: version conflict, document already exists (current version [1])"},"status":409}))json")
-                   : reply(200, R"({"_id":"salt-retention","_version":2})");
-      })
+  os.on("PUT", "/_plugins/_ism/policies/salt-retention",
+        [](const HttpRequest& q) {
+          return q.path.find("if_seq_no=") == std::string::npos
+                     ? reply(
+                           409,
+                           R"json({"error":{"root_cause":[{"type":"version_conflict_engine_exception","reason":"[salt-retention]: version conflict, document already exists (current version [1])"}],"type":"version_conflict_engine_exception","reason":"[salt-retention]: version conflict, document already exists (current version [1])"},"status":409}))json")
+                     : reply(200, R"({"_id":"salt-retention","_version":2})");
+        })
       .on("GET", "/_plugins/_ism/policies/salt-retention",
-          reply(200, R"({"_id":"salt-retention","_version":1,"_seq_no":7,"_primary_term":3,"policy":{"policy_id":"salt-retention"}})"))
+          reply(
+              200,
+              R"({"_id":"salt-retention","_version":1,"_seq_no":7,"_primary_term":3,"policy":{"policy_id":"salt-retention"}})"))
       .on("PUT", "/_index_template/*", reply(200));
   const auto report = install_index_setup(os, IndexLayout{}, retention(30), true);
 
   ASSERT_TRUE(report.ok) << report.error;
-  EXPECT_EQ(os.lines(), concat({"GET /", "PUT /_plugins/_ism/policies/salt-retention",
-                                "GET /_plugins/_ism/policies/salt-retention",
-                                "PUT /_plugins/_ism/policies/salt-retention?if_seq_no=7&if_primary_term=3"},
-                               template_lines("_index_template")));
+  EXPECT_EQ(os.lines(),
+            concat({"GET /", "PUT /_plugins/_ism/policies/salt-retention", "GET /_plugins/_ism/policies/salt-retention",
+                    "PUT /_plugins/_ism/policies/salt-retention?if_seq_no=7&if_primary_term=3"},
+                   template_lines("_index_template")));
   EXPECT_EQ(report.lifecycle, LifecycleApi::ism);
   EXPECT_TRUE(report.degraded.empty());
   EXPECT_EQ(os.requests[3].body, os.requests[1].body);
@@ -318,7 +325,8 @@ TEST(IndexSetup, UnauthorizedIsAClearErrorAndNothingElseIsSent) {
     int calls = 0;
     HttpResponse send(const HttpRequest&) override {
       ++calls;
-      return reply(401, R"({"error":{"type":"security_exception","reason":"missing authentication credentials"},"status":401})");
+      return reply(
+          401, R"({"error":{"type":"security_exception","reason":"missing authentication credentials"},"status":401})");
     }
   } engine;
   const auto report = install_index_setup(engine, IndexLayout{}, retention(30), true);
@@ -369,7 +377,9 @@ TEST(IndexSetup, PrefixAndUndatedIndicesShapeNamesAndPatterns) {
 TEST(IndexSetup, RefusedTemplateFailsWithTheEngineReason) {
   ScriptedEngine es(kEs8, "Elasticsearch");
   es.on("PUT", "/_index_template/salt-states",
-        reply(400, R"({"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"index template [salt-states] has index patterns [salt-states-*] matching patterns from existing templates [other] with patterns (other => [salt-*]) that have the same priority [200]"}],"type":"illegal_argument_exception","reason":"index template [salt-states] has index patterns ..."},"status":400})"))
+        reply(
+            400,
+            R"({"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"index template [salt-states] has index patterns [salt-states-*] matching patterns from existing templates [other] with patterns (other => [salt-*]) that have the same priority [200]"}],"type":"illegal_argument_exception","reason":"index template [salt-states] has index patterns ..."},"status":400})"))
       .on("PUT", "/_index_template/*", reply(200));
   const auto report = install_index_setup(es, IndexLayout{}, TemplateSettings{}, true);
   EXPECT_FALSE(report.ok);
@@ -381,7 +391,11 @@ TEST(IndexSetup, RefusedTemplateFailsWithTheEngineReason) {
 
 TEST(IndexSetup, ForbiddenTemplateNamesThePrivilege) {
   ScriptedEngine es(kEs8, "Elasticsearch");
-  es.on("PUT", "/_index_template/*", reply(403, R"({"error":{"type":"security_exception","reason":"action [indices:admin/index_template/put] is unauthorized"},"status":403})"));
+  es.on(
+      "PUT", "/_index_template/*",
+      reply(
+          403,
+          R"({"error":{"type":"security_exception","reason":"action [indices:admin/index_template/put] is unauthorized"},"status":403})"));
   const auto report = install_index_setup(es, IndexLayout{}, TemplateSettings{}, true);
   EXPECT_FALSE(report.ok);
   EXPECT_NE(report.error.find("manage_index_templates"), std::string::npos) << report.error;
@@ -402,7 +416,8 @@ TEST(IndexSetup, UnreachableOrOverloadedIsRetryable) {
   EXPECT_NE(report.error.find("Connection refused"), std::string::npos);
 
   ScriptedEngine busy(kEs8, "Elasticsearch");
-  busy.on("PUT", "/_index_template/*", reply(503, R"({"error":{"type":"cluster_block_exception","reason":"blocked"}})"));
+  busy.on("PUT", "/_index_template/*",
+          reply(503, R"({"error":{"type":"cluster_block_exception","reason":"blocked"}})"));
   const auto r2 = install_index_setup(busy, IndexLayout{}, TemplateSettings{}, true);
   EXPECT_FALSE(r2.ok);
   EXPECT_TRUE(r2.retryable);
@@ -417,11 +432,14 @@ TEST(IndexSetup, NotAnEngineIsAnError) {
 }
 
 TEST(IndexSetup, HiddenOpenSearchVersionTriesFlatObject) {
-  ScriptedEngine os(R"({"version":{"number":"7.10.2","lucene_version":"9.4.2"},"tagline":"The OpenSearch Project: https://opensearch.org/"})");
+  ScriptedEngine os(
+      R"({"version":{"number":"7.10.2","lucene_version":"9.4.2"},"tagline":"The OpenSearch Project: https://opensearch.org/"})");
   // OpenSearch 2.4 hiding its version: flat_object unknown there.
   os.on("PUT", "/_index_template/salt-returns", [](const HttpRequest& q) {
       return q.body.find("flat_object") != std::string::npos
-                 ? reply(400, R"({"error":{"root_cause":[{"type":"mapper_parsing_exception","reason":"No handler for type [flat_object] declared on field [return_flat]"}],"type":"mapper_parsing_exception","reason":"No handler for type [flat_object] declared on field [return_flat]"},"status":400})")
+                 ? reply(
+                       400,
+                       R"({"error":{"root_cause":[{"type":"mapper_parsing_exception","reason":"No handler for type [flat_object] declared on field [return_flat]"}],"type":"mapper_parsing_exception","reason":"No handler for type [flat_object] declared on field [return_flat]"},"status":400})")
                  : reply(200);
     }).on("PUT", "/_index_template/*", reply(200));
   const auto report = install_index_setup(os, IndexLayout{}, TemplateSettings{}, true);

@@ -30,12 +30,11 @@ class ConfigFile : public ::testing::Test {
     return "no error";
   }
   void TearDown() override { std::filesystem::remove(path_); }
-  std::filesystem::path path_ = std::filesystem::temp_directory_path() / ("salttap-indexer-config-" + std::to_string(::getpid()) + ".yaml");
+  std::filesystem::path path_ =
+      std::filesystem::temp_directory_path() / ("salttap-indexer-config-" + std::to_string(::getpid()) + ".yaml");
 };
 
-TEST_F(ConfigFile, NoIndexerSectionMeansNoIndexer) {
-  EXPECT_FALSE(load("master_id: m\n").indexer.enabled);
-}
+TEST_F(ConfigFile, NoIndexerSectionMeansNoIndexer) { EXPECT_FALSE(load("master_id: m\n").indexer.enabled); }
 
 // The example from salt/returners/elasticsearch_return.py's docstring, unchanged.
 TEST_F(ConfigFile, SaltsReturnerBlockIsAcceptedAsIs) {
@@ -152,7 +151,8 @@ TEST_F(ConfigFile, MistakesAreNamed) {
   EXPECT_NE(error_of("indexer: {hostz: [a]}\n").find("unknown key 'hostz'"), std::string::npos);
   EXPECT_NE(error_of("indexer: {index_prefix: Salt}\n").find("index_prefix"), std::string::npos);
   EXPECT_NE(error_of("indexer: {hosts: []}\n").find("at least one host"), std::string::npos);
-  EXPECT_NE(error_of("indexer: {spool: {fsync: sometimes}}\n").find("every_batch, interval or never"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {spool: {fsync: sometimes}}\n").find("every_batch, interval or never"),
+            std::string::npos);
   EXPECT_NE(error_of("indexer: {bulk: {max_bytes: 209715200}}\n").find("90 MiB"), std::string::npos);
   EXPECT_NE(error_of("indexer: {auth: {password: a, password_env: B}}\n").find("give one of"), std::string::npos);
   EXPECT_NE(error_of("indexer: {auth: {username: u, api_key: k}}\n").find("not both"), std::string::npos);

@@ -122,7 +122,8 @@ struct Harness {
     return c;
   }
   IndexerService& make() {
-    service = std::make_unique<IndexerService>(config_, time, [] { return 0.999999; }, engine.http().factory());
+    service = std::make_unique<IndexerService>(
+        config_, time, [] { return 0.999999; }, engine.http().factory());
     return *service;
   }
   // Blocks until the setup thread made its n-th attempt and sleeps in its backoff.
@@ -176,9 +177,8 @@ TEST(IndexerService, NothingShipsBeforeSetupWhichIsRetriedWithTheBackoff) {
   EXPECT_EQ(service.return_flat(), std::optional<bool>(true)) << "Elasticsearch 8 maps return_flat (flattened)";
   // The templates went out before the first document.
   const auto requests = h.engine.http().requests();
-  const auto first_bulk = std::find_if(requests.begin(), requests.end(), [](const HttpRequest& r) {
-    return r.path.starts_with("/_bulk");
-  });
+  const auto first_bulk =
+      std::find_if(requests.begin(), requests.end(), [](const HttpRequest& r) { return r.path.starts_with("/_bulk"); });
   EXPECT_TRUE(std::any_of(requests.begin(), first_bulk, [](const HttpRequest& r) {
     return r.method == "PUT" && r.path.starts_with("/_index_template/");
   }));

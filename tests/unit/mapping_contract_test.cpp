@@ -369,13 +369,15 @@ TEST(MappingContract, CheckerNamesUnmappedFieldsAndWrongTypes) {
   checker.check("jobs", doc, "inline");
   ::testing::TestPartResultArray failures;
   {
-    ::testing::ScopedFakeTestPartResultReporter reporter(::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+    ::testing::ScopedFakeTestPartResultReporter reporter(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
     checker.report();
   }
   std::vector<std::string> messages;
   for (int i = 0; i < failures.size(); ++i) messages.push_back(failures.GetTestPartResult(i).message());
   auto has = [&](std::string_view needle) {
-    return std::any_of(messages.begin(), messages.end(), [&](const auto& m) { return m.find(needle) != std::string::npos; });
+    return std::any_of(messages.begin(), messages.end(),
+                       [&](const auto& m) { return m.find(needle) != std::string::npos; });
   };
   EXPECT_EQ(messages.size(), 4u);
   EXPECT_TRUE(has("[jobs] field 'counts.expected' is mapped as long but the document has a string"));

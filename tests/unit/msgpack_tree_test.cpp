@@ -75,7 +75,12 @@ TEST(MsgpackTree, TruncatedInvalidAndOverLimit) {
   msgpack::zone zone;
   msgpack::object o;
   EXPECT_EQ(build_tree(zone, "\x92\x01", 0, {}, o).status, TreeStatus::truncated);
-  EXPECT_EQ(build_tree(zone, "\xc4\x05""ab", 0, {}, o).status, TreeStatus::truncated);
+  EXPECT_EQ(build_tree(zone,
+                       "\xc4\x05"
+                       "ab",
+                       0, {}, o)
+                .status,
+            TreeStatus::truncated);
   EXPECT_EQ(build_tree(zone, std::string_view("\xcb\x00", 2), 0, {}, o).status, TreeStatus::truncated);
   EXPECT_EQ(build_tree(zone, "\x91\xc1", 0, {}, o).status, TreeStatus::invalid);
   DecodeLimits limits;

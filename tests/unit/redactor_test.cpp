@@ -14,8 +14,8 @@
 #include "tap/event.h"
 #include "tap/event_json.h"
 #include "tap/json_event.h"
-#include "tests/support/events.h"
 #include "tests/support/captures.h"
+#include "tests/support/events.h"
 
 // Heap allocations on this thread while `g_counting` is set (to prove that
 // redact() allocates nothing when nothing changes). Not under AddressSanitizer,
@@ -477,7 +477,8 @@ void expect_config_error(const std::string& yaml, const std::vector<std::string>
 }
 
 TEST(RedactorConfig, OneStringIsAListOfOne) {
-  EXPECT_EQ(parse_redaction_config(YAML::Load("key_patterns: password")).key_patterns, std::vector<std::string>{"password"});
+  EXPECT_EQ(parse_redaction_config(YAML::Load("key_patterns: password")).key_patterns,
+            std::vector<std::string>{"password"});
 }
 
 TEST(RedactorConfig, Errors) {

@@ -198,28 +198,98 @@ using enum LifecycleApi;
 INSTANTIATE_TEST_SUITE_P(
     RecordedBanners, ServerInfoTable,
     ::testing::Values(
-        Row{"es_7_17", answer(200, kEs717, "Elasticsearch"), elasticsearch, {7, 17, 29}, false, true, "flattened", ilm,
+        Row{"es_7_17",
+            answer(200, kEs717, "Elasticsearch"),
+            elasticsearch,
+            {7, 17, 29},
+            false,
+            true,
+            "flattened",
+            ilm,
             "Elasticsearch 7.17.29"},
-        Row{"es_8", answer(200, kEs8, "Elasticsearch"), elasticsearch, {8, 15, 3}, false, true, "flattened", ilm,
+        Row{"es_8",
+            answer(200, kEs8, "Elasticsearch"),
+            elasticsearch,
+            {8, 15, 3},
+            false,
+            true,
+            "flattened",
+            ilm,
             "Elasticsearch 8.15.3"},
-        Row{"es_9", answer(200, kEs9, "Elasticsearch"), elasticsearch, {9, 1, 2}, false, true, "flattened", ilm,
+        Row{"es_9",
+            answer(200, kEs9, "Elasticsearch"),
+            elasticsearch,
+            {9, 1, 2},
+            false,
+            true,
+            "flattened",
+            ilm,
             "Elasticsearch 9.1.2"},
         // Before 7.14 there is no X-Elastic-Product header: the tagline tells.
-        Row{"es_7_10_default", answer(200, kEs710Default), elasticsearch, {7, 10, 2}, false, true, "flattened", ilm,
+        Row{"es_7_10_default",
+            answer(200, kEs710Default),
+            elasticsearch,
+            {7, 10, 2},
+            false,
+            true,
+            "flattened",
+            ilm,
             "Elasticsearch 7.10.2"},
-        Row{"es_7_6_legacy_templates", answer(200, kEs76), elasticsearch, {7, 6, 2}, false, false, "flattened", ilm,
+        Row{"es_7_6_legacy_templates",
+            answer(200, kEs76),
+            elasticsearch,
+            {7, 6, 2},
+            false,
+            false,
+            "flattened",
+            ilm,
             "Elasticsearch 7.6.2"},
-        Row{"es_7_5_oss_no_flattened", answer(200, kEs75Oss), elasticsearch, {7, 5, 2}, false, false, "", ilm,
+        Row{"es_7_5_oss_no_flattened",
+            answer(200, kEs75Oss),
+            elasticsearch,
+            {7, 5, 2},
+            false,
+            false,
+            "",
+            ilm,
             "Elasticsearch 7.5.2 (oss)"},
         Row{"os_1_3", answer(200, kOs13), opensearch, {1, 3, 20}, false, true, "", ism, "OpenSearch 1.3.20"},
-        Row{"os_2_6_before_flat_object", answer(200, kOs26), opensearch, {2, 6, 0}, false, true, "", ism,
+        Row{"os_2_6_before_flat_object",
+            answer(200, kOs26),
+            opensearch,
+            {2, 6, 0},
+            false,
+            true,
+            "",
+            ism,
             "OpenSearch 2.6.0"},
-        Row{"os_2_19", answer(200, kOs219), opensearch, {2, 19, 6}, false, true, "flat_object", ism,
+        Row{"os_2_19",
+            answer(200, kOs219),
+            opensearch,
+            {2, 19, 6},
+            false,
+            true,
+            "flat_object",
+            ism,
             "OpenSearch 2.19.6"},
         Row{"os_3", answer(200, kOs3), opensearch, {3, 2, 0}, false, true, "flat_object", ism, "OpenSearch 3.2.0"},
-        Row{"os_2_compat_mode", answer(200, kOs219Compat), opensearch, {2, 0, 0}, true, true, "flat_object", ism,
+        Row{"os_2_compat_mode",
+            answer(200, kOs219Compat),
+            opensearch,
+            {2, 0, 0},
+            true,
+            true,
+            "flat_object",
+            ism,
             "OpenSearch 2.x (version hidden: reports 7.10.2)"},
-        Row{"os_1_compat_mode", answer(200, kOs13Compat), opensearch, {1, 0, 0}, true, true, "", ism,
+        Row{"os_1_compat_mode",
+            answer(200, kOs13Compat),
+            opensearch,
+            {1, 0, 0},
+            true,
+            true,
+            "",
+            ism,
             "OpenSearch 1.x (version hidden: reports 7.10.2)"}),
     [](const auto& p) { return std::string(p.param.name); });
 
@@ -232,7 +302,9 @@ TEST(ServerInfo, ProductHeaderAloneMakesElasticsearch) {
 
 TEST(ServerInfo, AuthFailureTellsTheOperatorToConfigureCredentials) {
   for (long status : {401L, 403L}) {
-    const auto d = detect_server(answer(status, R"({"error":{"type":"security_exception","reason":"missing authentication credentials"},"status":401})"));
+    const auto d = detect_server(answer(
+        status,
+        R"({"error":{"type":"security_exception","reason":"missing authentication credentials"},"status":401})"));
     EXPECT_NE(d.error.find("requires authentication"), std::string::npos) << d.error;
     EXPECT_NE(d.error.find("credentials"), std::string::npos) << d.error;
     EXPECT_NE(d.error.find(std::to_string(status)), std::string::npos) << d.error;
@@ -291,8 +363,8 @@ TEST(ServerInfo, Elasticsearch6IsNotSupported) {
 }
 
 TEST(ServerInfo, SnapshotVersion) {
-  const auto d = detect_server(
-      answer(200, R"({"version":{"number":"8.16.0-SNAPSHOT","build_flavor":"default"},"tagline":"You Know, for Search"})"));
+  const auto d = detect_server(answer(
+      200, R"({"version":{"number":"8.16.0-SNAPSHOT","build_flavor":"default"},"tagline":"You Know, for Search"})"));
   EXPECT_EQ(d.info.version, (ServerVersion{8, 16, 0}));
 }
 
@@ -310,8 +382,8 @@ TEST(ServerInfo, AnUnreadableVersionPartCountsAsZero) {
 
 TEST(ServerInfo, ProblemsQuoteTheBannerOnOneBoundedLine) {
   // Regression: corpus/server_info/edge-distribution-multiline-long, edge-number-multiline.
-  const auto other = detect_server(answer(
-      200, R"({"version":{"distribution":"line1\nline2\r)" + std::string(300, 'd') + R"(","number":"1.0.0"}})"));
+  const auto other = detect_server(
+      answer(200, R"({"version":{"distribution":"line1\nline2\r)" + std::string(300, 'd') + R"(","number":"1.0.0"}})"));
   EXPECT_EQ(other.info.flavor, Flavor::unknown);
   EXPECT_EQ(other.info.problem.find_first_of("\n\r"), std::string::npos) << other.info.problem;
   EXPECT_NE(other.info.problem.find("distribution 'line1 line2 ddd"), std::string::npos) << other.info.problem;
@@ -338,7 +410,8 @@ TEST(ServerInfo, ExcerptsEndOnACharacterBoundary) {
 
 TEST(ServerInfo, ADeeplyNestedBannerIsParsedWithoutRecursion) {
   // Regression: corpus/server_info/edge-deep-nesting (the recursive parser overflowed the stack).
-  const auto d = detect_server(answer(200, R"({"version":)" + std::string(200000, '[') + std::string(200000, ']') + "}"));
+  const auto d =
+      detect_server(answer(200, R"({"version":)" + std::string(200000, '[') + std::string(200000, ']') + "}"));
   EXPECT_EQ(d.info.flavor, Flavor::unknown);
   EXPECT_NE(d.info.problem.find("banner"), std::string::npos);
 }

@@ -372,7 +372,8 @@ TEST_F(SpoolFaults, FailedLedgerRenameOnAckIsRetriedUntilItSucceeds) {
     const std::string log = ::testing::internal::GetCapturedStderr();
     EXPECT_NE(log.find("ledger written again"), std::string::npos) << log;
     const std::string bytes = testing::read_file(dir() / "ledger");
-    const auto ledger = sf::decode_ledger(std::span(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
+    const auto ledger =
+        sf::decode_ledger(std::span(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
     ASSERT_TRUE(ledger);
     EXPECT_EQ(ledger->acked_id, 3u);
   }
