@@ -3,20 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "service/event_filter.h"
-#include "tap/capture_file.h"
 #include "tap/tag.h"
-#include "tests/support/captures.h"
+#include "tests/support/capture_events.h"
 
 namespace salttap::service {
 namespace {
 
-std::vector<tap::Event> capture(const std::string& name) {
-  std::vector<tap::Event> out;
-  tap::CaptureStats stats;
-  tap::read_capture((salttap::testing::captures_dir() / name).string(), {},
-                    [&](tap::Event&& e) { out.push_back(std::move(e)); }, stats);
-  return out;
-}
+using salttap::testing::capture_events;
 
 std::vector<std::string> tags_matching(const std::vector<tap::Event>& events, const EventFilter& f) {
   std::vector<std::string> out;
@@ -39,12 +32,12 @@ TEST(EventFilter, TagParts) {
 }
 
 TEST(EventFilter, EmptyMatchesEverything) {
-  const auto events = capture("salt-3006.25/test_ping.raw");
+  const auto events = capture_events("salt-3006.25/test_ping.raw");
   EXPECT_EQ(tags_matching(events, {}).size(), events.size());
 }
 
 TEST(EventFilter, MinionAndFunCombine) {
-  const auto events = capture("salt-3006.25/test_ping.raw");
+  const auto events = capture_events("salt-3006.25/test_ping.raw");
   EventFilter f;
   f.minions = {"minion-b"};
   const auto b = tags_matching(events, f);
@@ -57,7 +50,7 @@ TEST(EventFilter, MinionAndFunCombine) {
 }
 
 TEST(EventFilter, TagJidAndUser) {
-  const auto events = capture("salt-3006.25/test_ping.raw");
+  const auto events = capture_events("salt-3006.25/test_ping.raw");
   const std::string jid(tap::map_find(events[1].data(), "jid") ? *events[1].string_field("jid") : "");
   EventFilter f;
   f.jids = {jid};

@@ -11,23 +11,16 @@
 #include "correlator/correlator.h"
 #include "service/event_filter.h"
 #include "service/job_filter.h"
-#include "tap/capture_file.h"
-#include "tests/support/captures.h"
+#include "tests/support/capture_events.h"
 #include "tests/support/events.h"
 
 namespace salttap::service {
 namespace {
 
+using salttap::testing::capture_events;
+
 using correlator::Job;
 using correlator::JobKind;
-
-std::vector<tap::Event> capture(const std::string& name) {
-  std::vector<tap::Event> out;
-  tap::CaptureStats stats;
-  tap::read_capture((salttap::testing::captures_dir() / name).string(), {},
-                    [&](tap::Event&& e) { out.push_back(std::move(e)); }, stats);
-  return out;
-}
 
 // Events through the correlator as `replay` does it (on the events' own time);
 // every job in its final form, by jid.
@@ -73,7 +66,7 @@ class Correlated {
 };
 
 TEST(JobFilter, EmptySelectsEveryJob) {
-  const Correlated c(capture("salt-3006.25/runner_manage_up.raw"));
+  const Correlated c(capture_events("salt-3006.25/runner_manage_up.raw"));
   ASSERT_EQ(c.jobs().size(), 2u);  // the runner and the test.ping it published
   EXPECT_EQ(c.selected({}).size(), 2u);
 }
@@ -84,14 +77,14 @@ TEST(JobFilter, MinionSelectsTheWholeJobWhereTheEventFilterTearsItApart) {
   EventFilter by_event;
   by_event.minions = {"minion-a"};
   std::vector<tap::Event> filtered;
-  for (auto& e : capture("salt-3006.26/test_ping.raw"))
+  for (auto& e : capture_events("salt-3006.26/test_ping.raw"))
     if (by_event.matches(e)) filtered.push_back(std::move(e));
   const Correlated torn(filtered);
   ASSERT_EQ(torn.jobs().size(), 1u);
   EXPECT_EQ(torn.jobs().begin()->second.kind, JobKind::orphan);
   EXPECT_EQ(torn.jobs().begin()->second.tgt, "");
 
-  const Correlated c(capture("salt-3006.26/test_ping.raw"));
+  const Correlated c(capture_events("salt-3006.26/test_ping.raw"));
   const Job& ping = c.only(JobKind::job, "test.ping");
   EXPECT_EQ(ping.tgt, "*");
   EXPECT_EQ(ping.succeeded, 2u);
@@ -106,7 +99,7 @@ TEST(JobFilter, MinionSelectsTheWholeJobWhereTheEventFilterTearsItApart) {
 }
 
 TEST(JobFilter, MinionThatNeverReturnedStillSelectsTheJob) {
-  const Correlated c(capture("salt-3006.25/minion_down_missing_return.raw"));
+  const Correlated c(capture_events("salt-3006.25/minion_down_missing_return.raw"));
   const Job& ping = c.only(JobKind::job, "test.ping");
   ASSERT_EQ(ping.missing, 1u);
   JobFilter f;
@@ -116,7 +109,7 @@ TEST(JobFilter, MinionThatNeverReturnedStillSelectsTheJob) {
 
 TEST(JobFilter, MinionThatReturnedUnannouncedSelectsTheJob) {
   // A minion schedule: returns only, no `new`, nobody was expected.
-  const Correlated c(capture("salt-3006.25/scheduled_job.raw"));
+  const Correlated c(capture_events("salt-3006.25/scheduled_job.raw"));
   JobFilter f;
   f.minions = {"minion-a"};
   f.funs = {"cmd.run"};
@@ -128,7 +121,7 @@ TEST(JobFilter, MinionThatReturnedUnannouncedSelectsTheJob) {
 }
 
 TEST(JobFilter, RunnerJobsHaveNoMinions) {
-  const Correlated c(capture("salt-3006.25/runner_manage_up.raw"));
+  const Correlated c(capture_events("salt-3006.25/runner_manage_up.raw"));
   JobFilter f;
   f.minions = {"*"};
   const auto jids = c.selected(f);
@@ -141,7 +134,7 @@ TEST(JobFilter, RunnerJobsHaveNoMinions) {
 }
 
 TEST(JobFilter, FunUserJidAndTargetAreTheJobsOwn) {
-  const Correlated c(capture("salt-3006.26/test_arg_compound.raw"));
+  const Correlated c(capture_events("salt-3006.26/test_arg_compound.raw"));
   const Job& job = c.only(JobKind::job, "test.arg");
   ASSERT_EQ(job.tgt, "G@id:minion-a or minion-b");
   const auto selects = [&](auto field, std::vector<std::string> globs) {
@@ -174,7 +167,7 @@ TEST(JobFilter, FunUserJidAndTargetAreTheJobsOwn) {
 }
 
 TEST(JobFilter, GlobTargetMatchesAsPublished) {
-  const Correlated c(capture("salt-3006.25/test_ping.raw"));
+  const Correlated c(capture_events("salt-3006.25/test_ping.raw"));
   const Job& ping = c.only(JobKind::job, "test.ping");
   JobFilter f;
   f.tgts = {"*"};
