@@ -1,8 +1,8 @@
 #pragma once
 // Prometheus samples of the alerts: raised by kind (the dispatcher's counts)
-// and, per outlet, delivered, retried and dropped (README.md, "Metrics").
+// and, per outlet, delivered, retried and dropped (docs/operations.md, "Metrics").
 
-#include <string>
+#include <initializer_list>
 
 #include "alerting/alert_dispatcher.h"
 #include "alerting/async_alert_outlet.h"
@@ -10,9 +10,10 @@
 
 namespace salttap::alerting {
 
-// salttap_alerts_total{kind}; with `stats`, also the outlet's
-// salttap_alert_{deliveries,retries,dropped}_total{outlet="<outlet>"}.
-void publish_alert_metrics(Metrics& m, const AlertDispatcher& d, const std::string& outlet,
-                           const AsyncAlertOutlet* stats);
+// salttap_alerting_alerts_total{kind}; for each outlet that is not null,
+// salttap_alerting_{deliveries,delivery_retries,dropped_alerts}_total with
+// outlet="<its name>".
+void publish_alert_metrics(Metrics& m, const AlertDispatcher& d,
+                           std::initializer_list<const AsyncAlertOutlet*> outlets);
 
 }  // namespace salttap::alerting

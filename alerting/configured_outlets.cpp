@@ -26,9 +26,7 @@ void AlertOutlets::add_to(AlertDispatcher& dispatcher) const {
 }
 
 void AlertOutlets::publish(Metrics& metrics, const AlertDispatcher& dispatcher) const {
-  publish_alert_metrics(metrics, dispatcher, "", nullptr);
-  if (webhook) publish_alert_metrics(metrics, dispatcher, "webhook", webhook.get());
-  if (fire) publish_alert_metrics(metrics, dispatcher, "fire", fire.get());
+  publish_alert_metrics(metrics, dispatcher, {webhook.get(), fire.get()});
 }
 
 void AlertOutlets::stop() {

@@ -33,7 +33,7 @@ struct AlertOutlets {
   std::shared_ptr<AsyncAlertOutlet> webhook, fire;
 
   void add_to(AlertDispatcher& dispatcher) const;
-  // salttap_alerts_total and each async outlet's delivery counters.
+  // salttap_alerting_alerts_total and each async outlet's delivery counters.
   void publish(Metrics& metrics, const AlertDispatcher& dispatcher) const;
   void stop();  // lets queued alerts go out (5 s at most)
 };

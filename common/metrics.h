@@ -1,40 +1,46 @@
 #pragma once
 // Prometheus metrics: a registry of samples, published by the pipeline's own
-// thread (set_*), rendered in the text exposition format by the HTTP thread.
-// Names follow salttap_<component>_<what>[_<unit>]_total; labels are bounded
-// (kind, reason, outlet), never raw messages.
+// thread, rendered in the text exposition format by the HTTP thread. Only the
+// metrics of the catalog (common/metric_catalog.h) can be published: by id,
+// with the declared type, and label values the catalog lists.
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string>
-#include <utility>
+#include <string_view>
+
+#include "common/metric_catalog.h"
 
 namespace salttap {
 
 class Metrics {
  public:
-  enum class Type { counter, gauge };
+  // Label values, in the order of the catalog's labels for that metric.
+  using LabelValues = std::initializer_list<std::string_view>;
 
-  // `name` may carry labels: salttap_tap_skipped_frames_total{reason="oversize"}.
-  void set(const std::string& name, Type type, double value, const std::string& help = {});
-  void counter(const std::string& name, std::uint64_t value, const std::string& help = {}) {
-    set(name, Type::counter, static_cast<double>(value), help);
-  }
-  void gauge(const std::string& name, double value, const std::string& help = {}) {
-    set(name, Type::gauge, value, help);
-  }
+  // Each throws std::logic_error when `id` is not of that type or a label
+  // value is not in the catalog: a programming error, caught by the tests
+  // that publish every metric.
+  void counter(MetricId id, std::uint64_t value) { counter(id, {}, value); }
+  void counter(MetricId id, LabelValues labels, std::uint64_t value);
+  void gauge(MetricId id, double value) { gauge(id, {}, value); }
+  void gauge(MetricId id, LabelValues labels, double value);
+  // A summary without quantiles: <name>_sum and <name>_count.
+  void summary(MetricId id, double sum, std::uint64_t count);
 
-  std::string render() const;  // text format 0.0.4
+  std::string render() const;  // text format 0.0.4, in catalog order
 
  private:
-  struct Family {
-    Type type;
-    std::string help;
-    std::map<std::string, double> samples;  // full sample name (with labels) -> value
+  struct Sample {
+    double value = 0;
+    std::uint64_t count = 0;  // summaries only
   };
+  void set(MetricId id, MetricType type, LabelValues labels, Sample sample);
+
   mutable std::mutex mutex_;
-  std::map<std::string, Family> families_;
+  std::map<MetricId, std::map<std::string, Sample>> families_;  // id -> rendered labels ("" or "{k=\"v\"}") -> sample
 };
 
 }  // namespace salttap

@@ -418,28 +418,22 @@ ShipperStats BulkShipper::stats() const {
 bool BulkShipper::engine_reachable() const { return impl_->reachable; }
 
 void BulkShipper::publish(Metrics& m) const {
+  using enum MetricId;
   const ShipperStats s = stats();
-  m.counter("salttap_indexer_requests_total", s.requests, "Bulk requests sent");
+  m.counter(indexer_bulk_requests, s.requests);
   for (std::size_t i = 0; i < kRequestFailures; ++i)
-    m.counter(fmt::format("salttap_indexer_request_failures_total{{reason=\"{}\"}}",
-                          to_string(static_cast<RequestFailure>(i))),
-              s.failures[i], "Bulk requests that failed as a whole (retried), by reason");
-  m.counter("salttap_indexer_docs_shipped_total", s.docs_shipped, "Documents the engine acknowledged (2xx or 409)");
-  m.counter("salttap_indexer_docs_conflict_total", s.docs_conflict,
-            "Of the shipped documents, those answered 409 (already there)");
-  m.counter("salttap_indexer_docs_retried_total", s.docs_retried, "Document retries (429, 5xx, no response)");
-  m.counter("salttap_indexer_docs_dead_lettered_total", s.docs_dead_lettered,
-            "Documents the engine rejected, stored in the dead-letter index");
-  m.counter("salttap_indexer_docs_dead_letter_file_total", s.docs_dead_letter_file,
-            "Rejected documents the dead-letter index refused too, written to the spool's dead/ folder");
-  m.counter("salttap_indexer_dead_letter_file_errors_total", s.dead_letter_file_errors,
-            "Failed writes to the dead-letter file (the document is kept and retried)");
-  m.counter("salttap_indexer_bytes_sent_total", s.bytes_sent, "Bulk request bytes sent (after gzip)");
-  m.gauge("salttap_indexer_bulk_last_seconds", s.last_bulk_seconds, "Duration of the last bulk request");
-  m.set("salttap_indexer_bulk_seconds_sum", Metrics::Type::counter, s.bulk_seconds_sum, "Total time in bulk requests");
-  m.counter("salttap_indexer_bulk_seconds_count", s.requests, "Bulk requests timed");
-  m.gauge("salttap_indexer_in_flight_batches", static_cast<double>(s.in_flight_batches), "Batches being shipped");
-  m.gauge("salttap_indexer_engine_reachable", engine_reachable() ? 1 : 0, "1 when the last request got an answer");
+    m.counter(indexer_bulk_request_failures, {to_string(static_cast<RequestFailure>(i))}, s.failures[i]);
+  m.counter(indexer_bulk_request_bytes, s.bytes_sent);
+  m.summary(indexer_bulk_request_duration_seconds, s.bulk_seconds_sum, s.requests);
+  m.gauge(indexer_bulk_request_last_duration_seconds, s.last_bulk_seconds);
+  m.counter(indexer_documents_shipped, s.docs_shipped);
+  m.counter(indexer_document_conflicts, s.docs_conflict);
+  m.counter(indexer_document_retries, s.docs_retried);
+  m.counter(indexer_documents_dead_lettered, {"index"}, s.docs_dead_lettered);
+  m.counter(indexer_documents_dead_lettered, {"file"}, s.docs_dead_letter_file);
+  m.counter(indexer_dead_letter_file_errors, s.dead_letter_file_errors);
+  m.gauge(indexer_in_flight_batches, static_cast<double>(s.in_flight_batches));
+  m.gauge(indexer_engine_reachable, engine_reachable() ? 1 : 0);
 }
 
 }  // namespace salttap::indexer

@@ -51,7 +51,7 @@ struct ShipperConfig {
 };
 
 // Why a bulk request failed as a whole: the bounded `reason` label of
-// salttap_indexer_request_failures_total.
+// salttap_indexer_bulk_request_failures_total.
 enum class RequestFailure : std::uint8_t {
   transport,  // no response: refused, timeout, TLS, aborted
   http_429,
@@ -91,7 +91,7 @@ class BulkShipper {
   // acknowledged. What is not acknowledged stays in the spool for next start.
   void stop(std::chrono::milliseconds drain = std::chrono::milliseconds(0));
   ShipperStats stats() const;
-  // Writes salttap_indexer_* samples (docs/operations.md "Metrics").
+  // Writes the shipping samples, salttap_indexer_* (docs/operations.md "Metrics").
   void publish(Metrics& metrics) const;
   // True when the last request to the engine got an answer.
   bool engine_reachable() const;

@@ -1,8 +1,11 @@
 #include "indexer/indexer_service.h"
 
+#include <array>
+
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "indexer/spool_metrics.h"
 
 namespace salttap::indexer {
 
@@ -82,7 +85,7 @@ void IndexerService::spool(std::span<const BulkDoc> docs, const std::function<bo
   for (std::size_t i : r.timed_out_docs) waiting.push_back(docs[i]);
   while (!waiting.empty()) {
     if (give_up()) {
-      lost_at_stop_ += waiting.size();
+      for (const BulkDoc& doc : waiting) ++lost_at_stop_[static_cast<std::size_t>(doc.cls)];
       log::error("indexer: stopping with a full spool: {} job/return/alert documents not spooled", waiting.size());
       return;
     }
@@ -117,33 +120,11 @@ void IndexerService::stop(std::chrono::milliseconds drain) {
 
 void IndexerService::publish(Metrics& m) const {
   shipper_->publish(m);
-  const SpoolStats s = spool_->stats();
-  m.gauge("salttap_spool_bytes", static_cast<double>(s.bytes), "Bytes of spool segments on disk");
-  m.gauge("salttap_spool_segments", static_cast<double>(s.segments), "Spool segment files");
-  m.gauge("salttap_spool_pending_documents", static_cast<double>(s.pending_records),
-          "Documents spooled and not yet acknowledged by the engine");
-  m.counter("salttap_spool_appended_documents_total", s.appended_records, "Documents written to the spool");
-  m.counter("salttap_spool_appended_bytes_total", s.appended_bytes, "Bytes written to the spool");
-  m.counter("salttap_spool_acked_documents_total", s.acked_records, "Documents acknowledged and released");
-  m.counter("salttap_spool_fsyncs_total", s.fsyncs, "fsync calls on spool segments");
-  m.gauge("salttap_spool_full", s.full ? 1 : 0, "1 while the full-spool policy refuses a class of documents");
-  // A job/return/alert document that timed out waiting for room is offered
-  // again (back-pressure), so "timed_out" is a wait, not a loss.
-  for (std::size_t c = 0; c < kDocClasses; ++c) {
-    const auto cls = to_string(static_cast<DocClass>(c));
-    for (auto why : {DropReason::full, DropReason::too_large, DropReason::io_error})
-      m.counter(fmt::format("salttap_spool_dropped_total{{class=\"{}\",reason=\"{}\"}}", cls, to_string(why)),
-                s.dropped_by_reason[static_cast<std::size_t>(why)][c],
-                "Documents the spool could not take, by class and reason (full: the full-spool policy)");
-    m.counter(fmt::format("salttap_spool_backpressure_timeouts_total{{class=\"{}\"}}", cls),
-              s.dropped_by_reason[static_cast<std::size_t>(DropReason::timed_out)][c],
-              "Waits for spool room that timed out (the document is offered again)");
-  }
-  m.counter("salttap_spool_dropped_total{class=\"any\",reason=\"stopped_while_full\"}", lost_at_stop_.load());
-  m.counter("salttap_indexer_backpressure_waits_total", backpressure_waits_.load(),
-            "Times the pipeline waited for spool room (the tap queue drops meanwhile)");
-  m.gauge("salttap_indexer_setup_done", setup_ok_ ? 1 : 0, "1 once templates are installed and shipping started");
-  m.counter("salttap_indexer_setup_failures_total", setup_failures_.load(), "Failed index setup attempts");
+  std::array<std::uint64_t, kDocClasses> stopped_while_full{};
+  for (std::size_t c = 0; c < kDocClasses; ++c) stopped_while_full[c] = lost_at_stop_[c].load();
+  publish_spool_metrics(m, *spool_, stopped_while_full, backpressure_waits_.load());
+  m.gauge(MetricId::indexer_setup_done, setup_ok_ ? 1 : 0);
+  m.counter(MetricId::indexer_setup_failures, setup_failures_.load());
 }
 
 }  // namespace salttap::indexer

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -13,8 +14,10 @@
 #include <system_error>
 #include <vector>
 
+#include "common/metrics.h"
 #include "indexer/spool.h"
 #include "indexer/spool_format.h"
+#include "indexer/spool_metrics.h"
 
 namespace salttap::testing {
 
@@ -93,6 +96,17 @@ inline std::string spool_record(std::uint64_t id, const indexer::BulkDoc& d) {
   std::string out;
   indexer::spool_format::append_record(out, id, d.cls, d.ndjson);
   return out;
+}
+
+// One sample of the spool's metrics, e.g. `salttap_spool_io_errors_total`
+// or `salttap_spool_corrupt_records_total{found="read"}`; throws when absent.
+inline double spool_metric(const indexer::Spool& spool, const std::string& sample) {
+  Metrics metrics;
+  indexer::publish_spool_metrics(metrics, spool, std::array<std::uint64_t, indexer::kDocClasses>{}, 0);
+  const std::string text = metrics.render();
+  const auto at = text.find("\n" + sample + " ");
+  if (at == std::string::npos) throw std::runtime_error("no sample " + sample + " in\n" + text);
+  return std::stod(text.substr(at + sample.size() + 2));
 }
 
 }  // namespace salttap::testing

@@ -585,21 +585,22 @@ TEST(BulkShipper, PublishesIndexerMetrics) {
   h.shipper->publish(m);
   const std::string text = m.render();
   for (const char* sample : {
-           "salttap_indexer_requests_total 2\n",
-           "salttap_indexer_request_failures_total{reason=\"http_429\"} 1\n",
-           "salttap_indexer_request_failures_total{reason=\"transport\"} 0\n",
-           "salttap_indexer_docs_shipped_total 1\n",
-           "salttap_indexer_docs_retried_total 1\n",
-           "salttap_indexer_docs_dead_lettered_total 0\n",
-           "salttap_indexer_docs_dead_letter_file_total 0\n",
-           "salttap_indexer_bulk_seconds_count 2\n",
-           "salttap_indexer_bulk_seconds_sum 0.5\n",
-           "salttap_indexer_bulk_last_seconds 0.25\n",
+           "salttap_indexer_bulk_requests_total 2\n",
+           "salttap_indexer_bulk_request_failures_total{reason=\"http_429\"} 1\n",
+           "salttap_indexer_bulk_request_failures_total{reason=\"transport\"} 0\n",
+           "salttap_indexer_documents_shipped_total 1\n",
+           "salttap_indexer_document_retries_total 1\n",
+           "salttap_indexer_documents_dead_lettered_total{destination=\"index\"} 0\n",
+           "salttap_indexer_documents_dead_lettered_total{destination=\"file\"} 0\n",
+           "# TYPE salttap_indexer_bulk_request_duration_seconds summary\n",
+           "salttap_indexer_bulk_request_duration_seconds_count 2\n",
+           "salttap_indexer_bulk_request_duration_seconds_sum 0.5\n",
+           "salttap_indexer_bulk_request_last_duration_seconds 0.25\n",
            "salttap_indexer_engine_reachable 1\n",
            "salttap_indexer_in_flight_batches 0\n",
        })
     EXPECT_NE(text.find(sample), std::string::npos) << sample << "\n" << text;
-  EXPECT_NE(text.find("salttap_indexer_bytes_sent_total "), std::string::npos);
+  EXPECT_NE(text.find("salttap_indexer_bulk_request_bytes_total "), std::string::npos);
 }
 
 // ---- dead-letter rendering ------------------------------------------------------------

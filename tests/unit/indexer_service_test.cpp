@@ -229,9 +229,9 @@ TEST(IndexerService, AFullSpoolTakesExactlyTheDocumentsThatDidNotFitOnceThereIsR
   auto shipped = h.engine.shipped_ids();
   std::sort(shipped.begin(), shipped.end());
   EXPECT_EQ(shipped, (std::vector<std::string>{"j001", "j002", "j003", "j004", "j005"}));
-  EXPECT_EQ(h.metric("salttap_indexer_backpressure_waits_total"), 1);
+  EXPECT_EQ(h.metric("salttap_spool_backpressure_waits_total"), 1);
   EXPECT_GE(h.metric("salttap_spool_backpressure_timeouts_total{class=\"job\"}"), 2);
-  EXPECT_EQ(h.metric("salttap_spool_dropped_total{class=\"any\",reason=\"stopped_while_full\"}"), 0);
+  EXPECT_EQ(h.metric("salttap_spool_dropped_documents_total{class=\"job\",reason=\"stopped_while_full\"}"), 0);
   service.stop(0ms);
 }
 
@@ -248,8 +248,9 @@ TEST(IndexerService, GivingUpOnAFullSpoolCountsTheRestLostAndLogsIt) {
             std::string::npos)
       << log;
   EXPECT_EQ(service.spool_ref().stats().appended_records, 3u);
-  EXPECT_EQ(h.metric("salttap_spool_dropped_total{class=\"any\",reason=\"stopped_while_full\"}"), 2);
-  EXPECT_EQ(h.metric("salttap_indexer_backpressure_waits_total"), 1);
+  EXPECT_EQ(h.metric("salttap_spool_dropped_documents_total{class=\"job\",reason=\"stopped_while_full\"}"), 2);
+  EXPECT_EQ(h.metric("salttap_spool_dropped_documents_total{class=\"return\",reason=\"stopped_while_full\"}"), 0);
+  EXPECT_EQ(h.metric("salttap_spool_backpressure_waits_total"), 1);
 }
 
 }  // namespace

@@ -141,6 +141,9 @@ TEST_F(SpoolFaults, EnospcOnAWholeBatchDropsItAsIoErrorAndTheSpoolStaysUsable) {
       for (const DocClass cls : {DocClass::job, DocClass::ret, DocClass::state, DocClass::event, DocClass::alert})
         EXPECT_EQ(io_error_drops(st, cls), 1u) << to_string(cls);
       EXPECT_EQ(st.io_errors, 1u);
+      EXPECT_EQ(testing::spool_metric(*spool, "salttap_spool_io_errors_total"), 1);
+      EXPECT_EQ(
+          testing::spool_metric(*spool, "salttap_spool_dropped_documents_total{class=\"job\",reason=\"io_error\"}"), 1);
       EXPECT_EQ(st.appended_records, 3u);
       EXPECT_EQ(fs::file_size(segment(1)), seg_bytes) << "nothing of the failed write is left";
 

@@ -36,6 +36,7 @@ using testing::FakeSteadyTime;
 using testing::ids_of;
 using testing::read_file;
 using testing::segment_files;
+using testing::spool_metric;
 using testing::take_all;
 using testing::TempDir;
 using testing::write_file;
@@ -274,6 +275,8 @@ TEST(Spool, TakeReadsFromTheSegmentFilesNotMemory) {
   EXPECT_EQ(ids_of(got), (std::vector<std::uint64_t>{1, 3}));
   EXPECT_EQ(spool.stats().read_corrupt_records, 1u);
   EXPECT_EQ(spool.stats().read_corrupt_bytes, rec);
+  EXPECT_EQ(spool_metric(spool, "salttap_spool_corrupt_records_total{found=\"read\"}"), 1);
+  EXPECT_EQ(spool_metric(spool, "salttap_spool_corrupt_records_total{found=\"recovery\"}"), 0);
 }
 
 TEST(Spool, ASegmentRemovedByHandIsCountedAsLostNotWaitedFor) {
@@ -703,6 +706,7 @@ TEST(SpoolRecovery, TornTailIsTruncatedToTheLastWholeRecord) {
 
   Spool spool(config_for(tmp.path()));
   EXPECT_EQ(spool.recovery().torn_tails, 1u);
+  EXPECT_EQ(spool_metric(spool, "salttap_spool_torn_tails_total"), 1);
   EXPECT_EQ(spool.recovery().torn_bytes, r3.size() - 5);
   EXPECT_EQ(spool.recovery().corrupt_records, 0u);
   EXPECT_EQ(spool.recovery().pending_records, 2u);
@@ -747,6 +751,7 @@ TEST(SpoolRecovery, BadCrcMidSegmentSkipsToTheNextValidRecordAndLogsAnError) {
   EXPECT_NE(log.find("corrupt data"), std::string::npos) << log;
   const auto& r = spool->recovery();
   EXPECT_EQ(r.corrupt_records, 1u);
+  EXPECT_EQ(spool_metric(*spool, "salttap_spool_corrupt_records_total{found=\"recovery\"}"), 1);
   EXPECT_EQ(r.corrupt_bytes, recs[1].size());
   EXPECT_EQ(r.torn_tails, 0u);
   EXPECT_EQ(r.pending_records, 4u);

@@ -1,0 +1,111 @@
+#pragma once
+// Every metric salttap exports, in one table: name, type, labels with their
+// bounded values, help. Metrics (common/metrics.h) takes a MetricId, never a
+// name, so a metric cannot be published without being declared here, with a
+// type or a label value other than declared. docs/operations.md ("Metrics")
+// documents the same table; tests/unit/metric_catalog_test.cpp checks that the
+// two agree and that every name follows the scheme:
+//   salttap_<component>_<what>[_<unit>][_total]
+// component: tap, correlator, alerting, indexer, spool; units in base units
+// (seconds, bytes); counters, and only counters, end in _total.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace salttap {
+
+enum class MetricType : std::uint8_t { counter, gauge, summary };  // summary: _sum and _count, no quantiles
+std::string_view to_string(MetricType type);
+
+// One per metric family, in the order of the table (and of /metrics).
+enum class MetricId : std::uint8_t {
+  // tap
+  tap_read_bytes,
+  tap_frames,
+  tap_events,
+  tap_skipped_frames,
+  tap_skipped_bytes,
+  tap_resyncs,
+  tap_dropped_events,
+  tap_connects,
+  tap_disconnects,
+  tap_connect_failures,
+  tap_connected,
+  tap_queue_events,
+  tap_queue_bytes,
+  // correlator
+  correlator_events,
+  correlator_jobs_opened,
+  correlator_jobs_settled,
+  correlator_returns,
+  correlator_late_returns,
+  correlator_duplicate_returns,
+  correlator_unexpected_returns,
+  correlator_missing_minions,
+  correlator_find_job_extensions,
+  correlator_noise_events,
+  correlator_evicted_jobs,
+  correlator_tracked_jobs,
+  correlator_known_minions,
+  // alerting
+  alerting_alerts,
+  alerting_deliveries,
+  alerting_delivery_retries,
+  alerting_dropped_alerts,
+  // indexer: documents
+  indexer_documents_built,
+  indexer_documents_skipped,
+  indexer_truncated_returns,
+  indexer_redactions,
+  // spool
+  spool_size_bytes,
+  spool_segments,
+  spool_pending_documents,
+  spool_appended_documents,
+  spool_appended_bytes,
+  spool_acked_documents,
+  spool_fsyncs,
+  spool_full,
+  spool_dropped_documents,
+  spool_backpressure_waits,
+  spool_backpressure_timeouts,
+  spool_io_errors,
+  spool_corrupt_records,
+  spool_torn_tails,
+  // indexer: shipping
+  indexer_bulk_requests,
+  indexer_bulk_request_failures,
+  indexer_bulk_request_bytes,
+  indexer_bulk_request_duration_seconds,
+  indexer_bulk_request_last_duration_seconds,
+  indexer_documents_shipped,
+  indexer_document_conflicts,
+  indexer_document_retries,
+  indexer_documents_dead_lettered,
+  indexer_dead_letter_file_errors,
+  indexer_in_flight_batches,
+  indexer_engine_reachable,
+  indexer_setup_done,
+  indexer_setup_failures,
+};
+inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(MetricId::indexer_setup_failures) + 1;
+
+struct MetricLabel {
+  std::string_view name;
+  std::span<const std::string_view> values;  // every value it may take
+};
+
+struct MetricSpec {
+  MetricId id;
+  std::string_view name;
+  MetricType type;
+  std::span<const MetricLabel> labels;  // in the order a publisher gives their values
+  std::string_view help;
+};
+
+std::span<const MetricSpec> metric_catalog();
+const MetricSpec& metric_spec(MetricId id);
+
+}  // namespace salttap
