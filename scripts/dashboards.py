@@ -140,7 +140,8 @@ class SavedSearch:
 SAVED_SEARCHES = (
     SavedSearch("failed_jobs", "8fbfe44c-af71-4e77-a7cd-e2cd95e238f6", "Failed jobs",
                 "Jobs that settled failed: a non-zero retcode, success false, a failed state, a render "
-                "error or a missing function on some minion (failed wins over missing).",
+                "error or a missing function on some minion, or a runner or wheel job that did not "
+                "succeed (failed wins over missing).",
                 "jobs", "status:failed",
                 ("jid", "fun", "user", "tgt", "minions.failed", "failed_state_ids", "duration_ms")),
     SavedSearch("missing_jobs", "18e7ffae-72c2-41ea-a4c8-c2db7067d892", "Jobs with missing minions",
