@@ -7,7 +7,7 @@
 
 #include "alerting/async_alert_outlet.h"
 #include "tap/endpoint.h"
-#include "tap/frame_decoder.h"
+#include "tap/framing.h"
 
 namespace salttap::alerting {
 

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "tap/json_event.h"
+#include "tap/stream_decoder.h"
 
 namespace salttap::tap {
 namespace {

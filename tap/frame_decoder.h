@@ -16,24 +16,10 @@
 #include <string_view>
 
 #include "tap/decode_limits.h"
+#include "tap/framing.h"
 #include "tap/msgpack_scanner.h"
 
 namespace salttap::tap {
-
-enum class Framing : std::uint8_t { unknown, plain, len32 };
-std::string_view to_string(Framing f);
-
-struct FrameStats {
-  std::uint64_t bytes = 0;             // bytes fed
-  std::uint64_t frames = 0;            // frames delivered
-  std::uint64_t oversize_frames = 0;   // over max_frame_bytes, skipped
-  std::uint64_t invalid_frames = 0;    // not msgpack, or over a structural limit
-  std::uint64_t resyncs = 0;           // times the stream was re-found after bad bytes
-  std::uint64_t skipped_bytes = 0;     // every byte not delivered in a frame
-  std::uint64_t truncated_frames = 0;  // the stream ended inside a frame
-
-  FrameStats& operator+=(const FrameStats& o);
-};
 
 // A frame handed over with the buffer that holds it: no copy.
 struct OwnedFrame {

@@ -10,6 +10,7 @@
 #include <rapidjson/encodedstream.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
+#include <msgpack.hpp>
 
 #include "common/text.h"
 

@@ -8,8 +8,6 @@
 #include <string>
 #include <string_view>
 
-#include "tap/event_decoder.h"
-
 namespace salttap::tap {
 
 // msgpack bytes of any JSON text (same conversion as event data).

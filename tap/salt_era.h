@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "tap/event.h"
-#include "tap/frame_decoder.h"
+#include "tap/framing.h"
 
 namespace salttap::tap {
 
