@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
-#include "indexer/gzip.h"
 #include "indexer/http_client.h"
+#include "indexer/internal/gzip.h"
 
 namespace salttap::indexer {
 namespace {

@@ -5,9 +5,9 @@
 #include "common/json_writer.h"
 #include "common/text.h"
 #include "correlator/job_json.h"
-#include "indexer/document_ids.h"
-#include "indexer/document_json.h"
-#include "tap/event_json.h"
+#include "indexer/internal/document_ids.h"
+#include "indexer/internal/document_json.h"
+#include "tap/event_to_json.h"
 #include "tap/tag.h"
 
 namespace salttap::indexer {

@@ -4,9 +4,9 @@
 
 #include "common/json_writer.h"
 #include "indexer/document_builder.h"
-#include "indexer/document_ids.h"
-#include "indexer/document_json.h"
-#include "tap/event_json.h"
+#include "indexer/internal/document_ids.h"
+#include "indexer/internal/document_json.h"
+#include "tap/event_to_json.h"
 
 namespace salttap::indexer {
 namespace {

@@ -19,8 +19,8 @@
 #include <fmt/format.h>
 
 #include "indexer/bulk_shipper.h"
-#include "indexer/dead_letter.h"
 #include "indexer/index_layout.h"
+#include "indexer/internal/dead_letter.h"
 #include "tests/support/memory_record_source.h"
 
 namespace salttap::indexer {

@@ -13,8 +13,8 @@
 #include <system_error>
 #include <vector>
 
+#include "indexer/internal/spool_format.h"
 #include "indexer/spool.h"
-#include "indexer/spool_format.h"
 
 namespace salttap::testing {
 
