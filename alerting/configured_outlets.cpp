@@ -3,6 +3,7 @@
 #include "alerting/alert_metrics.h"
 #include "alerting/internal/fire_alert_outlet.h"
 #include "alerting/internal/log_alert_outlet.h"
+#include "indexer/curl_http_client.h"
 
 namespace salttap::alerting {
 

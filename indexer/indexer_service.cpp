@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "indexer/curl_http_client.h"
 
 namespace salttap::indexer {
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/log.h"
+#include "indexer/curl_http_client.h"
 #include "indexer/index_setup.h"
 #include "service/run_command.h"
 

@@ -24,6 +24,7 @@
 #include <rapidjson/document.h>
 
 #include "common/json_writer.h"
+#include "indexer/curl_http_client.h"
 #include "indexer/index_setup.h"
 #include "indexer/internal/embedded_mappings.h"
 

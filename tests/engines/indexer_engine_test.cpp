@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "indexer/bulk_shipper.h"
+#include "indexer/curl_http_client.h"
 #include "indexer/index_layout.h"
 #include "indexer/internal/dead_letter.h"
 #include "tests/support/memory_record_source.h"
