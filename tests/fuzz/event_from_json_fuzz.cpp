@@ -1,4 +1,4 @@
-// libFuzzer target: JSON lines to events (tap/json_event.h), what
+// libFuzzer target: JSON lines to events (tap/event_from_json.h), what
 // `salttap replay` reads from a .jsonl capture.
 //
 // The input is one line, given to msgpack_from_json and event_body_from_json.

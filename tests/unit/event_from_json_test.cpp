@@ -1,4 +1,4 @@
-// JSON lines to msgpack and event bodies (tap/json_event.h): every value comes
+// JSON lines to msgpack and event bodies (tap/event_from_json.h): every value comes
 // out as itself, and what cannot be read back faithfully is refused.
 
 #include <gtest/gtest.h>
@@ -28,7 +28,7 @@ std::string refused(std::string_view json, bool event = false) {
 }
 
 TEST(JsonEvent, FloatsStayFloatsEvenWhenIntegral) {
-  // Regression: corpus/json_event/edge-numbers-integral-floats. msgpack-c packs an
+  // Regression: corpus/event_from_json/edge-numbers-integral-floats. msgpack-c packs an
   // integral double as an integer (1.0 -> 1, -0.0 -> 0), 2^64 through an overflowing cast.
   const std::string f64 = "\xcb";
   EXPECT_EQ(packed("1.0"), f64 + std::string("\x3f\xf0\x00\x00\x00\x00\x00\x00", 8));
@@ -48,7 +48,7 @@ double number(std::string_view json) {
 }
 
 TEST(JsonEvent, NumbersAreCorrectlyRounded) {
-  // Regression: corpus/json_event/crash-full-precision-zero-with-exponent. rapidjson
+  // Regression: corpus/event_from_json/crash-full-precision-zero-with-exponent. rapidjson
   // 1.1.0's full-precision parser read these zeros as -2e146 and -1.4e-194.
   EXPECT_EQ(number("0e100"), 0.0);
   EXPECT_EQ(number("0.0000000000000000000000000"), 0.0);
@@ -62,7 +62,7 @@ TEST(JsonEvent, NumbersAreCorrectlyRounded) {
   // What a double cannot hold is refused, not rounded to 0 or infinity.
   EXPECT_NE(refused("[1e-400]").find("number out of the range of a double: 1e-400"), std::string::npos);
   EXPECT_NE(refused("1.7976931348623159e308").find("out of the range"), std::string::npos);
-  // Regression: corpus/json_event/crash-nan-prefix-taken-for-infinity.
+  // Regression: corpus/event_from_json/crash-nan-prefix-taken-for-infinity.
   EXPECT_NE(refused(R"({"x":NaInfinity})").find("invalid number: NaInfinity"), std::string::npos);
   EXPECT_NE(refused("[NInf]").find("invalid number: NInf"), std::string::npos);
 }
@@ -70,7 +70,7 @@ TEST(JsonEvent, NumbersAreCorrectlyRounded) {
 TEST(JsonEvent, OnlyBase64BecomesBytes) {
   EXPECT_EQ(packed(R"({"__bytes_b64__":"AAH/"})"), std::string("\xc4\x03\x00\x01\xff", 5));
   EXPECT_EQ(packed(R"({"__bytes_b64__":""})"), std::string("\xc4\x00", 2));
-  // Regression: corpus/json_event/edge-b64-*. These became the bytes of whatever prefix decoded.
+  // Regression: corpus/event_from_json/edge-b64-*. These became the bytes of whatever prefix decoded.
   for (const char* text : {"not base64!", "aGk", "aGl=", "aG k=", "-_-_"}) {
     const std::string bytes = packed(std::string(R"({"__bytes_b64__":")") + text + "\"}");
     const msgpack::object_handle h = msgpack::unpack(bytes.data(), bytes.size());
@@ -80,7 +80,7 @@ TEST(JsonEvent, OnlyBase64BecomesBytes) {
 }
 
 TEST(JsonEvent, ATagTheSeparatorWouldCutIsRefused) {
-  // Regression: corpus/json_event/edge-tag-with-separator ("a\n\nb" came back as tag "a").
+  // Regression: corpus/event_from_json/edge-tag-with-separator ("a\n\nb" came back as tag "a").
   EXPECT_NE(refused(R"({"tag":"salt/job/1\n\nx","data":{}})", true).find("tag"), std::string::npos);
   EXPECT_NE(refused(R"({"tag":"salt/job/1\n","data":{}})", true).find("tag"), std::string::npos);
   std::string error;
@@ -93,7 +93,7 @@ TEST(JsonEvent, ATagTheSeparatorWouldCutIsRefused) {
 }
 
 TEST(JsonEvent, DeepNestingIsRefusedWithoutRecursion) {
-  // Regression: corpus/json_event/edge-deep-arrays-200000 (the parser overflowed the stack).
+  // Regression: corpus/event_from_json/edge-deep-arrays-200000 (the parser overflowed the stack).
   const auto nested = [](std::size_t n) { return std::string(n, '[') + std::string(n, ']'); };
   EXPECT_FALSE(packed(nested(1024)).empty());
   EXPECT_NE(refused(nested(1025)).find("deeper than 1024"), std::string::npos);
