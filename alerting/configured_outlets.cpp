@@ -1,8 +1,9 @@
 #include "alerting/configured_outlets.h"
 
 #include "alerting/alert_metrics.h"
-#include "alerting/fire_alert_outlet.h"
-#include "alerting/log_alert_outlet.h"
+#include "alerting/internal/fire_alert_outlet.h"
+#include "alerting/internal/log_alert_outlet.h"
+#include "indexer/curl_http_client.h"
 
 namespace salttap::alerting {
 

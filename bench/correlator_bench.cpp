@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "correlator/correlator.h"
-#include "tap/stream_decoder.h"
+#include "tap/internal/stream_decoder.h"
 
 namespace {
 

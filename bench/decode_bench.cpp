@@ -16,7 +16,7 @@
 #include <map>
 #include <sstream>
 
-#include "tap/stream_decoder.h"
+#include "tap/internal/stream_decoder.h"
 
 namespace {
 

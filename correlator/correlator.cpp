@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/text.h"
-#include "tap/event_json.h"
+#include "tap/event_to_json.h"
 #include "tap/tag.h"
 
 namespace salttap::correlator {

@@ -16,9 +16,9 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
-#include "indexer/bulk_result.h"
-#include "indexer/dead_letter.h"
 #include "indexer/index_layout.h"
+#include "indexer/internal/bulk_result.h"
+#include "indexer/internal/dead_letter.h"
 
 namespace salttap::indexer {
 

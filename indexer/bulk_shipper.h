@@ -3,7 +3,7 @@
 // requests (batched by bytes, count and time; several in flight; gzip), and
 // acks each record to the spool once the engine has it (2xx, 409) or it was
 // dead-lettered. Per-item outcomes come from classify_bulk_response
-// (bulk_result.h): 429/5xx/transport errors retry only the failed items with
+// (internal/bulk_result.h): 429/5xx/transport errors retry only the failed items with
 // capped exponential backoff and full jitter; 4xx mapping rejections go to
 // the dead-letter index with the server's reason and the original document
 // as text, and to <spool>/dead/ as a local file if even that fails.

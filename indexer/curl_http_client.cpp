@@ -1,5 +1,4 @@
-// The libcurl HttpClient: one easy handle per client, so its connection cache
-// keeps the connection to the engine alive between bulk requests.
+#include "indexer/curl_http_client.h"
 
 #include <curl/curl.h>
 
@@ -11,8 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
-#include "indexer/gzip.h"
-#include "indexer/http_client.h"
+#include "indexer/internal/gzip.h"
 
 namespace salttap::indexer {
 namespace {

@@ -3,7 +3,8 @@
 // client certificate, verification on by default), basic auth or API key.
 // Credentials come from the config, an env var or a file and are never
 // logged. HttpClient is the seam the shipper, the setup code and the alert
-// webhook talk to; CurlHttpClient is the real one (libcurl), tests use fakes.
+// webhook talk to; make_curl_client (curl_http_client.h) makes the real one,
+// tests use fakes.
 
 #include <chrono>
 #include <cstddef>
@@ -69,8 +70,5 @@ class HttpClient {
   // return at once with status 0. For a prompt shutdown; there is no undo.
   virtual void abort() {}
 };
-
-// One libcurl easy handle (keep-alive across calls): one per thread.
-std::unique_ptr<HttpClient> make_curl_client(const HttpClientConfig& config);
 
 }  // namespace salttap::indexer

@@ -40,7 +40,7 @@ IndexSetupReport install_index_setup(HttpClient& http, const IndexLayout& layout
 // Whether the document builder should fill `return_flat`: only when the
 // returns template maps it (a document field the mapping lacks is kept in
 // _source but costs bytes for nothing).
-inline bool emit_return_flat(const IndexSetupReport& report) { return report.ok && !report.flat_type.empty(); }
+inline bool return_flat_enabled(const IndexSetupReport& report) { return report.ok && !report.flat_type.empty(); }
 
 // The reason in an engine's error body ("mapper_parsing_exception: No handler
 // for type [flattened] ..."), or the start of the body when it has none.

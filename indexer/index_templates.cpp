@@ -6,7 +6,7 @@
 #include <rapidjson/document.h>
 
 #include "common/json_writer.h"
-#include "indexer/embedded_mappings.h"
+#include "indexer/internal/embedded_mappings.h"
 
 namespace salttap::indexer {
 namespace {

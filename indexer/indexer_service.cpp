@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "indexer/curl_http_client.h"
 #include "indexer/spool_metrics.h"
 
 namespace salttap::indexer {
@@ -59,7 +60,7 @@ void IndexerService::setup_then_ship() {
       log::info("indexer: {}: {} templates installed{}{}", report.server.describe(), report.installed.size(),
                 report.flat_type.empty() ? "" : ", return_flat as " + report.flat_type,
                 report.degraded.empty() ? "" : fmt::format(" ({} degraded)", report.degraded.size()));
-      return_flat_ = emit_return_flat(report) ? 1 : 0;
+      return_flat_ = return_flat_enabled(report) ? 1 : 0;
       break;
     }
     ++setup_failures_;

@@ -30,7 +30,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
-#include "indexer/spool_format.h"
+#include "indexer/internal/spool_format.h"
 
 namespace salttap::indexer {
 

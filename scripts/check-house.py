@@ -7,9 +7,13 @@
      <- app); the correlator, a transform, reaches no sink I/O (libcurl, the
      bus firer).
   2. Internal headers: <folder>/internal/*.h is included only from <folder>/
-     and from tests/ and bench/.
+     and from tests/ and bench/, and never from a public header (one at the
+     top level of a folder): what a folder promises must not depend on what
+     it keeps to itself.
   3. The repository stands alone: no absolute machine paths and no paths
      outside the repository in tracked text files.
+  4. Every source file of a library has its header: <folder>/[internal/]x.cpp
+     comes with x.h beside it (app/main.cpp excepted).
 
 Exit status 1 with one line per violation; 0 and a summary otherwise.
 """
@@ -36,6 +40,7 @@ FORBIDDEN = {
     "tap": [r"^curl/"],
     "common": [r"^curl/"],
 }
+LONE_SOURCE = pathlib.Path("app/main.cpp")  # main() needs no header
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]', re.M)
 OUTSIDE_PATHS = re.compile(r"/work/|\.\./shared/|(?<![\w/])/root/|(?<![\w/])/home/\w")
 
@@ -57,11 +62,15 @@ def main():
             target = inc.split("/")[0]
             if "/internal/" in inc and target != folder and folder not in ("tests", "bench"):
                 problems.append(f"{rel}: includes {inc}, internal to {target}/")
+            if "/internal/" in inc and folder in ALLOWED and f.suffix == ".h" and len(rel.parts) == 2:
+                problems.append(f"{rel}: a public header includes {inc}; split the public part out of it")
             if folder in ALLOWED and target in ALLOWED and target != folder and target not in ALLOWED[folder]:
                 problems.append(f"{rel}: includes {inc}: {folder}/ may include only {sorted(ALLOWED[folder]) or 'nothing'}")
             for pattern in FORBIDDEN.get(folder, []):
                 if re.search(pattern, inc):
                     problems.append(f"{rel}: includes {inc}, which {folder}/ must not use")
+        if folder in ALLOWED and f.suffix == ".cpp" and rel != LONE_SOURCE and not f.with_suffix(".h").is_file():
+            problems.append(f"{rel}: has no header {rel.with_suffix('.h')}")
     this = pathlib.Path(__file__).resolve()
     for f in files:
         if f.resolve() == this or not f.is_file() or f.stat().st_size > 2_000_000:

@@ -10,11 +10,11 @@
 
 #include "common/log.h"
 #include "service/config.h"
-#include "service/fire.h"
-#include "service/replay.h"
-#include "service/run.h"
-#include "service/setup.h"
-#include "service/watch.h"
+#include "service/fire_command.h"
+#include "service/replay_command.h"
+#include "service/run_command.h"
+#include "service/setup_command.h"
+#include "service/watch_command.h"
 
 namespace salttap::service {
 namespace {

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "common/log.h"
-#include "tap/json_event.h"
+#include "tap/event_from_json.h"
+#include "tap/internal/stream_decoder.h"
 
 namespace salttap::tap {
 namespace {

@@ -6,8 +6,12 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
-#include "tap/stream_decoder.h"
+#include "tap/decode_limits.h"
+#include "tap/decode_stats.h"
+#include "tap/event.h"
+#include "tap/framing.h"
 
 namespace salttap::tap {
 

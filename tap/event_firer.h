@@ -14,7 +14,7 @@
 #include "common/asio.h"
 
 #include "tap/endpoint.h"
-#include "tap/frame_decoder.h"
+#include "tap/framing.h"
 
 namespace salttap::tap {
 

@@ -1,7 +1,7 @@
 #include "tap/event_source.h"
 
-#include "tap/stream_bus_reader.h"
-#include "tap/zmq_bus_reader.h"
+#include "tap/internal/stream_bus_reader.h"
+#include "tap/internal/zmq_bus_reader.h"
 
 namespace salttap::tap {
 

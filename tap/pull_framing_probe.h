@@ -11,7 +11,7 @@
 #include "common/steady_time.h"
 #include "tap/decode_limits.h"
 #include "tap/endpoint.h"
-#include "tap/frame_decoder.h"
+#include "tap/framing.h"
 
 namespace salttap::tap {
 

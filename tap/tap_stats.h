@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "tap/frame_decoder.h"
+#include "tap/framing.h"
 
 namespace salttap::tap {
 

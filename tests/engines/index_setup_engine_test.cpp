@@ -24,8 +24,9 @@
 #include <rapidjson/document.h>
 
 #include "common/json_writer.h"
-#include "indexer/embedded_mappings.h"
+#include "indexer/curl_http_client.h"
 #include "indexer/index_setup.h"
+#include "indexer/internal/embedded_mappings.h"
 
 namespace salttap::indexer {
 namespace {
@@ -224,7 +225,7 @@ std::string samples_for(const IndexLayout& l, bool with_flat, std::set<std::stri
 
 TEST_F(SetupEngineTest, EverySampleDocumentIndexesWithItsFieldsTyped) {
   std::set<std::string> indices;
-  const std::string ndjson = samples_for(layout(), emit_return_flat(*report_), indices);
+  const std::string ndjson = samples_for(layout(), return_flat_enabled(*report_), indices);
   ASSERT_FALSE(ndjson.empty());
   const auto failed = bulk(ndjson, true);
   EXPECT_TRUE(failed.empty()) << fmt::format("{}", fmt::join(failed, "\n"));
@@ -432,7 +433,7 @@ TEST_F(SetupEngineTest, FiveThousandReturnShapesNeitherRejectNorGrowTheMapping) 
     // The builder's rule (docs/documents.md, "Field reference"): an object of depth <= 20 whose JSON fits text_cap.
     const int depth = depth_of(ret);
     deep += depth > 20;
-    if (emit_return_flat(*report_) && ret.IsObject() && depth <= 20 && text.size() <= kTextCap) {
+    if (return_flat_enabled(*report_) && ret.IsObject() && depth <= 20 && text.size() <= kTextCap) {
       Value flat;
       flat.CopyFrom(ret, a);
       doc.AddMember("return_flat", flat, a);

@@ -19,8 +19,9 @@
 #include <fmt/format.h>
 
 #include "indexer/bulk_shipper.h"
-#include "indexer/dead_letter.h"
+#include "indexer/curl_http_client.h"
 #include "indexer/index_layout.h"
+#include "indexer/internal/dead_letter.h"
 #include "tests/support/memory_record_source.h"
 
 namespace salttap::indexer {

@@ -24,7 +24,7 @@
 #include <rapidjson/document.h>
 
 #include "common/text.h"
-#include "indexer/bulk_result.h"
+#include "indexer/internal/bulk_result.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace {

@@ -24,10 +24,10 @@
 #include <string>
 #include <string_view>
 
-#include "tap/event_decoder.h"
-#include "tap/event_json.h"
-#include "tap/json_event.h"
-#include "tap/msgpack_tree.h"
+#include "tap/event_from_json.h"
+#include "tap/event_to_json.h"
+#include "tap/internal/event_decoder.h"
+#include "tap/internal/msgpack_tree.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace {

@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tap/event_json.h"
-#include "tap/stream_decoder.h"
+#include "tap/event_to_json.h"
+#include "tap/internal/stream_decoder.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace {

@@ -16,8 +16,9 @@ are only read. Writes, per target:
                          valid, torn tail, bad CRC, ids going back, ledger cases
   corpus/bulk_result/    hand-made `_bulk` answers: 429/5xx items, whole-request
                          errors, truncated and malformed bodies, odd reasons
-  corpus/json_event/     lines of the .jsonl captures and hand-made lines (deep
-                         nesting, bad base64, invalid UTF-8, huge numbers, NaN)
+  corpus/event_from_json/ lines of the .jsonl captures and hand-made lines
+                         (deep nesting, bad base64, invalid UTF-8, huge numbers,
+                         NaN)
   corpus/server_info/    the `GET /` banners of tests/unit/server_info_test.cpp
                          and hand-made answers
 Files named crash-* are regression inputs for fixed bugs, rec-* answers recorded
@@ -39,7 +40,7 @@ MAX_WHOLE_CAPTURE = 16 * 1024   # whole .raw seeds for frame_decoder
 MAX_FRAME_SEED = 8 * 1024       # single frames / bodies for event_decoder
 FRAMES_PER_CAPTURE = {"plain": 3, "len32": 1}  # the frame format is the same in both
 JSON_LINES_PER_CAPTURE = 1
-MAX_JSON_LINE_SEED = 16 * 1024  # json_event: the run-fuzzers.sh max_len
+MAX_JSON_LINE_SEED = 16 * 1024  # event_from_json: the run-fuzzers.sh max_len
 JSON_EVENT_LINES_PER_CAPTURE = 2
 
 
@@ -502,10 +503,10 @@ def bulk_result_corpus(out, written):
         write(d, name, data, written)
 
 
-# --- json_event --------------------------------------------------------------
+# --- event_from_json ---------------------------------------------------------
 
-def json_event_corpus(captures, out, written):
-    d = out / "json_event"
+def event_from_json_corpus(captures, out, written):
+    d = out / "event_from_json"
     seen = set()
     for jsonl in sorted(captures.glob("*/*.jsonl")):
         lines = [ln for ln in jsonl.read_bytes().splitlines() if ln.strip() and len(ln) <= MAX_JSON_LINE_SEED]
@@ -647,7 +648,7 @@ def main():
         sys.exit(f"no captures under {args.captures}")
     written = []
     for target in ("frame_decoder", "event_decoder", "master_config", "spool_recovery", "bulk_result",
-                   "json_event", "server_info"):
+                   "event_from_json", "server_info"):
         d = args.out / target
         d.mkdir(parents=True, exist_ok=True)
         for f in d.iterdir():  # regenerate seeds; keep crash-* regressions and rec-* recordings
@@ -658,7 +659,7 @@ def main():
     master_config_corpus(args.out, written)
     spool_recovery_corpus(args.out, written)
     bulk_result_corpus(args.out, written)
-    json_event_corpus(args.captures, args.out, written)
+    event_from_json_corpus(args.captures, args.out, written)
     server_info_corpus(args.out, written)
     total = sum(p.stat().st_size for p in written)
     print(f"{len(written)} seed files, {total} bytes, in {args.out}")

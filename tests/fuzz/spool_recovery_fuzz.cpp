@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "common/log.h"
+#include "indexer/internal/spool_format.h"
 #include "indexer/spool.h"
-#include "indexer/spool_format.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace {

@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "tap/event_decoder.h"
-#include "tap/json_event.h"
+#include "tap/event_from_json.h"
+#include "tap/internal/event_decoder.h"
 
 namespace salttap::testing {
 

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "service/replay.h"
+#include "service/replay_command.h"
 
 namespace salttap::testing {
 

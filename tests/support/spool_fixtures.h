@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/metrics.h"
+#include "indexer/internal/spool_format.h"
 #include "indexer/spool.h"
-#include "indexer/spool_format.h"
 #include "indexer/spool_metrics.h"
 
 namespace salttap::testing {

@@ -7,7 +7,7 @@
 
 #include "correlator/audit.h"
 #include "tap/event.h"
-#include "tap/json_event.h"
+#include "tap/event_from_json.h"
 #include "tests/support/captures.h"
 #include "tests/support/events.h"
 

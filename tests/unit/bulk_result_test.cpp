@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "indexer/bulk_result.h"
+#include "indexer/internal/bulk_result.h"
 
 namespace salttap::indexer {
 namespace {

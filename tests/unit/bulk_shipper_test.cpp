@@ -20,7 +20,7 @@
 #include <fmt/format.h>
 
 #include "indexer/bulk_shipper.h"
-#include "indexer/dead_letter.h"
+#include "indexer/internal/dead_letter.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/memory_record_source.h"
 

@@ -9,8 +9,8 @@
 #include <rapidjson/writer.h>
 
 #include "tap/capture_file.h"
-#include "tap/event_json.h"
-#include "tap/stream_decoder.h"
+#include "tap/event_to_json.h"
+#include "tap/internal/stream_decoder.h"
 #include "tests/support/captures.h"
 
 namespace salttap::tap {

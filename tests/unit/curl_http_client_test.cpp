@@ -7,8 +7,9 @@
 #include <thread>
 
 #include "common/text.h"
-#include "indexer/gzip.h"
+#include "indexer/curl_http_client.h"
 #include "indexer/http_client.h"
+#include "indexer/internal/gzip.h"
 #include "tests/support/http_receiver.h"
 
 namespace salttap::indexer {

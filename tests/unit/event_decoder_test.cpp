@@ -4,8 +4,8 @@
 
 #include <limits>
 
-#include "tap/event_decoder.h"
-#include "tap/event_json.h"
+#include "tap/event_to_json.h"
+#include "tap/internal/event_decoder.h"
 #include "tests/support/msgpack_builders.h"
 
 namespace salttap::tap {

@@ -9,8 +9,8 @@
 #include <future>
 
 #include "tap/event_firer.h"
+#include "tap/internal/stream_decoder.h"
 #include "tap/pull_framing_probe.h"
-#include "tap/stream_decoder.h"
 #include "tests/support/fake_publisher.h"
 #include "tests/support/fake_steady_time.h"
 

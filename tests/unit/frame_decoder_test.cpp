@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tap/frame_decoder.h"
-#include "tap/msgpack_scanner.h"
+#include "tap/internal/frame_decoder.h"
+#include "tap/internal/msgpack_scanner.h"
 #include "tests/support/msgpack_builders.h"
 
 namespace salttap::tap {

@@ -7,7 +7,7 @@
 
 #include <cstdio>
 
-#include "service/replay.h"
+#include "service/replay_command.h"
 #include "tests/support/captures.h"
 #include "tests/support/replay_output.h"
 

@@ -10,7 +10,7 @@
 
 #include "correlator/audit.h"
 #include "correlator/redactor.h"
-#include "service/replay.h"
+#include "service/replay_command.h"
 #include "tests/support/captures.h"
 #include "tests/support/replay_output.h"
 

@@ -141,7 +141,7 @@ TEST(IndexSetup, ComposablePathWithIlmOnElasticsearch8) {
   EXPECT_EQ(report.lifecycle, LifecycleApi::ilm);
   EXPECT_EQ(report.flat_type, "flattened");
   EXPECT_TRUE(report.degraded.empty());
-  EXPECT_TRUE(emit_return_flat(report));
+  EXPECT_TRUE(return_flat_enabled(report));
   EXPECT_EQ(report.installed.size(), 7u);
 
   const auto policy = parse(es.request_to("/_ilm/policy/salt-retention").body);
@@ -197,7 +197,7 @@ TEST(IndexSetup, FlatTypeRefusedRetriesWithoutReturnFlat) {
   EXPECT_EQ(es.requests[3].body.find("return_flat"), std::string::npos);
   EXPECT_NE(es.requests[3].body.find("return_text"), std::string::npos);
   EXPECT_EQ(report.flat_type, "");
-  EXPECT_FALSE(emit_return_flat(report));
+  EXPECT_FALSE(return_flat_enabled(report));
   ASSERT_EQ(report.degraded.size(), 1u);
   EXPECT_NE(report.degraded[0].find("No handler for type [flattened]"), std::string::npos) << report.degraded[0];
   EXPECT_NE(report.degraded[0].find("return_flat is left out"), std::string::npos) << report.degraded[0];
@@ -264,7 +264,7 @@ TEST(IndexSetup, IsmAbsentOnOpenSearch2DegradesAfterOneTry) {
   EXPECT_EQ(report.lifecycle, LifecycleApi::none);
   ASSERT_EQ(report.degraded.size(), 1u);
   EXPECT_NE(report.degraded[0].find("ISM is not available"), std::string::npos) << report.degraded[0];
-  EXPECT_TRUE(emit_return_flat(report));
+  EXPECT_TRUE(return_flat_enabled(report));
 }
 
 TEST(IndexSetup, IsmOnOpenSearch1FallsBackToTheOpenDistroPath) {
@@ -279,7 +279,7 @@ TEST(IndexSetup, IsmOnOpenSearch1FallsBackToTheOpenDistroPath) {
                                template_lines("_index_template")));
   EXPECT_EQ(report.lifecycle, LifecycleApi::ism);
   EXPECT_EQ(report.flat_type, "");  // no flat_object before 2.7
-  EXPECT_FALSE(emit_return_flat(report));
+  EXPECT_FALSE(return_flat_enabled(report));
   EXPECT_EQ(os.request_to("/_index_template/salt-returns").body.find("return_flat"), std::string::npos);
 }
 
@@ -335,7 +335,7 @@ TEST(IndexSetup, UnauthorizedIsAClearErrorAndNothingElseIsSent) {
   EXPECT_EQ(engine.calls, 1);
   EXPECT_NE(report.error.find("401"), std::string::npos) << report.error;
   EXPECT_NE(report.error.find("requires authentication"), std::string::npos) << report.error;
-  EXPECT_FALSE(emit_return_flat(report));
+  EXPECT_FALSE(return_flat_enabled(report));
 }
 
 TEST(IndexSetup, IdempotentSecondRunSendsTheSameRequests) {

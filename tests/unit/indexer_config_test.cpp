@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "service/config.h"
-#include "service/run.h"
+#include "service/run_command.h"
 
 namespace salttap::service {
 namespace {

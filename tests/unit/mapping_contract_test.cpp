@@ -23,9 +23,9 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
-#include "indexer/embedded_mappings.h"
 #include "indexer/index_layout.h"
 #include "indexer/index_templates.h"
+#include "indexer/internal/embedded_mappings.h"
 
 namespace salttap::indexer {
 namespace {

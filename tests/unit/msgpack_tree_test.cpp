@@ -4,8 +4,8 @@
 
 #include <limits>
 
-#include "tap/frame_decoder.h"
-#include "tap/msgpack_tree.h"
+#include "tap/internal/frame_decoder.h"
+#include "tap/internal/msgpack_tree.h"
 #include "tests/support/captures.h"
 #include "tests/support/msgpack_builders.h"
 

@@ -12,8 +12,8 @@
 
 #include "correlator/redactor.h"
 #include "tap/event.h"
-#include "tap/event_json.h"
-#include "tap/json_event.h"
+#include "tap/event_from_json.h"
+#include "tap/event_to_json.h"
 #include "tests/support/captures.h"
 #include "tests/support/events.h"
 

@@ -17,8 +17,8 @@
 #include <system_error>
 #include <vector>
 
+#include "indexer/internal/spool_format.h"
 #include "indexer/spool.h"
-#include "indexer/spool_format.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/faulty_spool_filesystem.h"
 #include "tests/support/spool_fixtures.h"

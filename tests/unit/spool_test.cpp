@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "indexer/internal/spool_format.h"
 #include "indexer/spool.h"
-#include "indexer/spool_format.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/spool_fixtures.h"
 

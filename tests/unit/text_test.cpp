@@ -18,7 +18,7 @@ TEST(Base64, DecodesWhatItEncodes) {
 }
 
 TEST(Base64, UnpaddedTextDecodesWithinItsBuffer) {
-  // Regression: corpus/json_event/crash-base64-unpadded-overflow (a heap
+  // Regression: corpus/event_from_json/crash-base64-unpadded-overflow (a heap
   // overflow under ASan: the last, unpadded group went past the buffer).
   std::string bytes;
   for (int i = 0; i < 40; ++i) {

@@ -7,6 +7,7 @@
 #include <future>
 
 #include "alerting/webhook_alert_outlet.h"
+#include "indexer/curl_http_client.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/http_receiver.h"

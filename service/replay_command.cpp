@@ -1,0 +1,109 @@
+#include "service/replay_command.h"
+
+#include "common/log.h"
+#include "common/steady_time.h"
+#include "correlator/correlator.h"
+#include "correlator/job_json.h"
+#include "indexer/indexer_service.h"
+#include "service/document_pipeline.h"
+#include "service/document_sinks.h"
+#include "service/event_feed.h"
+#include "service/event_loop.h"
+#include "service/run_command.h"
+#include "service/signals.h"
+#include "tap/event_to_json.h"
+
+namespace salttap::service {
+namespace {
+
+void write(std::FILE* out, const std::string& s) { std::fwrite(s.data(), 1, s.size(), out); }
+
+// Documents through the indexer's real path, then waits for the engine.
+int ship_replay(const ReplayOptions& options) {
+  install_stop_signals();
+  Config cfg = options.config;
+  cfg.indexer = effective_indexer_config(cfg, tap::MasterBus{});
+  indexer::IndexerService indexer(cfg.indexer);
+  indexer.start();
+  ManualClock clock;
+  DocumentPipeline pipeline(cfg, clock);
+  SpoolSink sink(indexer);
+  CaptureFeed feed(options.files, options.limits, &clock);
+  EventLoopOptions loop;
+  loop.settle_at_end = true;
+  loop.give_up = loop.give_up_at_end = [] { return stop_requested(); };
+  const int rc = run_event_loop(feed, pipeline, sink, loop);
+  const std::uint64_t spooled = sink.documents();
+  log::info("replay --ship: {} documents spooled; waiting for the engine to acknowledge {}", spooled,
+            indexer.pending());
+  SteadyTime& time = real_steady_time();
+  const auto deadline = time.now() + options.ship_timeout;
+  while (indexer.pending() > 0 && !stop_requested() && time.now() < deadline)
+    time.sleep_for(std::chrono::milliseconds(50));
+  const std::uint64_t left = indexer.pending();
+  indexer.stop(std::chrono::milliseconds(1000));
+  if (left > 0) {
+    log::error("replay --ship: {} of {} documents not acknowledged by the engine (kept in the spool)", left, spooled);
+    return 1;
+  }
+  log::info("replay --ship: {} documents built, all acknowledged by the engine", spooled);
+  return rc;
+}
+
+}  // namespace
+
+int run_replay(const ReplayOptions& options, std::FILE* out) {
+  if (options.ship) return ship_replay(options);
+  // Replay runs on the events' own time (the feed steps the clock to each
+  // event's _stamp): deterministic, whenever it runs.
+  ManualClock clock;
+  CaptureFeed feed(options.files, options.limits, &clock);
+  int rc = 0;
+  if (options.output == "events") {
+    std::string line;
+    rc = feed.pump(
+        [&](const tap::Event& event) {
+          line.clear();
+          tap::append_event_json(line, event);
+          line.push_back('\n');
+          write(out, line);
+        },
+        [] {});
+  } else if (options.output == "documents") {
+    // The bulk NDJSON the indexer would spool.
+    DocumentPipeline pipeline(options.config, clock);
+    NdjsonSink sink(out);
+    EventLoopOptions loop;
+    loop.settle_at_end = true;
+    rc = run_event_loop(feed, pipeline, sink, loop);
+  } else {
+    std::string line;
+    correlator::Correlator corr(
+        options.config.correlator, clock,
+        [&](correlator::JobUpdate update, const correlator::Job& job) {
+          if (update != correlator::JobUpdate::final) return;
+          line.clear();
+          correlator::append_job_json(line, job, corr.minions());
+          line.push_back('\n');
+          write(out, line);
+        },
+        options.config.auditor, options.config.redactor);
+    rc = feed.pump(
+        [&](const tap::Event& event) {
+          corr.advance();
+          corr.on_event(event);
+        },
+        [] {});
+    corr.settle_all();
+    const auto& s = corr.stats();
+    log::info(
+        "replay: {} events, {} jobs, {} returns ({} late, {} duplicate, {} unexpected), {} missing minions, "
+        "{} find_job extensions, {} noise events",
+        s.events, s.jobs_opened, s.returns, s.late_returns, s.duplicate_returns, s.unexpected_returns,
+        s.missing_minions, s.find_job_extensions, s.noise_events);
+  }
+  std::fflush(out);
+  return rc;
+}
+
+}  // namespace salttap::service

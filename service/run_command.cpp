@@ -1,0 +1,92 @@
+#include "service/run_command.h"
+
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include "alerting/configured_outlets.h"
+#include "common/log.h"
+#include "common/metrics_server.h"
+#include "common/steady_time.h"
+#include "correlator/correlator_metrics.h"
+#include "indexer/document_metrics.h"
+#include "indexer/indexer_service.h"
+#include "service/document_pipeline.h"
+#include "service/document_sinks.h"
+#include "service/event_loop.h"
+#include "service/signals.h"
+#include "tap/event_source.h"
+#include "tap/tap_metrics.h"
+
+namespace salttap::service {
+
+indexer::IndexerConfig effective_indexer_config(const Config& config, const tap::MasterBus& master) {
+  indexer::IndexerConfig ix = config.indexer;
+  if (!ix.enabled && !master.elasticsearch_yaml.empty()) {
+    apply_returner_block(YAML::Load(master.elasticsearch_yaml), ix);
+    ix.source = "elasticsearch: block of " + master.config_path;
+  }
+  if (!ix.enabled)
+    throw ConfigError(
+        "no indexer configured: add an indexer: section (or Salt's elasticsearch: returner block) to "
+        "salttap's config, or an elasticsearch: block to the master config");
+  resolve_secrets(ix);
+  for (const auto& note : ix.notes) log::info("indexer: {}", note);
+  return ix;
+}
+
+int run_daemon(const RunOptions& options) {
+  install_stop_signals();
+  const tap::MasterBus master = options.bus.master();
+  Config cfg = options.config;
+  cfg.indexer = effective_indexer_config(cfg, master);
+  if (cfg.master_id.empty()) cfg.master_id = master.id;  // else the host name (effective_master_id)
+  log::info("run: indexing to {} ({}), spool {}", fmt::join(cfg.indexer.http.hosts, ", "), cfg.indexer.source,
+            cfg.indexer.spool.dir.string());
+
+  indexer::IndexerService indexer(cfg.indexer);
+  SystemClock clock;
+  DocumentPipeline pipeline(cfg, clock);
+  alerting::AlertOutlets outlets = alerting::make_alert_outlets(alert_outlets_config(cfg, options.bus));
+  for (const auto& o : outlets.all) pipeline.add_alert_outlet(o);
+  SpoolSink sink(indexer);
+
+  tap::ReaderOptions reader_options;
+  reader_options.endpoint = options.bus.pub();
+  reader_options.limits = options.limits;
+  tap::EventQueue queue(options.queue);
+  tap::EventSourcePtr source = tap::make_event_source(reader_options, queue);
+
+  Metrics metrics;
+  std::unique_ptr<MetricsServer> metrics_server;
+  if (!options.metrics_listen.empty())
+    metrics_server = std::make_unique<MetricsServer>(
+        options.metrics_listen, metrics, [&] { return source->stats().connected.load() && indexer.setup_done(); });
+
+  EventLoopOptions loop;
+  loop.give_up = [] { return stop_requested(); };
+  loop.give_up_at_end = [] { return true; };  // stopping: what does not fit now is counted lost
+  auto last_publish = real_steady_time().now() - std::chrono::hours(1);
+  loop.after_batch = [&] {
+    const auto now = real_steady_time().now();
+    if (!metrics_server || now - last_publish < std::chrono::seconds(1)) return;
+    last_publish = now;
+    tap::publish_tap_metrics(metrics, source->stats(), queue.stats());
+    correlator::publish_correlator_metrics(metrics, pipeline.correlator());
+    outlets.publish(metrics, pipeline.alerts());
+    indexer::publish_document_metrics(metrics, pipeline.documents().stats());
+    indexer.publish(metrics);
+  };
+
+  indexer.start();
+  source->start();
+  LiveFeed feed(queue, [] { return stop_requested(); });
+  run_event_loop(feed, pipeline, sink, loop);
+  log::info("run: stopping; {} documents wait in the spool", indexer.pending());
+  source->stop();
+  indexer.stop(options.drain);
+  outlets.stop();
+  log::info("run: stopped; {} documents left in the spool for the next start", indexer.pending());
+  return 0;
+}
+
+}  // namespace salttap::service
