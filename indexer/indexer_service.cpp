@@ -132,14 +132,14 @@ void IndexerService::publish(Metrics& m) const {
   for (std::size_t c = 0; c < kDocClasses; ++c) {
     const auto cls = to_string(static_cast<DocClass>(c));
     for (auto why : {DropReason::full, DropReason::too_large, DropReason::io_error})
-      m.counter(fmt::format("salttap_spool_dropped_total{{class=\"{}\",reason=\"{}\"}}", cls, to_string(why)),
+      m.counter(fmt::format(R"(salttap_spool_dropped_total{{class="{}",reason="{}"}})", cls, to_string(why)),
                 s.dropped_by_reason[static_cast<std::size_t>(why)][c],
                 "Documents the spool could not take, by class and reason (full: the full-spool policy)");
     m.counter(fmt::format("salttap_spool_backpressure_timeouts_total{{class=\"{}\"}}", cls),
               s.dropped_by_reason[static_cast<std::size_t>(DropReason::timed_out)][c],
               "Waits for spool room that timed out (the document is offered again)");
   }
-  m.counter("salttap_spool_dropped_total{class=\"any\",reason=\"stopped_while_full\"}", lost_at_stop_.load());
+  m.counter(R"(salttap_spool_dropped_total{class="any",reason="stopped_while_full"})", lost_at_stop_.load());
   m.counter("salttap_indexer_backpressure_waits_total", backpressure_waits_.load(),
             "Times the pipeline waited for spool room (the tap queue drops meanwhile)");
   m.gauge("salttap_indexer_setup_done", setup_ok_ ? 1 : 0, "1 once templates are installed and shipping started");
