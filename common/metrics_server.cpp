@@ -12,7 +12,7 @@
 namespace salttap {
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
-using tcp = asio::ip::tcp;
+using asio::ip::tcp;
 
 struct MetricsServer::Impl {
   Impl(const std::string& listen, const Metrics& m, std::function<bool()> h)
@@ -42,7 +42,7 @@ struct MetricsServer::Impl {
     });
   }
 
-  void serve(std::shared_ptr<tcp::socket> socket) {
+  void serve(const std::shared_ptr<tcp::socket>& socket) {
     auto buffer = std::make_shared<boost::beast::flat_buffer>();
     auto request = std::make_shared<http::request<http::string_body>>();
     http::async_read(

@@ -16,7 +16,7 @@ namespace {
 using tap::as_string;
 using tap::map_find;
 
-constexpr std::size_t kMaxArgsJson = 64 * 1024;
+constexpr std::size_t kMaxArgsJson = std::size_t{64} * 1024;
 
 std::string joined(const msgpack::object* o) {
   if (!o) return {};

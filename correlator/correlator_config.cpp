@@ -5,30 +5,30 @@
 namespace salttap::correlator {
 
 std::vector<DeadlineRule> default_deadlines() {
-  constexpr Micros s = kMicrosPerSecond;
+  constexpr Micros kSecond = kMicrosPerSecond;
   return {
       // Quick answers: the CLI gives up after 5 s + find_job rounds; a minute is generous.
-      {"test.ping", 60 * s},
-      {"test.version", 60 * s},
-      {"test.echo", 60 * s},
-      {"grains.*", 60 * s},
-      {"pillar.*", 120 * s},
-      {"config.*", 60 * s},
-      {"sys.*", 60 * s},
-      {"saltutil.sync_*", 600 * s},
-      {"saltutil.refresh_*", 300 * s},
-      {"test.*", 300 * s},
+      {"test.ping", 60 * kSecond},
+      {"test.version", 60 * kSecond},
+      {"test.echo", 60 * kSecond},
+      {"grains.*", 60 * kSecond},
+      {"pillar.*", 120 * kSecond},
+      {"config.*", 60 * kSecond},
+      {"sys.*", 60 * kSecond},
+      {"saltutil.sync_*", 600 * kSecond},
+      {"saltutil.refresh_*", 300 * kSecond},
+      {"test.*", 300 * kSecond},
       // Commands and file work.
-      {"cmd.*", 900 * s},
-      {"file.*", 600 * s},
-      {"service.*", 600 * s},
+      {"cmd.*", 900 * kSecond},
+      {"file.*", 600 * kSecond},
+      {"service.*", 600 * kSecond},
       // Long runs: states and package management can take an hour on real fleets.
-      {"state.*", 3600 * s},
-      {"pkg.*", 3600 * s},
-      {"system.*", 1800 * s},
-      {"runner.*", 3600 * s},
-      {"wheel.*", 300 * s},
-      {"*", 900 * s},
+      {"state.*", 3600 * kSecond},
+      {"pkg.*", 3600 * kSecond},
+      {"system.*", 1800 * kSecond},
+      {"runner.*", 3600 * kSecond},
+      {"wheel.*", 300 * kSecond},
+      {"*", 900 * kSecond},
   };
 }
 

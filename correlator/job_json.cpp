@@ -55,18 +55,18 @@ void append_job_json(std::string& out, const Job& job, const MinionRegistry& reg
     const std::size_t cap = options.list_cap;
     key(w, "expected");
     if (minion_list(w, job, reg, cap, [](std::uint8_t f) { return (f & kExpected) != 0; }))
-      truncated.push_back("expected");
+      truncated.emplace_back("expected");
     key(w, "succeeded");
     if (minion_list(w, job, reg, cap, [](std::uint8_t f) { return (f & kOutcomeMask) == kSucceeded; }))
-      truncated.push_back("succeeded");
+      truncated.emplace_back("succeeded");
     key(w, "failed");
     if (minion_list(w, job, reg, cap, [](std::uint8_t f) { return (f & kOutcomeMask) == kFailed; }))
-      truncated.push_back("failed");
+      truncated.emplace_back("failed");
     key(w, "missing");
     if (minion_list(w, job, reg, cap, [](std::uint8_t f) { return (f & kOutcomeMask) == kMissing; }))
-      truncated.push_back("missing");
+      truncated.emplace_back("missing");
     key(w, "late");
-    if (minion_list(w, job, reg, cap, [](std::uint8_t f) { return (f & kLate) != 0; })) truncated.push_back("late");
+    if (minion_list(w, job, reg, cap, [](std::uint8_t f) { return (f & kLate) != 0; })) truncated.emplace_back("late");
     w.EndObject();
 
     key(w, "counts");

@@ -179,8 +179,8 @@ bool window_search(std::string_view text, std::size_t from, std::size_t to, cons
 
 bool bounded_regex_search(std::string_view text, const std::regex& re) {
   if (text.size() <= kWindow) return std::regex_search(text.data(), text.data() + text.size(), re);
-  constexpr std::size_t step = kWindow - kOverlap;
-  for (std::size_t from = 0;; from += step) {
+  constexpr std::size_t kStep = kWindow - kOverlap;
+  for (std::size_t from = 0;; from += kStep) {
     const std::size_t to = std::min(text.size(), from + kWindow);
     if (window_search(text, from, to, re)) return true;
     if (to == text.size()) return false;

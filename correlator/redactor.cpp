@@ -261,7 +261,7 @@ RedactionConfig parse_redaction_config(const YAML::Node& node) {
   if (!node || node.IsNull()) return config;
   if (!node.IsMap()) throw ConfigError("redaction config: expected a mapping");
   for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>("");
+    const auto key = kv.first.as<std::string>("");
     if (key == "key_patterns")
       config.key_patterns = string_list(kv.second, key, true);
     else if (key == "redact_return_funs")

@@ -90,7 +90,7 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 
 class CurlHttpClient final : public HttpClient {
  public:
-  explicit CurlHttpClient(const HttpClientConfig& config) : config_(config) {
+  explicit CurlHttpClient(HttpClientConfig config) : config_(std::move(config)) {
     global_init();
     for (const auto& h : config_.hosts) hosts_.push_back(parse_host(h));
     if (hosts_.empty()) hosts_.push_back(parse_host("http://127.0.0.1:9200"));

@@ -8,7 +8,7 @@ namespace salttap::indexer {
 
 std::string IndexLayout::index_name(std::string_view kind, Micros t) const {
   if (!index_date) return fmt::format("{}-{}", prefix, kind);
-  std::time_t secs = static_cast<std::time_t>(t / kMicrosPerSecond);
+  auto secs = static_cast<std::time_t>(t / kMicrosPerSecond);
   if (t < 0 && t % kMicrosPerSecond) --secs;
   std::tm tm{};
   gmtime_r(&secs, &tm);

@@ -139,7 +139,7 @@ class Setup {
     std::vector<std::string> roots = {"/_plugins/_ism"};
     // OpenSearch 1.x also answers on the Open Distro path; 1.x is the one
     // where a cluster may only have the old plugin.
-    if (report_.server.version.major <= 1) roots.push_back("/_opendistro/_ism");
+    if (report_.server.version.major <= 1) roots.emplace_back("/_opendistro/_ism");
     HttpResponse last;
     for (const auto& root : roots) {
       const std::string path = fmt::format("{}/policies/{}", root, lifecycle_policy_name(layout_));

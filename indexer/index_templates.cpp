@@ -33,7 +33,7 @@ std::string serialize(const Value& v) {
 }
 
 Value string_value(std::string_view s, Document::AllocatorType& a) {
-  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+  return {s.data(), static_cast<rapidjson::SizeType>(s.size()), a};
 }
 
 bool is_flat_placeholder(const Value& field) {

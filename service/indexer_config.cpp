@@ -133,7 +133,7 @@ void apply_returner_block(const YAML::Node& n, IndexerConfig& c) {
   }
   if (use_ssl) {
     for (auto& h : c.http.hosts)
-      if (h.find("://") == std::string::npos) h = "https://" + h;
+      if (h.find("://") == std::string::npos) h.insert(0, "https://");
   }
 }
 

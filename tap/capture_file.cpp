@@ -13,7 +13,7 @@
 namespace salttap::tap {
 namespace {
 
-constexpr std::size_t kChunk = 64 * 1024;
+constexpr std::size_t kChunk = std::size_t{64} * 1024;
 constexpr std::uint64_t kMaxLoggedErrors = 20;
 
 void accumulate(DecodeStats& into, const DecodeStats& from) {
@@ -37,7 +37,7 @@ void read_capture(const std::string& path, const DecodeLimits& limits, const std
   if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
   std::vector<char> buf(kChunk);
   in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-  std::size_t got = static_cast<std::size_t>(in.gcount());
+  auto got = static_cast<std::size_t>(in.gcount());
   const auto counted = [&](Event&& e) {
     ++stats.events;
     on_event(std::move(e));

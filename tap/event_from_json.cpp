@@ -165,14 +165,14 @@ std::optional<std::string> event_body_from_json(std::string_view line, std::stri
   JsonDocument doc;
   if (!parse(doc, line, error)) return std::nullopt;
   if (!doc.IsObject() || !doc.HasMember("tag") || !doc["tag"].IsString() || !doc.HasMember("data")) {
-    *error = "expected an object with \"tag\" (string) and \"data\"";
+    *error = R"(expected an object with "tag" (string) and "data")";
     return std::nullopt;
   }
   std::string body(doc["tag"].GetString(), doc["tag"].GetStringLength());
   // The decoder splits the body at its first "\n\n": a tag holding one, or
   // ending in "\n", would come back as another tag and data.
   if (body.find("\n\n") != std::string::npos || (!body.empty() && body.back() == '\n')) {
-    *error = "a tag holding \"\\n\\n\" or ending in \"\\n\" cannot be told from the data";
+    *error = R"(a tag holding "\n\n" or ending in "\n" cannot be told from the data)";
     return std::nullopt;
   }
   body += "\n\n";

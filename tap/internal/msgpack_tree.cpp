@@ -144,7 +144,7 @@ class TreeBuilder {
       case 0xc9:
         return ext(o, read_be<std::uint32_t>());
       case 0xca: {
-        const std::uint32_t bits = read_be<std::uint32_t>();
+        const auto bits = read_be<std::uint32_t>();
         float f;
         std::memcpy(&f, &bits, sizeof f);
         o.type = msgpack::type::FLOAT32;
@@ -152,7 +152,7 @@ class TreeBuilder {
         return TreeStatus::ok;
       }
       case 0xcb: {
-        const std::uint64_t bits = read_be<std::uint64_t>();
+        const auto bits = read_be<std::uint64_t>();
         double d;
         std::memcpy(&d, &bits, sizeof d);
         o.type = msgpack::type::FLOAT64;

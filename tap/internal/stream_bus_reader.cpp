@@ -26,7 +26,7 @@ StreamBusReader::StreamBusReader(const ReaderOptions& options, EventQueue& queue
       backoff_(reconnect_backoff(options)) {
   if (options_.endpoint.kind == Endpoint::Kind::tcp) asio::ip::make_address(options_.endpoint.host);  // throws early
   std::uint64_t logged = 0;
-  decoder_.set_error_sink([this, logged](const std::string& why) mutable {
+  decoder_.set_error_sink([logged](const std::string& why) mutable {
     if (logged++ < kMaxLoggedDecodeErrors) log::warn("tap: skipped an undecodable frame: {}", why);
   });
 }
