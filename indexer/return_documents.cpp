@@ -95,8 +95,8 @@ void DocumentBuilder::job_returned(const Job& job, correlator::MinionId minion, 
     scratch_.clear();
     tap::append_msgpack_json(scratch_, value);
     std::string doc;
-    action(doc, options_.layout.index_name("returns", job.started_at), document_id({options_.master_id, job.jid, name}),
-           kReturnVersion);
+    action(doc, options_.layout.index_name("returns", job_index_time(job.jid, job.started_at)),
+           document_id({options_.master_id, job.jid, name}), kReturnVersion);
     StringOut os{doc};
     Writer w(os);
     w.StartObject();
@@ -148,7 +148,7 @@ void DocumentBuilder::write_missing_returns(const Job& job) {
                       [&](correlator::MinionId m) {
                         const std::string_view name = minions_->name(m);
                         std::string doc;
-                        action(doc, options_.layout.index_name("returns", job.started_at),
+                        action(doc, options_.layout.index_name("returns", job_index_time(job.jid, job.started_at)),
                                document_id({options_.master_id, job.jid, name}), kMissingVersion);
                         StringOut os{doc};
                         Writer w(os);
@@ -166,7 +166,7 @@ void DocumentBuilder::write_missing_returns(const Job& job) {
 void DocumentBuilder::write_states(const Job& job, std::string_view minion, const msgpack::object& states,
                                    std::string_view stamp_text) {
   const Micros stamp = parse_salt_stamp(stamp_text).value_or(clock_.now());
-  const std::string index = options_.layout.index_name("states", job.started_at);
+  const std::string index = options_.layout.index_name("states", job_index_time(job.jid, job.started_at));
   std::string changes;
   for (std::uint32_t i = 0; i < states.via.map.size; ++i) {
     const auto& kv = states.via.map.ptr[i];
