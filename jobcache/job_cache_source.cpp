@@ -42,11 +42,16 @@ std::string access_advice(CacheFilesystem& fs, const fs::path& path, int error) 
   if (e != 0) return text + fmt::format(" (salttap runs as user {})", me);
   const std::string owner = user_name(st.uid);
   const std::string group = group_name(st.gid);
+  // Root's group is no group to join: then an ACL for salttap's user.
+  const std::string share = st.gid == 0
+                                ? fmt::format("give {} read access (setfacl -R -m u:{}:rX {})", me, me, path.string())
+                                : fmt::format("add {} to group {} and let the group read the cache (chmod -R g+rX {})",
+                                              me, group, path.string());
   return text + fmt::format(
                     ". {} belongs to user {}, group {} (mode {:04o}) and salttap runs as user {}. Salt 3006+ "
                     "packages run the master as user `salt`: run salttap as the master's user (sudo -u {} salttap "
-                    "backfill ...), or add {} to group {} and let the group read the cache (chmod -R g+rX {})",
-                    shut.string(), owner, group, st.mode & 07777, me, owner, me, group, path.string());
+                    "backfill ...), or {}",
+                    shut.string(), owner, group, st.mode & 07777, me, owner, share);
 }
 
 JobCacheSource::JobCacheSource(fs::path jobs_dir, JobReaderOptions reader, RetryPolicy retry, CacheFilesystem& fs,

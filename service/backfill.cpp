@@ -126,7 +126,7 @@ int run_backfill(const BackfillOptions& options, jobcache::CacheFilesystem& fs) 
   Config cfg = options.config;
   if (cfg.master_id.empty()) cfg.master_id = master.id;  // else the host name's, as `run`
   const fs::path jobs_dir = fs::path(options.cachedir.value_or(master.cachedir)) / "jobs";
-  jobcache::JobCacheSource source(jobs_dir, {window, cfg.correlator.noise_funs, options.limits}, {}, fs);
+  jobcache::JobCacheSource source(jobs_dir, {window, cfg.correlator.noise_funs, options.limits}, options.retry, fs);
   if (const auto error = source.open()) {
     log::error("backfill: cannot read the job cache: {}", error->message);
     return kBackfillCacheUnreadable;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "jobcache/cache_filesystem.h"
+#include "jobcache/job_cache_source.h"
 #include "service/config.h"
 #include "tap/decode_limits.h"
 #include "tap/master_config.h"
@@ -40,6 +41,7 @@ struct BackfillOptions {
   std::chrono::milliseconds ship_timeout{300'000};
   tap::DecodeLimits limits;
   std::optional<bool> progress_bar;  // nullopt: when stderr is a terminal
+  jobcache::RetryPolicy retry;       // jobs caught mid-write
 };
 
 int run_backfill(const BackfillOptions& options, jobcache::CacheFilesystem& fs = jobcache::posix_cache_filesystem());

@@ -37,14 +37,15 @@ std::string format_duration(double seconds) {
 }
 
 std::string progress_bar(const BackfillSnapshot& s, std::size_t width) {
-  const std::string tail =
-      fmt::format(" {:3}% {}/{} jobs | indexed {} skipped {} bad {} | {:.0f}/s ETA {}", percent(s), s.scanned, s.total,
-                  s.indexed, s.skipped, s.bad, rate(s), format_duration(eta_seconds(s)));
+  // "[####----] " then the figures, the percentage right-aligned in 4 columns.
+  const std::string figures =
+      fmt::format("{:>4} {}/{} jobs | indexed {} skipped {} bad {} | {:.0f}/s ETA {}", fmt::format("{}%", percent(s)),
+                  s.scanned, s.total, s.indexed, s.skipped, s.bad, rate(s), format_duration(eta_seconds(s)));
   constexpr std::size_t kMinBar = 10, kMaxBar = 40;
-  if (width < tail.size() + kMinBar + 2) return tail.substr(1);
-  const std::size_t bar = std::min(kMaxBar, width - tail.size() - 2);
+  if (width < figures.size() + kMinBar + 3) return figures.substr(figures.find_first_not_of(' '));
+  const std::size_t bar = std::min(kMaxBar, width - figures.size() - 3);
   const std::size_t full = bar * percent(s) / 100;
-  return "[" + std::string(full, '#') + std::string(bar - full, '-') + "]" + tail;
+  return "[" + std::string(full, '#') + std::string(bar - full, '-') + "] " + figures;
 }
 
 std::string progress_text(const BackfillSnapshot& s) {
