@@ -185,8 +185,7 @@ TEST_F(Backfill, AMinionReturnJobIsScheduledAndSettlesAfterOrphanSettle) {
   EXPECT_STREQ(job.source["kind"].GetString(), "scheduled");
   EXPECT_STREQ(job.source["settled_at"].GetString(), "2026-11-29T19:27:09.710000Z");
   EXPECT_EQ(job.version, *parse_jid_time("20261129192659700689") * 4 + 3);
-  EXPECT_STREQ(doc("m1/20261129192659700689/minion-a").source["@timestamp"].GetString(),
-               "2026-11-29T19:26:59.710000Z");
+  EXPECT_STREQ(doc("m1/20261129192659700689/minion-a").source["@timestamp"].GetString(), "2026-11-29T19:26:59.710000Z");
 }
 
 TEST_F(Backfill, SkippedJobsMakeNoDocumentsAndAreCounted) {

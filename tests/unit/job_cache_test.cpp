@@ -78,7 +78,8 @@ TEST(JobDir, NamedAsSaltNamesIt) {
   // The captured caches list each job's directory (jobcache_index.json).
   for (const char* release : {"salt-3006.25", "salt-3006.26"}) {
     rapidjson::Document index;
-    index.Parse(salttap::testing::read_file(salttap::testing::captures_dir() / release / "jobcache_index.json").c_str());
+    index.Parse(
+        salttap::testing::read_file(salttap::testing::captures_dir() / release / "jobcache_index.json").c_str());
     ASSERT_TRUE(index.IsArray());
     for (const auto& job : index.GetArray())
       EXPECT_EQ(job_dir("/c/jobs", job["jid"].GetString(), "sha256"), fs::path("/c/jobs") / job["dir"].GetString());
@@ -380,7 +381,7 @@ TEST(JobCacheSource, AJobCaughtMidWriteIsReadAgainLater) {
   JobRead r;
   bool got = false;
   std::thread reader([&] { got = source.next(r); });
-  time.await_waiters(1);  // every other directory read: waiting for the retry
+  time.await_waiters(1);                         // every other directory read: waiting for the retry
   CacheDir::write_bytes(dir / ".load.p", load);  // the write completed
   time.advance(std::chrono::milliseconds(500));
   reader.join();
@@ -461,8 +462,8 @@ TEST(JobCacheSource, AnUnreadableCacheIsExplained) {
   EXPECT_EQ(error->error, EACCES);
   // The path, its owner and group, who salttap runs as, and what to change.
   const std::string& m = error->message;
-  EXPECT_TRUE(m.starts_with(cache.jobs().string() + ": Permission denied. " + cache.jobs().string() +
-                            " belongs to user "))
+  EXPECT_TRUE(
+      m.starts_with(cache.jobs().string() + ": Permission denied. " + cache.jobs().string() + " belongs to user "))
       << m;
   EXPECT_NE(m.find(", group "), std::string::npos) << m;
   EXPECT_NE(m.find("salttap runs as user "), std::string::npos) << m;
