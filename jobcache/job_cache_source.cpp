@@ -125,6 +125,7 @@ bool JobCacheSource::finish(JobRead&& read, JobRead& out) {
   ++stats_.read;
   ++stats_.outcomes[static_cast<std::size_t>(read.outcome)];
   if (read.outcome == JobOutcome::ready) stats_.pending_return_dirs += read.job->pending_return_dirs();
+  if (read.misnamed) ++stats_.misnamed;
   out = std::move(read);
   return true;
 }
@@ -154,11 +155,13 @@ bool JobCacheSource::retry_later(JobRead&& failed) {
   --stats_.read;
   --stats_.outcomes[static_cast<std::size_t>(JobOutcome::ready)];
   if (failed.job) stats_.pending_return_dirs -= failed.job->pending_return_dirs();
+  if (failed.misnamed) --stats_.misnamed;
   failed.outcome = JobOutcome::undecodable;
   failed.job.reset();
   if (queue(failed)) return true;
   ++stats_.read;
   ++stats_.outcomes[static_cast<std::size_t>(JobOutcome::undecodable)];
+  if (failed.misnamed) ++stats_.misnamed;
   return false;
 }
 

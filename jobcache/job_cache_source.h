@@ -38,6 +38,7 @@ struct JobCacheStats {
   std::uint64_t retries = 0;              // second and later reads
   std::uint64_t unreadable_buckets = 0;   // bucket directories that could not be listed
   std::uint64_t pending_return_dirs = 0;  // minion directories without return.p (ready jobs)
+  std::uint64_t misnamed = 0;             // jobs read whose directory is not named under hash_type
   std::uint64_t count(JobOutcome o) const { return outcomes[static_cast<std::size_t>(o)]; }
 };
 

@@ -10,6 +10,7 @@
 
 #include "common/text.h"
 #include "jobcache/cache_file.h"
+#include "jobcache/job_dir.h"
 
 namespace salttap::jobcache {
 namespace {
@@ -116,6 +117,10 @@ JobRead JobReader::read(const fs::path& dir) const {
     at = st.mtime;
   }
   if (!options_.window.contains(at)) return finish(JobOutcome::outside_window);
+  if (!options_.hash_type.empty()) {
+    const auto named = job_dir(dir.parent_path().parent_path(), jid, options_.hash_type);
+    r.misnamed = named && *named != dir;
+  }
 
   auto job = std::make_unique<CachedJob>(dir, fs_, options_.limits);
   job->jid_ = jid;

@@ -42,6 +42,7 @@ struct JobRead {
   std::unique_ptr<CachedJob> job;  // ready: the job; otherwise whatever was read, or null
   std::string error;               // why, for incomplete, undecodable and unreadable (names the file)
   unsigned attempt = 1;            // 1 on the first read, more when read again
+  bool misnamed = false;           // its directory is not named by the jid's digest under hash_type
 };
 
 struct JobReaderOptions {
@@ -49,6 +50,10 @@ struct JobReaderOptions {
   // Functions (globs) of jobs never indexed: the correlator's noise_funs.
   std::vector<std::string> noise_funs = {"saltutil.find_job", "saltutil.running"};
   tap::DecodeLimits limits;
+  // The master's hash_type: a job directory not named by its jid's digest
+  // (written under another hash_type, or moved) is still read, and marked.
+  // Empty: not checked.
+  std::string hash_type;
 };
 
 class JobReader {

@@ -9,6 +9,7 @@
 #include "common/steady_time.h"
 #include "indexer/indexer_service.h"
 #include "jobcache/job_cache_source.h"
+#include "jobcache/job_dir.h"
 #include "jobcache/time_window.h"
 #include "service/backfill_job.h"
 #include "service/backfill_progress.h"
@@ -76,7 +77,8 @@ BackfillSnapshot snapshot(const BackfillJob& job, double seconds) {
       seconds};
 }
 
-void log_summary(const BackfillJob& job, const fs::path& jobs_dir, double seconds, bool dry_run) {
+void log_summary(const BackfillJob& job, const fs::path& jobs_dir, const std::string& hash_type, double seconds,
+                 bool dry_run) {
   const jobcache::JobCacheStats& c = job.cache_stats();
   const BackfillCounts& n = job.counts();
   log::info(
@@ -92,6 +94,11 @@ void log_summary(const BackfillJob& job, const fs::path& jobs_dir, double second
   log::info("backfill: {} {} documents: {} jobs, {} returns, {} states, {} alerts", dry_run ? "would write" : "spooled",
             n.documents, cls(indexer::DocClass::job), cls(indexer::DocClass::ret), cls(indexer::DocClass::state),
             cls(indexer::DocClass::alert));
+  if (c.misnamed)
+    log::warn(
+        "backfill: {} job directories are not named by their jid's {} digest (written under another hash_type, or "
+        "moved): read all the same",
+        c.misnamed, hash_type);
   if (c.pending_return_dirs || n.ignored_out_files)
     log::info("backfill: {} minion directories without return.p (no return), {} out.p files not read",
               c.pending_return_dirs, n.ignored_out_files);
@@ -126,7 +133,13 @@ int run_backfill(const BackfillOptions& options, jobcache::CacheFilesystem& fs) 
   Config cfg = options.config;
   if (cfg.master_id.empty()) cfg.master_id = master.id;  // else the host name's, as `run`
   const fs::path jobs_dir = fs::path(options.cachedir.value_or(master.cachedir)) / "jobs";
-  jobcache::JobCacheSource source(jobs_dir, {window, cfg.correlator.noise_funs, options.limits}, options.retry, fs);
+  std::string hash_type = master.hash_type;
+  if (!jobcache::jid_digest("", hash_type)) {
+    log::warn("backfill: hash_type {} is not a digest salttap knows: job directory names are not checked", hash_type);
+    hash_type.clear();
+  }
+  jobcache::JobCacheSource source(jobs_dir, {window, cfg.correlator.noise_funs, options.limits, hash_type},
+                                  options.retry, fs);
   if (const auto error = source.open()) {
     log::error("backfill: cannot read the job cache: {}", error->message);
     return kBackfillCacheUnreadable;
@@ -168,7 +181,7 @@ int run_backfill(const BackfillOptions& options, jobcache::CacheFilesystem& fs) 
     }
   }
   progress.finish(snapshot(job, elapsed()));
-  log_summary(job, jobs_dir, elapsed(), options.dry_run);
+  log_summary(job, jobs_dir, hash_type, elapsed(), options.dry_run);
 
   int rc = kBackfillDone;
   const jobcache::JobCacheStats& c = job.cache_stats();

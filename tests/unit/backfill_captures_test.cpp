@@ -177,7 +177,7 @@ TEST_P(BackfillCaptures, GivesTheLiveDocumentsButWhatTheCacheCannotKnow) {
   CacheDir cache;
   copy_cache(cache);
   const Config cfg = config();
-  jobcache::JobCacheSource source(cache.jobs(), {{}, cfg.correlator.noise_funs, {}});
+  jobcache::JobCacheSource source(cache.jobs(), {{}, cfg.correlator.noise_funs, {}, "sha256"});
   ASSERT_FALSE(source.open());
   ManualClock now(*parse_salt_stamp("2027-01-01T00:00:00"));
   CollectSink sink;
@@ -187,6 +187,7 @@ TEST_P(BackfillCaptures, GivesTheLiveDocumentsButWhatTheCacheCannotKnow) {
   EXPECT_EQ(source.stats().job_dirs, 70u);
   EXPECT_EQ(source.stats().read, 70u);
   EXPECT_EQ(source.stats().count(jobcache::JobOutcome::noise), 2u);  // the two saltutil.find_job jobs
+  EXPECT_EQ(source.stats().misnamed, 0u);                            // every directory named under sha256
   EXPECT_EQ(job.counts().jobs_indexed, 68u);
   EXPECT_EQ(job.counts().jobs_running, 0u);
 

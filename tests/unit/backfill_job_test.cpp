@@ -73,7 +73,7 @@ class Backfill : public ::testing::Test {
   // Backfills the cache at wall time `now`.
   void run(const char* now, jobcache::CacheFilesystem& fs = jobcache::posix_cache_filesystem()) {
     source_ = std::make_unique<jobcache::JobCacheSource>(
-        cache_.jobs(), jobcache::JobReaderOptions{{}, config_.correlator.noise_funs, {}},
+        cache_.jobs(), jobcache::JobReaderOptions{{}, config_.correlator.noise_funs, {}, "sha256"},
         jobcache::RetryPolicy{.attempts = 1}, fs, time_);
     ASSERT_FALSE(source_->open());
     now_.set(at(now));

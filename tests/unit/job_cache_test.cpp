@@ -277,6 +277,23 @@ TEST(JobReader, SkipsWhatTheLivePathSkipsAndSaysWhy) {
   EXPECT_EQ(JobReader(window).read(passed).outcome, JobOutcome::outside_window);
 }
 
+TEST(JobReader, ADirectoryNotNamedUnderHashTypeIsReadAndMarked) {
+  CacheDir cache;
+  const auto dir = cache.publish(kJid, "test.ping", {"minion-a"});  // named under sha256
+  JobReaderOptions sha256, md5;
+  sha256.hash_type = "sha256";
+  md5.hash_type = "md5";
+  EXPECT_FALSE(JobReader(sha256).read(dir).misnamed);
+  const JobRead r = JobReader(md5).read(dir);
+  EXPECT_EQ(r.outcome, JobOutcome::ready);
+  EXPECT_TRUE(r.misnamed);
+  JobCacheSource source(cache.jobs(), md5);
+  ASSERT_FALSE(source.open());
+  JobRead got;
+  ASSERT_TRUE(source.next(got));
+  EXPECT_EQ(source.stats().misnamed, 1u);
+}
+
 TEST(JobReader, MissingFilesAreIncomplete) {
   CacheDir cache;
   const auto dir = cache.publish(kJid, "test.ping", {"minion-a"});
