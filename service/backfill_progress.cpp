@@ -39,9 +39,9 @@ std::string format_duration(double seconds) {
 std::string progress_bar(const BackfillSnapshot& s, std::size_t width) {
   // "[####----] " then the figures, the percentage right-aligned in 4 columns.
   const std::string figures =
-      fmt::format("{:>4} {}/{} jobs | indexed {} skipped {} bad {} | {:.0f}/s ETA {}", fmt::format("{}%", percent(s)),
+      fmt::format("{:>4} {}/{} | {} indexed {} skipped {} bad | {:.0f}/s ETA {}", fmt::format("{}%", percent(s)),
                   s.scanned, s.total, s.indexed, s.skipped, s.bad, rate(s), format_duration(eta_seconds(s)));
-  constexpr std::size_t kMinBar = 10, kMaxBar = 40;
+  constexpr std::size_t kMinBar = 8, kMaxBar = 40;  // an 80-column terminal has room for a bar
   if (width < figures.size() + kMinBar + 3) return figures.substr(figures.find_first_not_of(' '));
   const std::size_t bar = std::min(kMaxBar, width - figures.size() - 3);
   const std::size_t full = bar * percent(s) / 100;

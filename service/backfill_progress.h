@@ -24,7 +24,7 @@ struct BackfillSnapshot {
 
 // "1:02:03", "2:05", "0:07"; "?" when unknown.
 std::string format_duration(double seconds);
-// "[#######-------]  45% 3120/6931 jobs | indexed 2800 skipped 300 bad 20 | 1540/s ETA 0:02",
+// "[#######-------]  45% 3120/6931 | 2800 indexed 300 skipped 20 bad | 1540/s ETA 0:02",
 // fitted into `width` columns (the bar shrinks first).
 std::string progress_bar(const BackfillSnapshot& s, std::size_t width);
 // "3120 of 6931 jobs (45%): 2800 indexed, 300 skipped, 20 bad; 1540 jobs/s, ETA 0:02"

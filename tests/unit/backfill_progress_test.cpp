@@ -23,13 +23,14 @@ TEST(BackfillProgress, Durations) {
 TEST(BackfillProgress, TheBarSaysWhereAndHowFast) {
   const BackfillSnapshot s{.total = 6931, .scanned = 3120, .indexed = 2800, .skipped = 300, .bad = 20, .seconds = 2};
   EXPECT_EQ(progress_bar(s, 120),
-            "[##################----------------------]  45% 3120/6931 jobs | indexed 2800 skipped 300 bad 20 | "
-            "1560/s ETA 0:02");
-  // Narrow terminals: the bar shrinks, then goes.
+            "[##################----------------------]  45% 3120/6931 | 2800 indexed 300 skipped 20 bad | 1560/s "
+            "ETA 0:02");
+  // An 80-column terminal keeps a bar; narrower ones lose it.
+  EXPECT_EQ(progress_bar(s, 79), "[####------]  45% 3120/6931 | 2800 indexed 300 skipped 20 bad | 1560/s ETA 0:02");
   EXPECT_EQ(progress_bar(s, 100).size(), 100u);
+  EXPECT_EQ(progress_bar(s, 60), "45% 3120/6931 | 2800 indexed 300 skipped 20 bad | 1560/s ETA 0:02");
   EXPECT_EQ(progress_bar({.total = 1, .scanned = 1, .seconds = 1}, 80),
-            "[#####################] 100% 1/1 jobs | indexed 0 skipped 0 bad 0 | 1/s ETA 0:00");
-  EXPECT_EQ(progress_bar(s, 60), "45% 3120/6931 jobs | indexed 2800 skipped 300 bad 20 | 1560/s ETA 0:02");
+            "[" + std::string(26, '#') + "] 100% 1/1 | 0 indexed 0 skipped 0 bad | 1/s ETA 0:00");
   EXPECT_EQ(progress_text(s), "3120 of 6931 jobs (45%): 2800 indexed, 300 skipped, 20 bad; 1560 jobs/s, ETA 0:02");
   // Before anything was read the time left is unknown; an empty cache is done.
   EXPECT_EQ(progress_text({.total = 10}), "0 of 10 jobs (0%): 0 indexed, 0 skipped, 0 bad; 0 jobs/s, ETA ?");
