@@ -158,7 +158,9 @@ JobRead JobReader::read(const fs::path& dir) const {
   else
     job->shape_ = JobShape::publish;
 
-  if (is_noise(load)) {
+  // As the correlator, which checks salt/job events only: runners are never noise.
+  const bool job_events = job->shape_ == JobShape::publish || job->shape_ == JobShape::minion_return;
+  if (job_events && is_noise(load)) {
     r.job = std::move(job);
     return finish(JobOutcome::noise);
   }

@@ -256,6 +256,13 @@ TEST(JobReader, SkipsWhatTheLivePathSkipsAndSaysWhy) {
   // saltutil.find_job: noise; only the load is read.
   EXPECT_EQ(JobReader({}).read(cache.publish("20261129192609725286", "saltutil.find_job", {"minion-a"})).outcome,
             JobOutcome::noise);
+  // A runner is never noise, whatever its function (the correlator checks salt/job events only).
+  JobReaderOptions runners_too;
+  runners_too.noise_funs = {"*"};
+  const auto runner = cache.job("20261129192609725285");
+  CacheDir::write_json(runner / ".load.p", R"({"id": "m", "fun": "runner.jobs.active", "return": {"fun":
+      "runner.jobs.active", "return": {}, "success": true}})");
+  EXPECT_EQ(JobReader(runners_too).read(runner).outcome, JobOutcome::ready);
   // nocache: the master stored no returns, so no verdict can be known.
   const auto nocache = cache.publish("20261129192609725287", "test.ping", {"minion-a"});
   CacheDir::write_bytes(nocache / "nocache", "");
