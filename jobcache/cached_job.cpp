@@ -17,7 +17,7 @@ using tap::map_find;
 
 // salt.payload files of a job are small but for returns; a return file is
 // held to the bus's own frame limit.
-constexpr std::uint64_t kMaxOutFileBytes = 64 * 1024;
+constexpr std::uint64_t kMaxOutFileBytes = std::uint64_t{64} << 10;
 
 std::string stamp(Micros t) { return format_utc(t); }
 

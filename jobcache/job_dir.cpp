@@ -12,7 +12,7 @@ std::optional<std::string> jid_digest(std::string_view jid, const std::string& h
   if (EVP_Digest(jid.data(), jid.size(), digest, &size, md, nullptr) != 1) return std::nullopt;
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
-  hex.reserve(size * 2);
+  hex.reserve(std::size_t{size} * 2);
   for (unsigned int i = 0; i < size; ++i) {
     hex.push_back(kHex[digest[i] >> 4]);
     hex.push_back(kHex[digest[i] & 0x0f]);

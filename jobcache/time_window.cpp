@@ -13,13 +13,13 @@ std::optional<Micros> unit_micros(char unit) {
     case 's':
       return kMicrosPerSecond;
     case 'm':
-      return 60 * kMicrosPerSecond;
+      return Micros{60} * kMicrosPerSecond;
     case 'h':
-      return 3600 * kMicrosPerSecond;
+      return Micros{3600} * kMicrosPerSecond;
     case 'd':
-      return 86400 * kMicrosPerSecond;
+      return Micros{86400} * kMicrosPerSecond;
     case 'w':
-      return 7 * 86400 * kMicrosPerSecond;
+      return Micros{7} * 86400 * kMicrosPerSecond;
     default:
       return std::nullopt;
   }
