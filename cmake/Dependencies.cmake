@@ -9,6 +9,7 @@ find_package(Boost 1.74 REQUIRED)           # Asio (header only)
 find_package(absl REQUIRED)                 # libabsl-dev (flat_hash_map)
 find_package(CURL REQUIRED)                 # libcurl4-openssl-dev
 find_package(CLI11 REQUIRED)                # libcli11-dev (header only)
+find_package(OpenSSL REQUIRED)              # libssl-dev (job cache directory digests: md5, sha256 ...)
 
 # rapidjson-dev is header only and ships no CMake target.
 find_path(RAPIDJSON_INCLUDE_DIR rapidjson/writer.h REQUIRED)

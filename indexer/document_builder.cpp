@@ -163,9 +163,12 @@ void DocumentBuilder::write_job(const Job& job, std::string_view update, unsigne
   std::string doc;
   // External version: emission time x 4 + rank, so a later emission always
   // wins, also across restarts, and settled/final at the same instant order.
-  const std::int64_t version = clock_.now() * 4 + rank;
-  action(doc, options_.layout.index_name("jobs", job.started_at), document_id({options_.master_id, job.jid}),
-         std::max<std::int64_t>(version, 1));
+  // From the job cache: the jid's time x 4 + rank, below every live version.
+  const Micros version_time =
+      options_.job_versions == JobVersionClock::jid ? job_index_time(job.jid, job.started_at) : clock_.now();
+  const std::int64_t version = version_time * 4 + rank;
+  action(doc, options_.layout.index_name("jobs", job_index_time(job.jid, job.started_at)),
+         document_id({options_.master_id, job.jid}), std::max<std::int64_t>(version, 1));
 
   // The summary object (correlator/job_json.h) with the indexing fields
   // spliced in front of its first key.
@@ -228,7 +231,7 @@ void DocumentBuilder::job_returned(const Job& job, correlator::MinionId minion, 
     scratch_.clear();
     tap::append_msgpack_json(scratch_, value);
     std::string doc;
-    action(doc, options_.layout.index_name("returns", job.started_at), document_id({options_.master_id, job.jid, name}),
+    action(doc, options_.layout.index_name("returns", job_index_time(job.jid, job.started_at)), document_id({options_.master_id, job.jid, name}),
            kReturnVersion);
     StringOut os{doc};
     Writer w(os);
@@ -281,7 +284,7 @@ void DocumentBuilder::write_missing_returns(const Job& job) {
                       [&](correlator::MinionId m) {
                         const std::string_view name = minions_->name(m);
                         std::string doc;
-                        action(doc, options_.layout.index_name("returns", job.started_at),
+                        action(doc, options_.layout.index_name("returns", job_index_time(job.jid, job.started_at)),
                                document_id({options_.master_id, job.jid, name}), kMissingVersion);
                         StringOut os{doc};
                         Writer w(os);
@@ -299,7 +302,7 @@ void DocumentBuilder::write_missing_returns(const Job& job) {
 void DocumentBuilder::write_states(const Job& job, std::string_view minion, const msgpack::object& states,
                                    std::string_view stamp_text) {
   const Micros stamp = parse_salt_stamp(stamp_text).value_or(clock_.now());
-  const std::string index = options_.layout.index_name("states", job.started_at);
+  const std::string index = options_.layout.index_name("states", job_index_time(job.jid, job.started_at));
   std::string changes;
   for (std::uint32_t i = 0; i < states.via.map.size; ++i) {
     const auto& kv = states.via.map.ptr[i];
@@ -366,7 +369,7 @@ void DocumentBuilder::on_alert(const correlator::Alert& alert) {
   if (!options_.alerts) return;
   std::string doc;
   // A job's alert is one per job; a spool_full alert one per episode (its start time).
-  action(doc, options_.layout.index_name("alerts", alert.started_at),
+  action(doc, options_.layout.index_name("alerts", job_index_time(alert.jid, alert.started_at)),
          alert.jid.empty()
              ? document_id({options_.master_id, correlator::to_string(alert.kind), std::to_string(alert.started_at)})
              : document_id({options_.master_id, alert.jid, "alert"}),

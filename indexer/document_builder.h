@@ -24,6 +24,13 @@
 
 namespace salttap::indexer {
 
+// What a job document's external version counts from (docs/documents.md):
+//   emission  when it is written: a later word on a job always wins (live)
+//   jid       the job's own time, its jid's (else its start): earlier than
+//             any version the live stream gives the same job, so a document
+//             made from the job cache never replaces one written live
+enum class JobVersionClock : std::uint8_t { emission, jid };
+
 struct DocumentOptions {
   IndexLayout layout;
   std::string master_id = "master";  // first part of every _id
@@ -45,6 +52,7 @@ struct DocumentOptions {
   std::size_t text_cap = 32 * 1024;  // return_text, data_text, changes_text, args_text
   std::size_t list_cap = 1000;       // minion names per list in a job document
   bool return_flat = true;           // the server has flattened / flat_object (index_setup)
+  JobVersionClock job_versions = JobVersionClock::emission;
 };
 
 struct DocumentStats {

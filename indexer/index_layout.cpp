@@ -15,6 +15,8 @@ std::string IndexLayout::index_name(std::string_view kind, Micros t) const {
   return fmt::format("{}-{}-{:04}.{:02}.{:02}", prefix, kind, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 }
 
+Micros job_index_time(std::string_view jid, Micros started_at) { return parse_jid_time(jid).value_or(started_at); }
+
 std::string IndexLayout::index_pattern(std::string_view kind) const {
   return index_date ? fmt::format("{}-{}-*", prefix, kind) : fmt::format("{}-{}", prefix, kind);
 }

@@ -23,6 +23,13 @@ struct IndexLayout {
   std::string index_pattern(std::string_view kind) const;
 };
 
+// The time that names a job's indices (jobs, returns, states, alerts): its
+// jid's (the master's clock at publish), else its start. The live stream
+// (start: the `new` event's `_stamp`) and the job cache (start: the jid)
+// then agree on the day, so a job's documents never land twice in indices
+// of two days around midnight.
+Micros job_index_time(std::string_view jid, Micros started_at);
+
 struct TemplateSettings {
   int number_of_shards = 1;  // the returner's defaults
   int number_of_replicas = 0;

@@ -60,6 +60,9 @@ class IndexerService {
   // the rest for the next start. Interrupts the setup's wait or request.
   void stop(std::chrono::milliseconds drain);
   void publish(Metrics& metrics) const;
+  // The shipper's counters: documents acknowledged, of which answered 409
+  // (the engine has this or a newer version), dead-lettered.
+  ShipperStats shipper_stats() const { return shipper_->stats(); }
   const Spool& spool_ref() const { return *spool_; }
   const IndexerConfig& config() const { return config_; }
 

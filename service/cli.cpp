@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/log.h"
+#include "service/backfill.h"
 #include "service/config.h"
 #include "service/fire_command.h"
 #include "service/replay_command.h"
@@ -134,6 +135,39 @@ int run_cli(int argc, char** argv) {
   setup_bus.add_to(*setup_cmd);
   setup_cmd->add_option("--config", config_path, "salttap config file (YAML) with an indexer: section");
 
+  BackfillOptions backfill;
+  auto* backfill_cmd = app.add_subcommand(
+      "backfill",
+      "Index what the master's job cache knows: jobs that ran while salttap was not running (exit codes: "
+      "docs/commands.md)");
+  backfill_cmd->add_option(
+      "--since", backfill.since,
+      "Only jobs whose jid time is at or after this: a duration before now (90s, 15m, 2h, 7d, 1h30m) "
+      "or a UTC date or time (2026-11-29, 2026-11-29T19:04[:50][Z|+HH:MM])");
+  backfill_cmd->add_option("--until", backfill.until, "Only jobs whose jid time is before this (same forms)");
+  backfill_cmd
+      ->add_option("--master-config", backfill.master_config,
+                   "The salt-master's config (cachedir, hash_type, job_cache, master_job_cache, id)")
+      ->capture_default_str()
+      ->each([&backfill](const std::string&) { backfill.master_config_given = true; });
+  std::string backfill_cachedir, backfill_spool;
+  backfill_cmd->add_option("--cachedir", backfill_cachedir,
+                           "The master's cachedir (reads DIR/jobs), instead of the master config's");
+  backfill_cmd->add_option("--config", config_path,
+                           "salttap config file (YAML) with an indexer: section (without one, the master config's "
+                           "elasticsearch: returner block is used); deadlines, audit, redaction as for run");
+  backfill_cmd->add_flag("--dry-run", backfill.dry_run,
+                         "Read the cache and count what would be indexed; write nothing");
+  backfill_cmd->add_option("--spool-dir", backfill_spool,
+                           "A spool of its own (the configured one is locked while `salttap run` runs)");
+  double backfill_timeout = 300;
+  backfill_cmd->add_option("--ship-timeout", backfill_timeout, "Seconds to wait for the engine to acknowledge")
+      ->capture_default_str();
+  bool backfill_no_progress = false;
+  backfill_cmd->add_flag("--no-progress", backfill_no_progress,
+                         "No progress bar, log lines instead (the default when stderr is not a terminal)");
+  add_limits(*backfill_cmd, max_frame_mib);
+
   CLI11_PARSE(app, argc, argv);
   if (verbose) log::set_level(log::Level::debug);
   if (watch_cmd->parsed()) {
@@ -192,6 +226,19 @@ int run_cli(int argc, char** argv) {
       run.drain = std::chrono::milliseconds(static_cast<long>(drain_seconds * 1000));
       use_master_config(run.bus);
       return run_daemon(run);
+    }
+    if (backfill_cmd->parsed()) {
+      backfill.config = config;
+      backfill.limits.max_frame_bytes = max_frame_mib << 20;
+      backfill.ship_timeout = std::chrono::milliseconds(static_cast<long>(backfill_timeout * 1000));
+      if (!backfill_cachedir.empty()) backfill.cachedir = backfill_cachedir;
+      if (!backfill_spool.empty()) backfill.spool_dir = backfill_spool;
+      if (backfill_no_progress) backfill.progress_bar = false;
+      if (config.master_config && !backfill.master_config_given) {
+        backfill.master_config = *config.master_config;
+        backfill.master_config_given = true;
+      }
+      return run_backfill(backfill);
     }
     if (setup_cmd->parsed()) {
       use_master_config(setup_bus);

@@ -126,6 +126,10 @@ MasterBus load_master_config_or_throw_yaml(const std::string& path, bool require
   bus.tcp = get<std::string>(cfg, "ipc_mode", "ipc") == "tcp";
   bus.tcp_pub_port = get<std::uint16_t>(cfg, "tcp_master_pub_port", 4512);
   bus.tcp_pull_port = get<std::uint16_t>(cfg, "tcp_master_pull_port", 4513);
+  bus.hash_type = get<std::string>(cfg, "hash_type", "sha256");
+  bus.job_cache = get<bool>(cfg, "job_cache", true);
+  bus.master_job_cache = get<std::string>(cfg, "master_job_cache", "local_cache");
+  bus.ext_job_cache = get<std::string>(cfg, "ext_job_cache", "");
   return bus;
 }
 

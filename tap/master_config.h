@@ -27,6 +27,14 @@ struct MasterBus {
   // Salt's Elasticsearch returner block (`elasticsearch:`) as YAML text, when
   // the master config has one: salttap's indexer can take it over as is.
   std::string elasticsearch_yaml;
+  // The job cache (docs/salt-event-bus.md §8): `salttap backfill` reads
+  // <cachedir>/jobs when the master keeps it (job_cache on, the local_cache
+  // returner, no ext_job_cache); job directories are named by the jid's
+  // digest under hash_type.
+  std::string hash_type = "sha256";
+  bool job_cache = true;
+  std::string master_job_cache = "local_cache";
+  std::string ext_job_cache;
 
   Endpoint pub() const;   // master_event_pub.ipc or the TCP pub port
   Endpoint pull() const;  // master_event_pull.ipc or the TCP pull port

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <exception>
 
-#include "tap/internal/msgpack_tree.h"
+#include "tap/msgpack_tree.h"
 
 namespace salttap::tap {
 namespace {

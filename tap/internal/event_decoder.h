@@ -17,7 +17,7 @@
 #include "tap/decode_stats.h"
 #include "tap/event.h"
 #include "tap/internal/frame_decoder.h"
-#include "tap/internal/msgpack_tree.h"
+#include "tap/msgpack_tree.h"
 
 namespace salttap::tap {
 

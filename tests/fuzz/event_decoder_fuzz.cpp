@@ -27,7 +27,7 @@
 #include "tap/event_from_json.h"
 #include "tap/event_to_json.h"
 #include "tap/internal/event_decoder.h"
-#include "tap/internal/msgpack_tree.h"
+#include "tap/msgpack_tree.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace {

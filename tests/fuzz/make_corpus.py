@@ -21,6 +21,10 @@ are only read. Writes, per target:
                          NaN)
   corpus/server_info/    the `GET /` banners of tests/unit/server_info_test.cpp
                          and hand-made answers
+  corpus/job_cache_file/ the files of the captured job caches (<captures>/*/jobcache),
+                         each behind the target's [kind] byte, and hand-made
+                         ones (cut, trailing bytes, a bare pre-2018.3 return,
+                         runner and minion-return loads, syndic lists)
 Files named crash-* are regression inputs for fixed bugs, rec-* answers recorded
 from the real engines by record_bulk_seeds.py: both are never deleted.
 """
@@ -639,6 +643,58 @@ def server_info_corpus(out, written):
         write(d, f"edge-{name}", data, written)
 
 
+# --- job_cache_file ------------------------------------------------------------
+
+JOB_CACHE_KINDS = {".load.p": 0, "return.p": 1, ".minions.p": 2, "out.p": 3}
+MAX_JOB_CACHE_SEED = 16 * 1024  # the run-fuzzers.sh max_len
+
+
+def job_cache_file_corpus(captures, out, written):
+    d = out / "job_cache_file"
+    seen = set()
+    for path in sorted(captures.glob("*/jobcache/*/*/**/*")):
+        kind = JOB_CACHE_KINDS.get(path.name)
+        if kind is None or not path.is_file():
+            continue
+        data = path.read_bytes()
+        # Files of one kind and size differ by a jid at most (30 test.arg
+        # jobs, two releases): one of them is seed enough.
+        if len(data) > MAX_JOB_CACHE_SEED or (kind, len(data)) in seen:
+            continue
+        seen.add((kind, len(data)))
+        release = path.relative_to(captures).parts[0]
+        write(d, f"{release}-{path.name.strip('.')}-{len(seen):03}", bytes([kind]) + data, written)
+    load = pack({"cmd": "publish", "tgt": "*", "fun": "test.ping", "arg": [], "tgt_type": "glob",
+                 "jid": "20261129192428536894", "user": "root"})
+    edge = {
+        "load-cut": (0, load[:len(load) // 2]),
+        "load-empty": (0, b""),
+        "load-trailing": (0, load + b"\x00"),
+        "load-not-map": (0, pack(["not", "a", "load"])),
+        "load-runner": (0, pack({"id": "m", "tgt": "m", "jid": "20261129192428536894", "fun": "runner.test.arg",
+                                 "user": "root", "return": {"fun": "runner.test.arg", "jid": "20261129192428536894",
+                                                            "user": "root", "fun_args": [], "return": True,
+                                                            "success": True, "_stamp": "2026-11-29T19:24:28.6"}})),
+        "load-wheel-bare-return": (0, pack({"fun": "wheel.key.list", "return": 7})),
+        "load-minion-return": (0, pack({"cmd": "_return", "id": "minion-a", "fun": "cmd.run", "jid": "req",
+                                        "return": "x", "retcode": 0, "schedule": "s", "_stamp": 5})),
+        "load-multi-function": (0, pack({"fun": ["test.ping", "test.echo"], "arg": [[], ["hi"]], "tgt": "*"})),
+        "load-find-job": (0, pack({"fun": "saltutil.find_job", "tgt": "*"})),
+        "load-raw-keys": (0, b"\x82\xa3fun\xa9test.ping\xa3tgt\xa1*"),
+        "return-bare-pre-2018": (1, pack({"id": 7})),
+        "return-bin": (1, pack({"return": b"\x00\xff", "retcode": 0})),
+        "return-ext-78": (1, b"\x81\xa6return\xd7\x4e" + bytes(8)),
+        "return-nested-deep": (1, b"\x81\xa6return" + b"\x91" * 300 + b"\xc0"),
+        "return-multi-retcode": (1, pack({"return": {"a": 1}, "retcode": {"test.ping": 0, "x": 2}})),
+        "minions-not-list": (2, pack({"minion-a": 1})),
+        "minions-nil": (2, b"\xc0"),
+        "minions-mixed": (2, pack(["minion-a", 1, None, "minion-b"])),
+        "out-not-string": (3, pack([1])),
+    }
+    for name, (kind, data) in edge.items():
+        write(d, f"edge-{name}", bytes([kind]) + data, written)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--captures", type=pathlib.Path, default=DEFAULT_CAPTURES)
@@ -648,7 +704,7 @@ def main():
         sys.exit(f"no captures under {args.captures}")
     written = []
     for target in ("frame_decoder", "event_decoder", "master_config", "spool_recovery", "bulk_result",
-                   "event_from_json", "server_info"):
+                   "event_from_json", "server_info", "job_cache_file"):
         d = args.out / target
         d.mkdir(parents=True, exist_ok=True)
         for f in d.iterdir():  # regenerate seeds; keep crash-* regressions and rec-* recordings
@@ -661,6 +717,7 @@ def main():
     bulk_result_corpus(args.out, written)
     event_from_json_corpus(args.captures, args.out, written)
     server_info_corpus(args.out, written)
+    job_cache_file_corpus(args.captures, args.out, written)
     total = sum(p.stat().st_size for p in written)
     print(f"{len(written)} seed files, {total} bytes, in {args.out}")
 

@@ -20,7 +20,7 @@ SECONDS_PER_TARGET=${1:-60}
 shift || true
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD="$ROOT/build/fuzz"
-ALL_TARGETS=(frame_decoder event_decoder master_config spool_recovery bulk_result event_from_json server_info)
+ALL_TARGETS=(frame_decoder event_decoder master_config spool_recovery bulk_result event_from_json server_info job_cache_file)
 TARGETS=("$@")
 [[ ${#TARGETS[@]} -eq 0 ]] && TARGETS=("${ALL_TARGETS[@]}")
 
@@ -36,6 +36,7 @@ max_len() {
     spool_recovery) echo 8192 ;;  # a ledger and a few records per segment
     bulk_result) echo 16384 ;;    # a few hundred items; real answers are ~200 bytes an item
     event_from_json) echo 16384 ;;  # the capture lines used as seeds (all but large_return)
+    job_cache_file) echo 16384 ;; # the captured caches' files but the large returns
     *) echo 4096 ;;
   esac
 }

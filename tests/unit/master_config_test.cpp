@@ -24,6 +24,25 @@ TEST(MasterConfig, NoFileMeansSaltDefaults) {
   EXPECT_THROW(load_master_config("/nonexistent/salt/master", /*required=*/true), ConfigError);
 }
 
+TEST(MasterConfig, TheJobCacheSettingsForBackfill) {
+  const MasterBus defaults = load_master_config("/nonexistent/salt/master");
+  EXPECT_EQ(defaults.cachedir, "/var/cache/salt/master");
+  EXPECT_EQ(defaults.hash_type, "sha256");
+  EXPECT_TRUE(defaults.job_cache);
+  EXPECT_EQ(defaults.master_job_cache, "local_cache");
+  EXPECT_EQ(defaults.ext_job_cache, "");
+  TempDir dir;
+  write(dir.path() / "master",
+        "root_dir: /r\ncachedir: /cache\nhash_type: md5\njob_cache: False\nmaster_job_cache: redis\n"
+        "ext_job_cache: mysql\n");
+  const MasterBus bus = load_master_config((dir.path() / "master").string());
+  EXPECT_EQ(bus.cachedir, "/r/cache");
+  EXPECT_EQ(bus.hash_type, "md5");
+  EXPECT_FALSE(bus.job_cache);
+  EXPECT_EQ(bus.master_job_cache, "redis");
+  EXPECT_EQ(bus.ext_job_cache, "mysql");
+}
+
 TEST(MasterConfig, RootDirIsPrependedLikeSaltDoes) {
   EXPECT_EQ(prepend_root_dir("/srv/salt-root", "/var/run/salt/master"), "/srv/salt-root/var/run/salt/master");
   EXPECT_EQ(prepend_root_dir("/srv/salt-root/", "/srv/salt-root/sock"), "/srv/salt-root/sock");

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "tap/internal/frame_decoder.h"
-#include "tap/internal/msgpack_tree.h"
+#include "tap/msgpack_tree.h"
 #include "tests/support/captures.h"
 #include "tests/support/msgpack_builders.h"
 

@@ -1,4 +1,4 @@
-#include "tap/internal/msgpack_tree.h"
+#include "tap/msgpack_tree.h"
 
 #include <cstring>
 
