@@ -249,7 +249,7 @@ TEST_P(BackfillCaptures, GivesTheLiveDocumentsButWhatTheCacheCannotKnow) {
         EXPECT_LE(settled, *parse_salt_stamp(ld["settled_at"].GetString()));
       }
       EXPECT_STREQ(bd["@timestamp"].GetString(), bd["started_at"].GetString());
-      EXPECT_EQ(bd["progress_events"].GetUint64(), 0u);
+      EXPECT_FALSE(bd.HasMember("progress_events"));  // written only when not 0
       for (auto* d : {&bd, &ld}) {
         erase(*d, {"@timestamp", "started_at", "settled_at", "duration_ms", "progress_events"});
         sort_minion_lists(*d);

@@ -301,6 +301,19 @@ TEST(JobReader, ADirectoryNotNamedUnderHashTypeIsReadAndMarked) {
   EXPECT_EQ(source.stats().misnamed, 1u);
 }
 
+TEST(JobReader, AUniqueJidKeepsItsTimeForTheWindow) {
+  CacheDir cache;  // unique_jid: True adds "_<pid>"
+  const auto dir = cache.publish("20261129192428536894_4242", "test.ping", {"minion-a"});
+  JobReaderOptions window;
+  window.window = {at("2026-11-29T19:24:00"), at("2026-11-29T19:25:00")};
+  JobRead r = JobReader(window).read(dir);
+  ASSERT_EQ(r.outcome, JobOutcome::ready) << r.error;
+  EXPECT_EQ(r.job->jid(), "20261129192428536894_4242");
+  EXPECT_EQ(r.job->started_at(), at("2026-11-29T19:24:28.536894"));
+  window.window.since = at("2026-11-29T19:24:29");
+  EXPECT_EQ(JobReader(window).read(dir).outcome, JobOutcome::outside_window);
+}
+
 TEST(JobReader, MissingFilesAreIncomplete) {
   CacheDir cache;
   const auto dir = cache.publish(kJid, "test.ping", {"minion-a"});
