@@ -231,8 +231,8 @@ void DocumentBuilder::job_returned(const Job& job, correlator::MinionId minion, 
     scratch_.clear();
     tap::append_msgpack_json(scratch_, value);
     std::string doc;
-    action(doc, options_.layout.index_name("returns", job_index_time(job.jid, job.started_at)), document_id({options_.master_id, job.jid, name}),
-           kReturnVersion);
+    action(doc, options_.layout.index_name("returns", job_index_time(job.jid, job.started_at)),
+           document_id({options_.master_id, job.jid, name}), kReturnVersion);
     StringOut os{doc};
     Writer w(os);
     w.StartObject();

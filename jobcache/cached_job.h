@@ -28,9 +28,9 @@
 
 #include "common/clock.h"
 #include "jobcache/cache_filesystem.h"
+#include "tap/body_decoder.h"
 #include "tap/decode_limits.h"
 #include "tap/event.h"
-#include "tap/body_decoder.h"
 
 namespace salttap::jobcache {
 

@@ -12,8 +12,8 @@
 
 #include <msgpack.hpp>
 
-#include "tap/event.h"
 #include "tap/body_decoder.h"
+#include "tap/event.h"
 
 namespace salttap::jobcache {
 
