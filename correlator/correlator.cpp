@@ -176,7 +176,12 @@ void Correlator::on_new(std::string_view jid, const tap::Event& e) {
   const auto stamp = e.string_field("_stamp");
   const Micros started = (stamp ? parse_salt_stamp(*stamp) : std::nullopt).value_or(now);
   Job& job = open_job(jid, JobKind::job, started);
-  job.kind = JobKind::job;  // returns may have arrived first and opened it as an orphan
+  // Returns may have arrived first and opened it as an orphan, which may
+  // even have settled before the load came (`run`'s reconcile hands a
+  // job's load from the job cache after its first live returns): it is a
+  // job from now on, open again until its own deadline.
+  if (job.kind != JobKind::job && job.settled) job.settled = false;
+  job.kind = JobKind::job;
   job.started_at = std::min(job.started_at, started);
 
   if (const msgpack::object* list = e.find("minions"); list && list->type == msgpack::type::ARRAY) {

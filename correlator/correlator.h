@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <vector>
@@ -91,6 +92,18 @@ class Correlator {
   const CorrelatorStats& stats() const { return stats_; }
   const MinionRegistry& minions() const { return minions_; }
   std::size_t tracked_jobs() const { return jobs_.size(); }
+  // A job the correlator holds (open, or settled and still inside
+  // late_grace), or null.
+  const Job* find(std::string_view jid) const {
+    auto it = jobs_.find(absl::string_view(jid.data(), jid.size()));
+    return it == jobs_.end() ? nullptr : it->second.get();
+  }
+  // Calls fn(job) for every job still open (not settled), oldest first.
+  template <typename Fn>
+  void for_each_open(Fn&& fn) const {
+    for (const auto& [seq, jid] : order_)
+      if (const Job* job = find(jid); job && !job->settled) fn(*job);
+  }
   std::size_t memory_bytes() const;
 
  private:

@@ -164,8 +164,13 @@ void DocumentBuilder::write_job(const Job& job, std::string_view update, unsigne
   // External version: emission time x 4 + rank, so a later emission always
   // wins, also across restarts, and settled/final at the same instant order.
   // From the job cache: the jid's time x 4 + rank, below every live version.
-  const Micros version_time =
-      options_.job_versions == JobVersionClock::jid ? job_index_time(job.jid, job.started_at) : clock_.now();
+  // The opened document (rank 0) counts from the jid's time too, when that
+  // is earlier: it holds the load alone, so when salttap stops before the
+  // job settles, the verdict the job cache gives it (jid time x 4 + 1 or 3)
+  // replaces it instead of leaving the job `running` for ever.
+  const Micros jid_time = job_index_time(job.jid, job.started_at);
+  Micros version_time = options_.job_versions == JobVersionClock::jid ? jid_time : clock_.now();
+  if (rank == 0) version_time = std::min(version_time, jid_time);
   const std::int64_t version = version_time * 4 + rank;
   action(doc, options_.layout.index_name("jobs", job_index_time(job.jid, job.started_at)),
          document_id({options_.master_id, job.jid}), std::max<std::int64_t>(version, 1));
