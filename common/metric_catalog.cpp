@@ -22,6 +22,8 @@ constexpr std::string_view kCorruptFound[] = {"recovery", "read"};
 constexpr std::string_view kRequestFailures[] = {"transport", "http_429", "http_5xx",   "http_413",
                                                  "http_auth", "http_4xx", "http_other", "bad_response"};
 constexpr std::string_view kDeadLetterDestinations[] = {"index", "file"};
+constexpr std::string_view kReconcileOutcomes[] = {"indexed", "running", "followed", "known", "not_read"};
+constexpr std::string_view kReconcileErrors[] = {"cache_unreadable", "state_write"};
 
 constexpr MetricLabel kFrameSkipLabels[] = {{"reason", kFrameSkipReasons}};
 constexpr MetricLabel kEventDropLabels[] = {{"reason", kEventDropReasons}};
@@ -34,6 +36,8 @@ constexpr MetricLabel kSpoolDropLabels[] = {{"class", kDocClasses}, {"reason", k
 constexpr MetricLabel kCorruptLabels[] = {{"found", kCorruptFound}};
 constexpr MetricLabel kRequestFailureLabels[] = {{"reason", kRequestFailures}};
 constexpr MetricLabel kDeadLetterLabels[] = {{"destination", kDeadLetterDestinations}};
+constexpr MetricLabel kReconcileOutcomeLabels[] = {{"outcome", kReconcileOutcomes}};
+constexpr MetricLabel kReconcileErrorLabels[] = {{"error", kReconcileErrors}};
 
 using M = MetricId;
 constexpr MetricSpec kCatalog[] = {
@@ -212,6 +216,13 @@ constexpr MetricSpec kCatalog[] = {
      {},
      "1 once templates are installed and shipping started"},
     {M::indexer_setup_failures, "salttap_indexer_setup_failures_total", counter, {}, "Failed index setup attempts"},
+
+    {M::reconcile_passes, "salttap_reconcile_passes_total", counter, {}, "Passes over the job cache begun"},
+    {M::reconcile_jobs, "salttap_reconcile_jobs_total", counter, kReconcileOutcomeLabels,
+     "Jobs of the job cache read by reconcile passes, by what became of them"},
+    {M::reconcile_running, "salttap_reconcile_running", gauge, {}, "1 while a pass reads the job cache"},
+    {M::reconcile_errors, "salttap_reconcile_errors_total", counter, kReconcileErrorLabels,
+     "Passes that could not read the job cache, and failed writes of the coverage record"},
 };
 
 // The table is indexed by MetricId: one row per id, in enum order.

@@ -6,7 +6,7 @@
 // documents the same table; tests/unit/metric_catalog_test.cpp checks that the
 // two agree and that every name follows the scheme:
 //   salttap_<component>_<what>[_<unit>][_total]
-// component: tap, correlator, alerting, indexer, spool; units in base units
+// component: tap, correlator, alerting, indexer, spool, reconcile; units in base units
 // (seconds, bytes); counters, and only counters, end in _total.
 
 #include <cstddef>
@@ -89,8 +89,13 @@ enum class MetricId : std::uint8_t {
   indexer_engine_reachable,
   indexer_setup_done,
   indexer_setup_failures,
+  // reconcile (run: the job cache read for what the live bus missed)
+  reconcile_passes,
+  reconcile_jobs,
+  reconcile_running,
+  reconcile_errors,
 };
-inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(MetricId::indexer_setup_failures) + 1;
+inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(MetricId::reconcile_errors) + 1;
 
 struct MetricLabel {
   std::string_view name;

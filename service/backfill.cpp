@@ -9,11 +9,11 @@
 #include "common/steady_time.h"
 #include "indexer/indexer_service.h"
 #include "jobcache/job_cache_source.h"
-#include "jobcache/job_dir.h"
 #include "jobcache/time_window.h"
 #include "service/backfill_job.h"
 #include "service/backfill_progress.h"
 #include "service/document_sinks.h"
+#include "service/job_cache_location.h"
 #include "service/run_command.h"
 #include "service/signals.h"
 
@@ -28,16 +28,6 @@ class DiscardSink final : public DocumentSink {
  public:
   void put(std::span<const indexer::BulkDoc>, const std::function<bool()>&) override {}
 };
-
-// Why the master keeps no job cache salttap can read, if it does not.
-std::optional<std::string> no_local_job_cache(const tap::MasterBus& m) {
-  if (!m.job_cache) return "job_cache: False (the master stores no returns)";
-  if (!m.ext_job_cache.empty())
-    return fmt::format("ext_job_cache: {} (returns go to that returner, not to the local cache)", m.ext_job_cache);
-  if (m.master_job_cache != "local_cache")
-    return fmt::format("master_job_cache: {} (the job cache lives in that returner, not on disk)", m.master_job_cache);
-  return std::nullopt;
-}
 
 bool parse_window(const BackfillOptions& o, Micros now, jobcache::TimeWindow& window) {
   std::string error;
@@ -132,12 +122,7 @@ int run_backfill(const BackfillOptions& options, jobcache::CacheFilesystem& fs) 
 
   Config cfg = options.config;
   if (cfg.master_id.empty()) cfg.master_id = master.id;  // else the host name's, as `run`
-  const fs::path jobs_dir = fs::path(options.cachedir.value_or(master.cachedir)) / "jobs";
-  std::string hash_type = master.hash_type;
-  if (!jobcache::jid_digest("", hash_type)) {
-    log::warn("backfill: hash_type {} is not a digest salttap knows: job directory names are not checked", hash_type);
-    hash_type.clear();
-  }
+  const auto [jobs_dir, hash_type] = job_cache_location(master, options.cachedir, "backfill");
   jobcache::JobCacheSource source(jobs_dir, {window, cfg.correlator.noise_funs, options.limits, hash_type},
                                   options.retry, fs);
   if (const auto error = source.open()) {

@@ -56,6 +56,7 @@ bool BackfillJob::step(std::size_t max_jobs) {
 void BackfillJob::handle(jobcache::JobRead&& read) {
   switch (read.outcome) {
     case JobOutcome::ready:
+      if (claim_ && claim_(read)) return;
       index(std::move(read));
       return;
     case JobOutcome::outside_window:

@@ -53,6 +53,10 @@ class BackfillJob {
       const Config& config, jobcache::JobCacheSource& source, DocumentSink& sink, const Clock& now,
       std::function<bool()> give_up = [] { return false; });
 
+  // Asked for each job read whole before it is indexed: true takes it away
+  // (`run`'s reconcile follows recent jobs live, service/reconciler.h).
+  void set_claim(std::function<bool(jobcache::JobRead&)> claim) { claim_ = std::move(claim); }
+
   // Reads and indexes at most `max_jobs` more jobs; false once the cache is
   // exhausted (retries included).
   bool step(std::size_t max_jobs);
@@ -70,6 +74,7 @@ class BackfillJob {
   DocumentSink& sink_;
   const Clock& now_;
   std::function<bool()> give_up_;
+  std::function<bool(jobcache::JobRead&)> claim_;
   BackfillCounts counts_;
   std::array<std::uint64_t, jobcache::kJobOutcomes> logged_{};  // bad jobs logged so far, by outcome
   std::size_t batch_docs_ = 512;

@@ -66,6 +66,18 @@ void load_alerts(const YAML::Node& n, Config& c) {
   }
 }
 
+void load_reconcile(const YAML::Node& n, Config& c) {
+  only_keys(n, "reconcile", {"enabled", "overlap_seconds", "state_interval_seconds", "max_spool_pending"});
+  if (!n) return;
+  auto& r = c.reconcile;
+  r.enabled = get<bool>(n, "enabled", "reconcile", true);
+  r.overlap = seconds(get<double>(n, "overlap_seconds", "reconcile", 5));
+  r.state_interval = seconds(get<double>(n, "state_interval_seconds", "reconcile", 10));
+  r.max_spool_pending = get<std::uint64_t>(n, "max_spool_pending", "reconcile", r.max_spool_pending);
+  if (r.overlap < 0) throw ConfigError("reconcile.overlap_seconds: must not be negative");
+  if (r.state_interval <= 0) throw ConfigError("reconcile.state_interval_seconds: must be positive");
+}
+
 }  // namespace
 
 Config default_config() {
@@ -81,7 +93,8 @@ Config load_config(const std::string& path) {
     const YAML::Node root = YAML::LoadFile(path);
     if (root.IsNull()) return c;
     only_keys(root, "top level",
-              {"master_config", "master_id", "correlator", "audit", "redaction", "alerts", "indexer", "elasticsearch"});
+              {"master_config", "master_id", "correlator", "audit", "redaction", "alerts", "reconcile", "indexer",
+               "elasticsearch"});
     if (root["master_config"]) c.master_config = root["master_config"].as<std::string>();
     c.master_id = get<std::string>(root, "master_id", "master_id", "");
     load_correlator(root["correlator"], c);
@@ -95,6 +108,7 @@ Config load_config(const std::string& path) {
     if (const YAML::Node r = root["redaction"])
       c.redactor = std::make_shared<correlator::Redactor>(correlator::parse_redaction_config(r));
     load_alerts(root["alerts"], c);
+    load_reconcile(root["reconcile"], c);
     // The returner block first: salttap's own section refines it.
     apply_returner_block(root["elasticsearch"], c.indexer);
     apply_indexer_section(root["indexer"], c.indexer);

@@ -28,9 +28,15 @@
 //               max_attempts: 8, backoff_initial_ms: 1000, backoff_max_ms: 60000,
 //               tls: {verify: true, ca_file: ..., client_cert: ..., client_key: ...}}
 //     fire_event: false                 salttap/alert/<kind>/<jid> on the master bus (for reactors)
+//   reconcile:                          `run` indexes what the job cache holds (service/reconciler.h)
+//     enabled: true
+//     overlap_seconds: 5
+//     state_interval_seconds: 10
+//     max_spool_pending: 20000
 //   indexer: {...}                      service/indexer_config.h
 //   elasticsearch: {...}                Salt's returner block, accepted as is (indexer_config.h)
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -48,6 +54,15 @@
 
 namespace salttap::service {
 
+// `reconcile:` - `run` indexes what the job cache holds and the index may
+// lack (service/reconciler.h, docs/backfill.md).
+struct ReconcileConfig {
+  bool enabled = true;
+  Micros overlap = 120 * kMicrosPerSecond;        // read again before the recorded coverage
+  Micros state_interval = 10 * kMicrosPerSecond;  // coverage written to the state file this often
+  std::uint64_t max_spool_pending = 20'000;       // cache documents wait while the spool holds more
+};
+
 struct Config {
   std::optional<std::string> master_config;
   std::string master_id;
@@ -59,6 +74,7 @@ struct Config {
   std::optional<alerting::WebhookConfig> webhook;
   bool alert_fire_event = false;
   indexer::IndexerConfig indexer = default_indexer_config();
+  ReconcileConfig reconcile;
 };
 
 // The defaults (no file).

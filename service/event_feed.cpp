@@ -11,7 +11,7 @@ int LiveFeed::pump(const OnEvent& on_event, const OnBatchEnd& on_batch_end) {
   std::vector<tap::Event> events;
   while (!stop_()) {
     events.clear();
-    queue_.pop_all(events, poll_);
+    queue_.pop_all(events, busy_ && busy_() ? std::chrono::milliseconds(0) : poll_);
     for (const tap::Event& e : events) on_event(e);
     on_batch_end();
   }

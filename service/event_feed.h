@@ -37,11 +37,15 @@ class LiveFeed final : public EventFeed {
            std::chrono::milliseconds poll = std::chrono::milliseconds(200))
       : queue_(queue), stop_(std::move(stop)), poll_(poll) {}
   int pump(const OnEvent& on_event, const OnBatchEnd& on_batch_end) override;
+  // Work besides events waits (`run`'s reconcile pass): the next batch is
+  // taken without waiting for events when this says true.
+  void set_busy(std::function<bool()> busy) { busy_ = std::move(busy); }
 
  private:
   tap::EventQueue& queue_;
   std::function<bool()> stop_;
   std::chrono::milliseconds poll_;
+  std::function<bool()> busy_;
 };
 
 // Capture files (raw pub-socket bytes or JSON lines), one after the other,

@@ -13,6 +13,9 @@
 #include "service/document_pipeline.h"
 #include "service/document_sinks.h"
 #include "service/event_loop.h"
+#include "service/job_cache_location.h"
+#include "service/reconcile_state.h"
+#include "service/reconciler.h"
 #include "service/signals.h"
 #include "tap/event_source.h"
 #include "tap/tap_metrics.h"
@@ -62,11 +65,30 @@ int run_daemon(const RunOptions& options) {
     metrics_server = std::make_unique<MetricsServer>(
         options.metrics_listen, metrics, [&] { return source->stats().connected.load() && indexer.setup_done(); });
 
+  std::unique_ptr<ReconcileStateFile> coverage;
+  std::unique_ptr<Reconciler> reconciler;
+  if (!cfg.reconcile.enabled) {
+    log::info("run: reconcile is off (reconcile.enabled: false): jobs run while salttap was away are not indexed");
+  } else if (const auto why = no_local_job_cache(master)) {
+    log::warn("run: no reconcile: {} sets {}; salttap reconciles from the local_cache job cache only",
+              master.config_path, *why);
+  } else {
+    coverage = std::make_unique<ReconcileStateFile>(cfg.indexer.spool.dir / "reconcile.state");
+    reconciler = std::make_unique<Reconciler>(
+        cfg, job_cache_location(master, std::nullopt, "reconcile"), *coverage, pipeline, sink,
+        [&indexer] { return indexer.pending(); }, clock);
+  }
+
   EventLoopOptions loop;
   loop.give_up = [] { return stop_requested(); };
   loop.give_up_at_end = [] { return true; };  // stopping: what does not fit now is counted lost
   auto last_publish = real_steady_time().now() - std::chrono::hours(1);
+  bool reconcile_busy = false;
   loop.after_batch = [&] {
+    if (reconciler) {
+      const tap::QueueStats q = queue.stats();
+      reconcile_busy = reconciler->tick(source->stats().connected.load(), q.dropped, q.depth == 0);
+    }
     const auto now = real_steady_time().now();
     if (!metrics_server || now - last_publish < std::chrono::seconds(1)) return;
     last_publish = now;
@@ -75,12 +97,18 @@ int run_daemon(const RunOptions& options) {
     outlets.publish(metrics, pipeline.alerts());
     indexer::publish_document_metrics(metrics, pipeline.documents().stats());
     indexer.publish(metrics);
+    if (reconciler)
+      publish_reconcile_metrics(metrics, reconciler->counts(), reconciler->backfill_counts(), reconciler->cache_stats(),
+                                reconciler->pass_running());
   };
 
   indexer.start();
   source->start();
+  if (reconciler) reconciler->start();
   LiveFeed feed(queue, [] { return stop_requested(); });
+  feed.set_busy([&] { return reconcile_busy; });
   run_event_loop(feed, pipeline, sink, loop);
+  if (reconciler) reconciler->stop();
   log::info("run: stopping; {} documents wait in the spool", indexer.pending());
   source->stop();
   indexer.stop(options.drain);

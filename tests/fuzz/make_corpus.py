@@ -25,6 +25,8 @@ are only read. Writes, per target:
                          each behind the target's [kind] byte, and hand-made
                          ones (cut, trailing bytes, a bare pre-2018.3 return,
                          runner and minion-return loads, syndic lists)
+  corpus/reconcile_state/ `run`'s coverage record (service/reconcile_state.h) as
+                         written (with open jobs), and damaged: cut, extra lines, signs, CRLF
 Files named crash-* are regression inputs for fixed bugs, rec-* answers recorded
 from the real engines by record_bulk_seeds.py: both are never deleted.
 """
@@ -695,6 +697,32 @@ def job_cache_file_corpus(captures, out, written):
         write(d, f"edge-{name}", bytes([kind]) + data, written)
 
 
+# --- reconcile_state -----------------------------------------------------------
+
+def reconcile_state_corpus(out, written):
+    d = out / "reconcile_state"
+    good = "salttap-reconcile 1\nlive_until 1764633600000000\nopen_since {}\n"
+    seeds = {
+        "written": good.format("1764633000000000"),
+        "written-none-open": good.format("-"),
+        "cut": good.format("1764633000000000")[:40],
+        "no-newline-at-end": good.format("-").rstrip("\n"),
+        "extra-line": good.format("-") + "more 1\n",
+        "negative": "salttap-reconcile 1\nlive_until -5\nopen_since -\n",
+        "plus-sign": "salttap-reconcile 1\nlive_until +5\nopen_since -\n",
+        "overflow": "salttap-reconcile 1\nlive_until 99999999999999999999999\nopen_since -\n",
+        "crlf": good.format("-").replace("\n", "\r\n"),
+        "version-2": good.format("-").replace("reconcile 1", "reconcile 2"),
+        "open-jobs": good.format("1764633000000000") + "open 20251201000000000000\nopen 20251201000000000001_42\n",
+        "open-truncated": good.format("1764633000000000") + "open 20251201000000000000\nopen_truncated\n",
+        "after-truncated": good.format("-") + "open_truncated\nopen 1\n",
+        "open-empty-jid": good.format("-") + "open \n",
+        "empty": "",
+    }
+    for name, text in seeds.items():
+        write(d, name, text.encode(), written)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--captures", type=pathlib.Path, default=DEFAULT_CAPTURES)
@@ -704,7 +732,7 @@ def main():
         sys.exit(f"no captures under {args.captures}")
     written = []
     for target in ("frame_decoder", "event_decoder", "master_config", "spool_recovery", "bulk_result",
-                   "event_from_json", "server_info", "job_cache_file"):
+                   "event_from_json", "server_info", "job_cache_file", "reconcile_state"):
         d = args.out / target
         d.mkdir(parents=True, exist_ok=True)
         for f in d.iterdir():  # regenerate seeds; keep crash-* regressions and rec-* recordings
@@ -718,6 +746,7 @@ def main():
     event_from_json_corpus(args.captures, args.out, written)
     server_info_corpus(args.out, written)
     job_cache_file_corpus(args.captures, args.out, written)
+    reconcile_state_corpus(args.out, written)
     total = sum(p.stat().st_size for p in written)
     print(f"{len(written)} seed files, {total} bytes, in {args.out}")
 

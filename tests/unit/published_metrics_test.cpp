@@ -18,6 +18,7 @@
 #include "correlator/correlator_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
+#include "service/reconciler.h"
 #include "tap/tap_metrics.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/fake_steady_time.h"
@@ -81,6 +82,7 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   alerting::publish_alert_metrics(m, dispatcher, {&webhook, &fire});
 
   indexer::publish_document_metrics(m, indexer::DocumentStats{});
+  service::publish_reconcile_metrics(m, {}, {}, {}, false);
 
   const testing::TempDir dir;
   indexer::IndexerConfig config;

@@ -1,0 +1,124 @@
+#pragma once
+// Reconcile: while `run` taps the bus live, it also indexes what the
+// master's job cache holds that the index may lack (docs/backfill.md,
+// "Reconcile in run"): on its first start the cache's whole history, after
+// a stop or a crash the jobs of the gap, after a lost connection to the bus
+// or dropped events the jobs of that gap.
+//
+// Coverage is kept in the ReconcileStateFile: until when the bus was tapped
+// live without a gap, and when the oldest job then open began. A pass reads
+// the cache from there (less an overlap) with a JobCacheSource and decides,
+// job by job, on the pipeline thread between live batches:
+//
+//   known     the live correlator holds the job (it saw its `new`), or the
+//             last run's record says that run settled it: skipped
+//   followed  its late_grace has not passed (or live returns opened it as an
+//             orphan): its cached events go to the live correlator, which
+//             adopts an orphan, settles the job and takes later returns as
+//             they come, exactly as if it had seen the job begin
+//   indexed   older: the cache's verdict, through BackfillJob, with external
+//             versions below every live one (nothing live is overwritten)
+//
+// Live events keep priority: a pass advances only between live batches, a
+// few jobs at a time (more when the bus is quiet), and waits while the
+// spool holds more than `max_spool_pending` documents.
+
+#include <absl/container/flat_hash_set.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "common/clock.h"
+#include "common/metrics.h"
+#include "common/steady_time.h"
+#include "jobcache/cache_filesystem.h"
+#include "jobcache/job_cache_source.h"
+#include "service/backfill_job.h"
+#include "service/config.h"
+#include "service/document_pipeline.h"
+#include "service/job_cache_location.h"
+#include "service/reconcile_state.h"
+
+namespace salttap::service {
+
+struct ReconcileCounts {
+  std::uint64_t passes = 0;         // passes begun
+  std::uint64_t passes_failed = 0;  // the cache could not be read (logged)
+  std::uint64_t jobs_known = 0;     // the live correlator had them
+  std::uint64_t jobs_followed = 0;  // fed to the live correlator
+  std::uint64_t state_write_errors = 0;
+};
+
+class Reconciler {
+ public:
+  // `live`: `run`'s pipeline (its correlator takes followed jobs); `sink`
+  // takes the documents of indexed jobs; `spool_pending` says how many
+  // documents wait in the spool.
+  Reconciler(const Config& config, JobCacheLocation cache, ReconcileStateFile& state, DocumentPipeline& live,
+             DocumentSink& sink, std::function<std::uint64_t()> spool_pending, const Clock& clock,
+             jobcache::CacheFilesystem& fs = jobcache::posix_cache_filesystem(), SteadyTime& time = real_steady_time());
+  ~Reconciler();
+
+  // Before the first live event: reads the state file and plans the first
+  // pass.
+  void start();
+  // After each live batch: `connected` to the bus, `dropped` events so far
+  // (the tap's queue). Records coverage, plans a pass for a gap, writes the
+  // state file every `state_interval`, and reads a few jobs of a pass in
+  // progress (more when `quiet`: no live event waited). True while a pass
+  // has work left that it could do now (the feed then does not wait).
+  bool tick(bool connected, std::uint64_t dropped, bool quiet);
+  // At shutdown: the state file, with coverage until now.
+  void stop();
+
+  const ReconcileCounts& counts() const { return counts_; }
+  // Of the passes so far (indexed, still running, filtered, failed...).
+  const BackfillCounts& backfill_counts() const { return done_; }
+  const jobcache::JobCacheStats& cache_stats() const { return cache_done_; }
+  bool pass_running() const { return pass_ != nullptr; }
+
+ private:
+  struct Pass;
+  void plan(std::optional<Micros> since);  // nullopt: the whole cache
+  void begin_pass();
+  void end_pass();
+  bool claim(jobcache::JobRead& read);
+  void follow(jobcache::JobRead& read);
+  void write_state();
+
+  Config config_;
+  ReconcileConfig rc_;
+  JobCacheLocation cache_;
+  ReconcileStateFile& state_;
+  DocumentPipeline& live_;
+  DocumentSink& sink_;
+  std::function<std::uint64_t()> spool_pending_;
+  const Clock& clock_;
+  jobcache::CacheFilesystem& fs_;
+  SteadyTime& time_;
+
+  // The last run's record, for the first pass: jobs that began before
+  // `record_settled_before_` and are not in `record_open_` were settled by
+  // that run (its documents are in the spool or the engine).
+  std::optional<Micros> record_settled_before_;
+  absl::flat_hash_set<std::string> record_open_;
+
+  std::unique_ptr<Pass> pass_;
+  bool planned_ = false;
+  std::optional<Micros> planned_since_;  // of the next pass; nullopt with planned_: everything
+  Micros covered_until_ = 0;             // the bus was live without a gap until here
+  std::optional<Micros> gap_since_;      // a gap (disconnected, dropped events) began after this
+  std::uint64_t dropped_ = 0;
+  SteadyTime::time_point next_state_write_{};
+  ReconcileCounts counts_;
+  BackfillCounts done_;
+  jobcache::JobCacheStats cache_done_;
+};
+
+// salttap_reconcile_* (common/metric_catalog.h).
+void publish_reconcile_metrics(Metrics& metrics, const ReconcileCounts& counts, const BackfillCounts& backfill,
+                               const jobcache::JobCacheStats& cache, bool running);
+
+}  // namespace salttap::service

@@ -1,0 +1,199 @@
+"""`salttap run` reconciles from the master's job cache, against real Salt
+masters and a real OpenSearch 2.19.
+
+Per Salt series (the newest 3006.x and 3008.x of SALTTAP_SALT_VERSIONS):
+
+1. A ping runs before salttap ever started ("early"). `salttap run` starts
+   with an empty state directory: its first pass reads the whole job cache,
+   and the early ping is indexed with its verdict. A ping runs live.
+2. salttap is SIGKILLed (no goodbye: only the coverage record it wrote every
+   second survives). Jobs run meanwhile: a ping, a failing state run, a ping
+   with minion-b stopped. Then a `test.sleep` starts on minion-a, still
+   running when salttap comes back.
+3. `salttap run` starts again: every job of the gap is indexed once with its
+   real verdict and its returns; the sleep, whose return reaches the live
+   bus, is a job with its fun, user and target (not an orphan) and
+   succeeded; the live ping's documents are untouched. /metrics counts the
+   passes and what they did.
+4. The master restarts under salttap: the lost connection is logged as a gap,
+   a job right after the restart is indexed, and a pass reads the gap.
+
+Run:  .cache/venv/tools/bin/python -m pytest tests/integration/test_reconcile_real_salt.py -v
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import sys
+
+import pytest
+
+import saltlab
+from conftest import VERSIONS, WATCHER_MODE
+from test_backfill_real_salt import hits, jid_micros, newest_per_series, snapshot
+from test_index_real_salt import call, salt_jid, wait_until, _healthz, _no_events
+
+sys.path.insert(0, str(saltlab.REPO_ROOT / "tests" / "engines"))
+from engine import Engine  # noqa: E402
+
+MINIONS = sorted(saltlab.DEFAULT_MINIONS)
+MISSING_AFTER = 6       # correlator.missing_after_seconds: every job's deadline
+SEARCH_TIMEOUT = 120    # until documents are searchable (a busy 2-core box): a hang guard
+SLEEP = 12              # the job that spans the restart
+
+SERIES = [v for v in newest_per_series(VERSIONS) if not v.startswith("3007")]
+pytestmark = pytest.mark.parametrize("salt_lab", SERIES, indirect=True, ids=lambda v: f"salt-{v}")
+
+
+@pytest.fixture(autouse=True)
+def _needs_salttap():
+    if WATCHER_MODE != "salttap":
+        pytest.skip(f"SALTTAP_WATCHER={WATCHER_MODE}: reconcile needs the salttap binary")
+
+
+@pytest.fixture(scope="module")
+def opensearch(tmp_path_factory):
+    eng = Engine("opensearch", tmp_path_factory.mktemp("opensearch"))
+    try:
+        eng.start()
+        yield eng
+    finally:
+        eng.stop()
+
+
+def metric_value(text: str, sample: str) -> float:
+    m = re.search(rf"^{re.escape(sample)} (\S+)$", text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+def start_run(salttap_bin, config, lab, name):
+    port, = saltlab.free_ports(1)
+    tap = saltlab.EventWatcher(
+        [str(salttap_bin), "run", "--config", str(config), "--master-config", str(lab.master_conf_dir / "master"),
+         "--metrics-listen", f"127.0.0.1:{port}", "--drain-seconds", "5"],
+        name=name, log_dir=lab.log_dir, parse=_no_events)
+    metrics = f"http://127.0.0.1:{port}"
+    wait_until(lambda: tap.proc.poll() is None and _healthz(metrics), 60, "salttap /healthz", tap.diagnostics)
+    return tap, metrics
+
+
+def job_doc(url: str, jid: str, status: str | None = None):
+    docs = hits(url, "salt-jobs-*", [jid])
+    if len(docs) != 1:
+        return None
+    src = docs[0]["_source"]
+    return src if status is None or src["status"] == status else None
+
+
+def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_bin, opensearch, tmp_path, request):
+    url = opensearch.url
+    config = tmp_path / "salttap.yaml"
+    config.write_text(
+        f"correlator: {{missing_after_seconds: {MISSING_AFTER}}}\n"
+        "reconcile: {state_interval_seconds: 1, overlap_seconds: 1}\n"
+        "indexer:\n"
+        f"  hosts: [\"{url}\"]\n"
+        f"  spool: {{dir: {tmp_path / 'spool'}}}\n"
+        "  bulk: {max_docs: 200, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
+        "backoff_max_ms: 2000}\n")
+    watchers = []
+    request.node._watchers = watchers
+    restart_b = False
+    try:
+        # ---- 1. a job before salttap ever ran; the first start reads the whole cache
+        early = salt_jid(lab, ["*", "test.ping"], t=10)
+        tap, metrics = start_run(salttap_bin, config, lab, "salttap-run-first")
+        watchers.append(tap)
+        tap.wait_stderr(r"reconcile: no record of an earlier run", timeout=30)
+        wait_until(lambda: job_doc(url, early, "succeeded"), SEARCH_TIMEOUT, f"the early job {early}",
+                   tap.diagnostics)
+        live = salt_jid(lab, ["*", "test.ping"], t=10)
+        wait_until(lambda: job_doc(url, live, "succeeded") and len(hits(url, "salt-returns-*", [live])) == 2,
+                   SEARCH_TIMEOUT, f"the live job {live}", tap.diagnostics)
+        # The coverage record: past the live job (and the overlap), nothing open.
+        state = tmp_path / "spool" / "reconcile.state"
+
+        def covered():
+            text = state.read_text() if state.exists() else ""
+            m = re.search(r"^live_until (\d+)$", text, re.M)
+            return m and int(m.group(1)) > jid_micros(live) + 3_000_000 and "open_since -" in text
+        wait_until(covered, 30, "the coverage record past the live job", tap.diagnostics)
+        live_docs = snapshot(url, [live])
+
+        # ---- 2. SIGKILL: jobs run while salttap is dead
+        tap.proc.send_signal(signal.SIGKILL)
+        tap.proc.wait(timeout=30)
+        tap.stop()
+        ping = salt_jid(lab, ["*", "test.ping"], t=10)
+        failed_state = salt_jid(lab, ["*", "state.apply", "fail"], t=30)
+        lab.stop_minion("minion-b")
+        restart_b = True
+        missing = salt_jid(lab, ["*", "test.ping"], t=3)
+        r = lab.salt(["--async", "--show-jid", "minion-a", "test.sleep", str(SLEEP)], check=False)
+        m = re.search(r"(\d{20})", r.stdout)
+        assert m, f"no jid from salt --async: {r.stdout!r} {r.stderr!r}"
+        sleep = m.group(1)
+
+        # ---- 3. back: the gap is read from the cache
+        tap, metrics = start_run(salttap_bin, config, lab, "salttap-run-again")
+        watchers.append(tap)
+        tap.wait_stderr(r"reconcile: the bus was tapped until", timeout=30)
+        want = {ping: "succeeded", failed_state: "failed", missing: "missing", sleep: "succeeded"}
+        for jid, status in want.items():
+            wait_until(lambda: job_doc(url, jid, status), SEARCH_TIMEOUT + SLEEP, f"job {jid} {status}",
+                       tap.diagnostics)
+        for jid in want:
+            src = job_doc(url, jid)
+            assert src["kind"] == "job", src
+            assert src["user"] == "root" and src["tgt"], src
+        assert job_doc(url, sleep)["fun"] == "test.sleep"
+        assert job_doc(url, sleep)["minions"]["expected"] == ["minion-a"]
+        assert job_doc(url, missing)["minions"]["missing"] == ["minion-b"]
+        assert job_doc(url, failed_state)["states"]["failed"] == 4
+
+        def returns_complete():
+            by = {(h["_source"]["jid"], h["_source"]["minion"]): h["_source"]["status"]
+                  for h in hits(url, "salt-returns-*", list(want))}
+            return by if len(by) == 2 * 3 + 1 else None
+        by = wait_until(returns_complete, SEARCH_TIMEOUT, "every return of the gap", tap.diagnostics)
+        assert by[(missing, "minion-b")] == "missing" and by[(missing, "minion-a")] == "succeeded", by
+        assert by[(sleep, "minion-a")] == "succeeded", by
+        assert all(by[(failed_state, mid)] == "failed" for mid in MINIONS), by
+
+        # the live job: as the live stream wrote it; every job once
+        assert snapshot(url, [live]) == live_docs
+        assert len(hits(url, "salt-jobs-*", [early, live, *want])) == 6
+
+        text = wait_until(lambda: (lambda t: t if metric_value(t, "salttap_reconcile_running") == 0 and
+                                   metric_value(t, "salttap_reconcile_passes_total") >= 1 else None)(
+                              call(f"{metrics}/metrics")[1]), 60, "the pass done on /metrics", tap.diagnostics)
+        read = sum(metric_value(text, f'salttap_reconcile_jobs_total{{outcome="{o}"}}')
+                   for o in ("indexed", "followed"))
+        assert read >= 3, text
+        assert metric_value(text, 'salttap_reconcile_errors_total{error="state_write"}') == 0, text
+        passes = metric_value(text, "salttap_reconcile_passes_total")
+
+        # ---- 4. the master restarts under salttap: the gap is read when the bus is back
+        lab.start_minion("minion-b", wait=False)
+        lab.restart_master()
+        restart_b = False
+        after = salt_jid(lab, ["*", "test.ping"], t=10)
+        tap.wait_stderr(r"reconcile: not connected to the bus since", timeout=60)
+        wait_until(lambda: job_doc(url, after, "succeeded"), SEARCH_TIMEOUT, f"job {after} after the restart",
+                   tap.diagnostics)
+        wait_until(lambda: metric_value(call(f"{metrics}/metrics")[1], "salttap_reconcile_passes_total") > passes,
+                   60, "a pass for the restart's gap", tap.diagnostics)
+    finally:
+        for w in watchers:
+            if w.proc.poll() is None:
+                w.proc.send_signal(signal.SIGTERM)
+                try:
+                    w.proc.wait(timeout=60)
+                except Exception:
+                    pass
+            w.stop()
+        if restart_b:
+            if not lab.minions["minion-b"].running():
+                lab.start_minion("minion-b", wait=False)
+            lab.wait_minions(["minion-b"])  # later tests need two minions
