@@ -84,7 +84,7 @@ def hits(url: str, index: str, jids: list[str]) -> list[dict]:
     call(f"{url}/{index}/_refresh", "POST")
     status, got = call(f"{url}/{index}/_search", "POST",
                        {"size": 1000, "version": True, "query": {"terms": {"jid": jids}}})
-    if status == 404:
+    if status in (404, 503):  # no such index yet, or its primary shard not started yet
         return []
     assert status == 200, f"search {index}: {status} {got}"
     return got["hits"]["hits"]

@@ -75,10 +75,12 @@ def call(url: str, method: str = "GET", body=None, timeout: float = 30.0):
 
 
 def search(url: str, index: str, query: dict, size: int = 100) -> list[dict]:
-    """Hits (sources) of `query` in `index` after a refresh; [] while the index is absent."""
+    """Hits (sources) of `query` in `index` after a refresh; [] while the index is absent or starting."""
     call(f"{url}/{index}/_refresh", "POST")
     status, got = call(f"{url}/{index}/_search", "POST", {"size": size, "query": query})
-    if status == 404:
+    # 404: no such index yet; 503 "all shards failed": it was just created and
+    # its primary shard is not started yet. Both: nothing searchable yet.
+    if status in (404, 503):
         return []
     assert status == 200, f"search {index}: {status} {got}"
     return [h["_source"] for h in got["hits"]["hits"]]
