@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/log.h"
+#include "common/version.h"
 #include "service/backfill.h"
 #include "service/config.h"
 #include "service/fire_command.h"
@@ -35,6 +36,8 @@ int usage_error(const char* command, const std::string& why) {
 int run_cli(int argc, char** argv) {
   CLI::App app{"salttap - know what your Salt fleet actually did"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "salttap " + std::string(version()),
+                       "Print the version (and the git describe of the tree it was built from) and exit");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Debug logging");
   std::string config_path;

@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/metrics_server.h"
 #include "common/steady_time.h"
+#include "common/version.h"
 #include "correlator/correlator_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
@@ -70,6 +71,7 @@ int run_daemon(const RunOptions& options) {
     const auto now = real_steady_time().now();
     if (!metrics_server || now - last_publish < std::chrono::seconds(1)) return;
     last_publish = now;
+    publish_build_info(metrics);
     tap::publish_tap_metrics(metrics, source->stats(), queue.stats());
     correlator::publish_correlator_metrics(metrics, pipeline.correlator());
     outlets.publish(metrics, pipeline.alerts());
