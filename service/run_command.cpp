@@ -11,10 +11,12 @@
 #include "correlator/correlator_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
+#include "service/daemon_heartbeat.h"
 #include "service/document_pipeline.h"
 #include "service/document_sinks.h"
 #include "service/event_loop.h"
 #include "service/signals.h"
+#include "service/systemd_notifier.h"
 #include "tap/event_source.h"
 #include "tap/tap_metrics.h"
 
@@ -63,12 +65,26 @@ int run_daemon(const RunOptions& options) {
     metrics_server = std::make_unique<MetricsServer>(
         options.metrics_listen, metrics, [&] { return source->stats().connected.load() && indexer.setup_done(); });
 
+  SystemdNotifier notifier;
+  DaemonHeartbeat heartbeat(notifier, real_steady_time().now(), [&] {
+    return DaemonSnapshot{source->stats().events.load(), source->stats().connected.load(), indexer.pending(),
+                          indexer.setup_done(), indexer.engine_reachable()};
+  });
+  if (const auto interval = notifier.watchdog_interval())
+    log::info("run: systemd watchdog every {} ms", interval->count() / 1000);
+
   EventLoopOptions loop;
-  loop.give_up = [] { return stop_requested(); };
+  // Asked every backpressure wait while the spool is full: the pipeline is
+  // waiting on purpose, not wedged, so the watchdog is fed there too.
+  loop.give_up = [&] {
+    heartbeat.tick(real_steady_time().now());
+    return stop_requested();
+  };
   loop.give_up_at_end = [] { return true; };  // stopping: what does not fit now is counted lost
   auto last_publish = real_steady_time().now() - std::chrono::hours(1);
   loop.after_batch = [&] {
     const auto now = real_steady_time().now();
+    heartbeat.tick(now);
     if (!metrics_server || now - last_publish < std::chrono::seconds(1)) return;
     last_publish = now;
     publish_build_info(metrics);
@@ -83,6 +99,7 @@ int run_daemon(const RunOptions& options) {
   source->start();
   LiveFeed feed(queue, [] { return stop_requested(); });
   run_event_loop(feed, pipeline, sink, loop);
+  heartbeat.stopping();
   log::info("run: stopping; {} documents wait in the spool", indexer.pending());
   source->stop();
   indexer.stop(options.drain);
