@@ -138,6 +138,12 @@ def debian12_root(tmp_path_factory) -> Path:
     unpacked = run("tar", "-C", root, "-xf", tarball)
     assert unpacked.returncode == 0, unpacked.stderr
     shutil.copy("/etc/resolv.conf", root / "etc/resolv.conf")
+    # apt in the new root fetches over HTTPS as debootstrap did: trust what the host trusts
+    # (minbase has no ca-certificates; a proxy's own CA may be among the host's).
+    host_cas = Path("/etc/ssl/certs/ca-certificates.crt")
+    if host_cas.exists():
+        (root / "etc/ssl/certs").mkdir(parents=True, exist_ok=True)
+        shutil.copy(host_cas, root / "etc/ssl/certs/ca-certificates.crt")
     yield root
     shutil.rmtree(root, ignore_errors=True)
 
