@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "common/log.h"
@@ -30,8 +31,8 @@ void SystemdNotifier::send(std::string_view message) {
   const int rc = sd_notify(0, text.c_str());
   if (rc > 0) return;
   if (failures_++ == 0)
-    log::warn("systemd notify: could not send {} ({}); later failures are counted only", text,
-              rc < 0 ? "error " + std::to_string(-rc) : "NOTIFY_SOCKET gone");
+    log::warn("systemd notify: could not send {} ({}); later ones are not logged", text,
+              rc < 0 ? std::strerror(-rc) : "NOTIFY_SOCKET gone");
 }
 
 }  // namespace salttap::service

@@ -26,7 +26,7 @@ class SystemdNotifier {
   void stopping() { send("STOPPING=1"); }
   void watchdog() { send("WATCHDOG=1"); }
 
-  // Messages that could not be sent (the socket went away): counted, logged once.
+  // Messages that could not be sent (the socket went away): counted; the first is logged.
   std::uint64_t failures() const { return failures_; }
 
  private:
