@@ -24,3 +24,5 @@ find_library(XXHASH_LIBRARY xxhash REQUIRED)
 add_library(salttap_xxhash INTERFACE)
 target_include_directories(salttap_xxhash SYSTEM INTERFACE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(salttap_xxhash INTERFACE ${XXHASH_LIBRARY})
+# libsystemd-dev: sd_notify (READY, STATUS, STOPPING, WATCHDOG) for the Type=notify unit.
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)

@@ -1,30 +1,130 @@
 #include "common/log.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
-#include <chrono>
-#include <cstdio>
+#include <charconv>
+#include <cstdlib>
 #include <mutex>
 
 #include <fmt/chrono.h>
 
+#include "common/json_writer.h"
+#include "common/text.h"
+
 namespace salttap::log {
 namespace {
 std::atomic<Level> g_level{Level::info};
+std::atomic<Format> g_format{detect_format(std::getenv("JOURNAL_STREAM"), 2)};
+std::atomic<std::FILE*> g_output{nullptr};  // nullptr: stderr
 std::mutex g_mutex;
 constexpr std::string_view kNames[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+constexpr std::string_view kJsonNames[] = {"debug", "info", "warning", "error"};
+constexpr int kSyslogPriorities[] = {7, 6, 4, 3};  // LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERR
+
+std::size_t index_of(Level level) { return static_cast<std::size_t>(level); }
+
+// "run: indexing to ..." -> "run": the part of salttap a message comes from,
+// when it starts with one lowercase word and a colon.
+std::string_view component_of(std::string_view message) {
+  const auto colon = message.find(": ");
+  if (colon == std::string_view::npos || colon == 0 || colon > 32) return {};
+  const std::string_view word = message.substr(0, colon);
+  for (char c : word)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) return {};
+  return word;
+}
+
+std::string json_line(Level level, std::chrono::system_clock::time_point time, std::string_view message) {
+  std::string clean;  // log messages may quote bytes from the bus: keep the line valid JSON
+  append_utf8_replacing(clean, message);
+  std::string line;
+  json::StringOut out{line};
+  json::Writer w(out);
+  w.StartObject();
+  json::key(w, "time");
+  const auto seconds = std::chrono::floor<std::chrono::seconds>(time);
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(time - seconds).count();
+  json::string(w, fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06}Z", seconds, micros));
+  json::key(w, "level");
+  json::string(w, kJsonNames[index_of(level)]);
+  json::key(w, "message");
+  json::string(w, clean);
+  json::key(w, "fields");
+  w.StartObject();
+  json::key(w, "program");
+  json::string(w, "salttap");
+  if (const std::string_view component = component_of(clean); !component.empty()) {
+    json::key(w, "component");
+    json::string(w, component);
+  }
+  w.EndObject();
+  w.EndObject();
+  line.push_back('\n');
+  return line;
+}
+
 }  // namespace
 
 void set_level(Level level) { g_level = level; }
 bool enabled(Level level) { return level >= g_level.load(std::memory_order_relaxed); }
 
+void set_format(Format format) { g_format = format; }
+Format format() { return g_format.load(); }
+
+std::optional<Format> parse_format(std::string_view name) {
+  if (name == "plain") return Format::plain;
+  if (name == "journal") return Format::journal;
+  if (name == "json") return Format::json;
+  return std::nullopt;
+}
+
+Format detect_format(const char* journal_stream, int fd) {
+  if (journal_stream == nullptr) return Format::plain;
+  const std::string_view s(journal_stream);
+  const auto colon = s.find(':');
+  if (colon == std::string_view::npos) return Format::plain;
+  unsigned long long dev = 0, ino = 0;
+  const auto parse = [](std::string_view part, unsigned long long& value) {
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    return ec == std::errc() && end == part.data() + part.size() && !part.empty();
+  };
+  if (!parse(s.substr(0, colon), dev) || !parse(s.substr(colon + 1), ino)) return Format::plain;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Format::plain;
+  // systemd's own check (sd_journal_stream_fd's documentation): stderr may
+  // have been redirected since systemd set the variable.
+  return st.st_dev == dev && st.st_ino == ino ? Format::journal : Format::plain;
+}
+
+std::string format_line(Format format, Level level, std::chrono::system_clock::time_point time,
+                        std::string_view message) {
+  switch (format) {
+    case Format::journal: {
+      // journald makes an entry per line: keep one message in one entry.
+      std::string line = fmt::format("<{}>{} ", kSyslogPriorities[index_of(level)], kNames[index_of(level)]);
+      for (char c : message) line.push_back(c == '\n' ? ' ' : c);
+      line.push_back('\n');
+      return line;
+    }
+    case Format::json:
+      return json_line(level, time, message);
+    case Format::plain:
+      break;
+  }
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z salttap {} {}\n", std::chrono::floor<std::chrono::seconds>(time),
+                     kNames[index_of(level)], message);
+}
+
+void set_output(std::FILE* out) { g_output = out; }
+
 void write(Level level, std::string_view message) {
-  const auto now = std::chrono::system_clock::now();
-  const std::string line =
-      fmt::format("{:%Y-%m-%dT%H:%M:%S}Z salttap {} {}\n", std::chrono::floor<std::chrono::milliseconds>(now),
-                  kNames[static_cast<int>(level)], message);
+  const std::string line = format_line(g_format.load(), level, std::chrono::system_clock::now(), message);
+  std::FILE* out = g_output.load();
+  if (out == nullptr) out = stderr;
   std::lock_guard lock(g_mutex);
-  std::fwrite(line.data(), 1, line.size(), stderr);
-  std::fflush(stderr);
+  std::fwrite(line.data(), 1, line.size(), out);
+  std::fflush(out);
 }
 
 }  // namespace salttap::log

@@ -6,8 +6,8 @@
 // documents the same table; tests/unit/metric_catalog_test.cpp checks that the
 // two agree and that every name follows the scheme:
 //   salttap_<component>_<what>[_<unit>][_total]
-// component: tap, correlator, alerting, indexer, spool, reconcile; units in base units
-// (seconds, bytes); counters, and only counters, end in _total.
+// component: build, tap, correlator, alerting, indexer, spool, reconcile; units
+// in base units (seconds, bytes); counters, and only counters, end in _total.
 
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +21,8 @@ std::string_view to_string(MetricType type);
 
 // One per metric family, in the order of the table (and of /metrics).
 enum class MetricId : std::uint8_t {
+  // the binary
+  build_info,
   // tap
   tap_read_bytes,
   tap_frames,
@@ -100,6 +102,9 @@ inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(MetricId::r
 struct MetricLabel {
   std::string_view name;
   std::span<const std::string_view> values;  // every value it may take
+  // The one value is fixed by the build (the version): the documentation
+  // names it `<name>` rather than listing it.
+  bool from_build = false;
 };
 
 struct MetricSpec {

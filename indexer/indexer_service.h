@@ -55,6 +55,8 @@ class IndexerService {
   // Whether returns should carry `return_flat`: known once setup succeeded.
   std::optional<bool> return_flat() const;
   bool setup_done() const { return setup_ok_.load(); }
+  // Whether the last bulk request got an answer (false before the first).
+  bool engine_reachable() const { return shipper_->engine_reachable(); }
   std::uint64_t pending() const;  // spooled, not yet acknowledged
   // Stops shipping after up to `drain` for in-flight batches; the spool keeps
   // the rest for the next start. Interrupts the setup's wait or request.

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/log.h"
+#include "common/version.h"
 #include "service/backfill.h"
 #include "service/config.h"
 #include "service/fire_command.h"
@@ -35,8 +36,16 @@ int usage_error(const char* command, const std::string& why) {
 int run_cli(int argc, char** argv) {
   CLI::App app{"salttap - know what your Salt fleet actually did"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "salttap " + std::string(version()),
+                       "Print the version (and the git describe of the tree it was built from) and exit");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Debug logging");
+  std::string log_format = "auto";
+  app.add_option("--log-format", log_format,
+                 "auto: journal when stderr is systemd's journal (JOURNAL_STREAM), else plain; plain: time, "
+                 "level, message; journal: <N> syslog priority, no time; json: one JSON object per line")
+      ->check(CLI::IsMember({"auto", "plain", "journal", "json"}))
+      ->capture_default_str();
   std::string config_path;
 
   auto* check_cmd = app.add_subcommand("check-config", "Validate a salttap config file and exit");
@@ -170,6 +179,7 @@ int run_cli(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (verbose) log::set_level(log::Level::debug);
+  if (const auto format = log::parse_format(log_format)) log::set_format(*format);  // else auto: detected at start
   if (watch_cmd->parsed()) {
     if (watch.jobs && !watch_filter.tags.empty())
       return usage_error("watch",

@@ -7,9 +7,11 @@
 #include "common/log.h"
 #include "common/metrics_server.h"
 #include "common/steady_time.h"
+#include "common/version.h"
 #include "correlator/correlator_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
+#include "service/daemon_heartbeat.h"
 #include "service/document_pipeline.h"
 #include "service/document_sinks.h"
 #include "service/event_loop.h"
@@ -17,6 +19,7 @@
 #include "service/reconcile_state.h"
 #include "service/reconciler.h"
 #include "service/signals.h"
+#include "service/systemd_notifier.h"
 #include "tap/event_source.h"
 #include "tap/tap_metrics.h"
 
@@ -79,8 +82,21 @@ int run_daemon(const RunOptions& options) {
         [&indexer] { return indexer.pending(); }, clock);
   }
 
+  SystemdNotifier notifier;
+  DaemonHeartbeat heartbeat(notifier, real_steady_time().now(), [&] {
+    return DaemonSnapshot{source->stats().events.load(), source->stats().connected.load(), indexer.pending(),
+                          indexer.setup_done(), indexer.engine_reachable()};
+  });
+  if (const auto interval = notifier.watchdog_interval())
+    log::info("run: systemd watchdog every {} ms", interval->count() / 1000);
+
   EventLoopOptions loop;
-  loop.give_up = [] { return stop_requested(); };
+  // Asked every backpressure wait while the spool is full: the pipeline is
+  // waiting on purpose, not wedged, so the watchdog is fed there too.
+  loop.give_up = [&] {
+    heartbeat.tick(real_steady_time().now());
+    return stop_requested();
+  };
   loop.give_up_at_end = [] { return true; };  // stopping: what does not fit now is counted lost
   auto last_publish = real_steady_time().now() - std::chrono::hours(1);
   bool reconcile_busy = false;
@@ -90,8 +106,10 @@ int run_daemon(const RunOptions& options) {
       reconcile_busy = reconciler->tick(source->stats().connected.load(), q.dropped, q.depth == 0);
     }
     const auto now = real_steady_time().now();
+    heartbeat.tick(now);
     if (!metrics_server || now - last_publish < std::chrono::seconds(1)) return;
     last_publish = now;
+    publish_build_info(metrics);
     tap::publish_tap_metrics(metrics, source->stats(), queue.stats());
     correlator::publish_correlator_metrics(metrics, pipeline.correlator());
     outlets.publish(metrics, pipeline.alerts());
@@ -108,6 +126,7 @@ int run_daemon(const RunOptions& options) {
   LiveFeed feed(queue, [] { return stop_requested(); });
   feed.set_busy([&] { return reconcile_busy; });
   run_event_loop(feed, pipeline, sink, loop);
+  heartbeat.stopping();
   if (reconciler) reconciler->stop();
   log::info("run: stopping; {} documents wait in the spool", indexer.pending());
   source->stop();

@@ -4,6 +4,7 @@
 #include "alerting/configured_outlets.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
+#include "common/version.h"
 #include "correlator/correlator.h"
 #include "correlator/correlator_metrics.h"
 #include "correlator/job_json.h"
@@ -73,6 +74,7 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
                                                      [&] { return source->stats().connected.load(); });
   const auto publish = [&] {
     if (!metrics_server) return;
+    publish_build_info(metrics);
     tap::publish_tap_metrics(metrics, source->stats(), queue.stats());
     if (!jobs) return;
     correlator::publish_correlator_metrics(metrics, *jobs);

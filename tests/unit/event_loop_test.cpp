@@ -202,5 +202,17 @@ TEST(CaptureFeed, StepsTheReplayClockToEachEventsStampAndNeverBack) {
   EXPECT_EQ(seen, expected);
 }
 
+// `run` feeds systemd's watchdog at each batch end: an idle bus must still end batches.
+TEST(LiveFeed, EndsABatchAtEveryPollWhenTheBusIsIdle) {
+  tap::EventQueue queue;
+  int batch_ends = 0;
+  LiveFeed feed(
+      queue, [&] { return batch_ends >= 3; }, std::chrono::milliseconds(5));
+  int events = 0;
+  EXPECT_EQ(feed.pump([&](const tap::Event&) { ++events; }, [&] { ++batch_ends; }), 0);
+  EXPECT_EQ(batch_ends, 3);
+  EXPECT_EQ(events, 0);
+}
+
 }  // namespace
 }  // namespace salttap::service

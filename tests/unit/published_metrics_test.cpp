@@ -15,6 +15,7 @@
 #include "alerting/alert_metrics.h"
 #include "common/clock.h"
 #include "common/metrics.h"
+#include "common/version.h"
 #include "correlator/correlator_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
@@ -70,6 +71,7 @@ std::set<std::string> every_label_set(const MetricSpec& spec) {
 TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   Metrics m;
 
+  publish_build_info(m);
   tap::publish_tap_metrics(m, tap::TapStats{}, tap::QueueStats{});
 
   const ManualClock clock(0);
