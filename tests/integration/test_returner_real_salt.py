@@ -5,7 +5,7 @@ Per Salt series (the newest 3006.x, 3007.x and 3008.x of SALTTAP_SALT_VERSIONS):
 1. The lab's master gets `master_job_cache: salttap` (deploy/salt/returners) in
    master.d and is restarted; `salttap run` indexes its bus into OpenSearch
    under a prefix of its own.
-2. Jobs: a ping, a `cmd.run`, a failing state run, an `--async` job with
+2. Jobs: a ping, a `cmd.run`, a job on a list target, a failing state run, an `--async` job with
    keyword arguments, a runner, a ping with minion-b stopped.
 3. Salt's `jobs` runner is asked (in-process through Salt's runner loader,
    which is what `salt-run` runs): `lookup_jid` (also `missing=True`),
@@ -133,6 +133,7 @@ def test_jobs_runner_answers_from_the_indices(lab, salttap_bin, opensearch, tmp_
         # ---- 2. the jobs
         ping = salt_jid(lab, ["*", "test.ping"], t=10)
         echo = salt_jid(lab, ["*", "cmd.run", "echo hello"], t=10)
+        listed = salt_jid(lab, ["-L", "minion-a,minion-b", "test.echo", "listed"], t=10)
         failed_state = salt_jid(lab, ["minion-a", "state.apply", "fail"], t=30)
         r = lab.salt(["--async", "*", "test.arg", "one", "two", "colour=blue"])
         asynced = re.search(r"job ID: (\d+)", r.stdout).group(1)
@@ -143,7 +144,7 @@ def test_jobs_runner_answers_from_the_indices(lab, salttap_bin, opensearch, tmp_
         end = datetime.now() + timedelta(seconds=1)
 
         # ---- every job settled in the engine, the runner's return event there too
-        jids = {ping: 2, echo: 2, failed_state: 1, asynced: 2, missing: 2}
+        jids = {ping: 2, echo: 2, listed: 2, failed_state: 1, asynced: 2, missing: 2}
 
         def indexed():
             docs = {d["jid"]: d for d in search(url, f"{prefix}-jobs-*", {"match_all": {}}, size=100)}
@@ -158,7 +159,7 @@ def test_jobs_runner_answers_from_the_indices(lab, salttap_bin, opensearch, tmp_
             return runners[0]["jid"] if settled and counted and events else None
         runner = wait_until(indexed, SEARCH_TIMEOUT, "every job, return and the runner's return "
                             "event in the engine", tap.diagnostics)
-        jobs = [ping, echo, failed_state, asynced, runner, missing]
+        jobs = [ping, echo, listed, failed_state, asynced, runner, missing]
 
         queries = []
         for jid in jobs:
@@ -194,8 +195,8 @@ def test_jobs_runner_answers_from_the_indices(lab, salttap_bin, opensearch, tmp_
         assert lookup[failed_state]["outputter"] == "highstate", lookup[failed_state]
         assert lookup[missing] == {"minion-a": True}, lookup[missing]
         assert answers[4 * len(jobs)]["ok"] == {"minion-a": True, "minion-b": "Minion did not return"}
-        listed = answers[4 * len(jobs) + 1]["ok"]
-        assert set(jobs) <= set(listed), sorted(listed)
+        found = answers[4 * len(jobs) + 1]["ok"]
+        assert set(jobs) <= set(found), sorted(found)
         assert answers[4 * jobs.index(failed_state) + 3]["ok"] == {"minion-a": True}  # a return
         assert answers[4 * jobs.index(missing) + 3]["ok"] == {"minion-a": True, "minion-b": False}
 

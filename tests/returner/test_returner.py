@@ -124,6 +124,20 @@ def test_writes_go_to_local_cache_and_local_answers_first(run, engine, tmp_path)
     assert log == []
 
 
+def test_a_return_load_does_not_replace_the_published_load(run):
+    # what the master's store_job sends a job cache other than local_cache
+    ret_load = {"jid": JID, "id": "a", "fun": "test.arg", "return": "x", "retcode": 0}
+    runner = "20261201101010999999"
+    runner_load = {"jid": runner, "id": MASTER, "tgt": MASTER, "fun": "runner.test.arg",
+                   "return": {"fun": "runner.test.arg"}, "user": "root"}
+    results, _ = run([["salttap", "save_load", [JID, LOAD, ["a"]]], ["salttap", "save_load", [JID, ret_load]],
+                      ["salttap", "save_load", [runner, runner_load, []]], ["salttap", "get_load", [JID]],
+                      ["salttap", "get_load", [runner]]], elasticsearch={"hosts": ["127.0.0.1:9"]})
+    got = ok(results)
+    assert got[3] == dict(LOAD, Minions=["a"])
+    assert got[4] == runner_load  # the first load of a runner is its return load
+
+
 def test_the_indices_answer_in_local_cache_shapes(run, engine):
     engine.add("salt-jobs-2026.12.01",
                job_doc(JID, fun="state.apply", args=["fail", {"__kwarg__": True, "test": True}]),
@@ -144,6 +158,13 @@ def test_the_indices_answer_in_local_cache_shapes(run, engine):
     assert log == []
     for req in engine.searches():
         assert {"term": {"master": MASTER}} in req["body"]["query"]["bool"]["filter"], req
+
+
+def test_a_list_target_comes_back_as_a_list(run, engine):
+    engine.add("salt-jobs-2026.12.01", job_doc(JID, tgt="a,b", tgt_type="list"))
+    results, _ = run([["salttap", "get_load", [JID]], ["salttap", "get_jids", []]], **es(engine.url))
+    load, jids = ok(results)
+    assert load["tgt"] == ["a", "b"] and jids[JID]["Target"] == ["a", "b"]
 
 
 def test_a_runner_comes_back_as_the_master_stored_it(run, engine):

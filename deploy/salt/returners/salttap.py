@@ -110,6 +110,13 @@ def returner(load):
 
 
 def save_load(jid, clear_load, minions=None, recurse_count=0):
+    # For any job cache but local_cache, the master (salt.utils.job.store_job)
+    # calls save_load again with every minion's return load, which would
+    # replace the published load; for local_cache it skips that call when the
+    # job's load is already there. The same rule here keeps the cache as the
+    # default one would be.
+    if isinstance(clear_load, dict) and "return" in clear_load and _local_read("get_load", {}, jid):
+        return None
     return _local("save_load")(jid, clear_load, minions=minions)
 
 
@@ -349,6 +356,9 @@ def _load_from_job(s, doc, with_minions=True):
     load = {"jid": doc.get("jid"), "fun": doc.get("fun"), "arg": doc.get("args") or [],
             "tgt": doc.get("tgt"), "tgt_type": doc.get("tgt_type"), "user": doc.get("user")}
     load = {k: v for k, v in load.items() if v is not None}
+    if load.get("tgt_type") == "list" and isinstance(load.get("tgt"), str):
+        # salttap joins a list target with commas; the master kept the list
+        load["tgt"] = load["tgt"].split(",") if load["tgt"] else []
     if with_minions:
         minions = (doc.get("minions") or {}).get("expected") or []
         expected = (doc.get("counts") or {}).get("expected")
