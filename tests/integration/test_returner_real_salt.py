@@ -86,6 +86,21 @@ def ask(lab: saltlab.SaltLab, queries: list, overrides: dict | None = None) -> d
     return got
 
 
+def runner_stamp_blanked(answer):
+    """The answer with a runner return's `_stamp` blanked (checked present): the
+    master stores the return with the stamp of an earlier moment than its `ret`
+    event, which is what the indices keep (docs/returner.md)."""
+    if isinstance(answer, dict):
+        out = {k: runner_stamp_blanked(v) for k, v in answer.items()}
+        if str(answer.get("fun", "")).startswith("runner.") and "return" in answer:
+            assert re.match(r"\d{4}-\d\d-\d\dT", str(answer.get("_stamp", ""))), answer
+            out["_stamp"] = "<stamp>"
+        return out
+    if isinstance(answer, list):
+        return [runner_stamp_blanked(v) for v in answer]
+    return answer
+
+
 def salt_time(t: datetime) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S")
 
@@ -208,6 +223,7 @@ def test_jobs_runner_answers_from_the_indices(lab, salttap_bin, opensearch, tmp_
         assert gone["results"][0]["ok"].get("Result") == {}, gone  # purged indeed
         from_indices = ask(lab, queries)
         for q, want, got in zip(queries, stock["results"], from_indices["results"]):
+            want, got = runner_stamp_blanked(want), runner_stamp_blanked(got)
             assert got == want, f"{q}:\n  stock local_cache: {want}\n  from the indices:  {got}"
         assert from_indices["log"] == [], from_indices["log"]
         # salt-run itself (this stores a runner job of its own, so it comes last)

@@ -4,7 +4,8 @@
 
 OPTS_JSON: master opts laid over Salt's defaults (cachedir, returner_dirs,
 elasticsearch, salttap, ...). CALLS_JSON: [[returner, function, args], ...],
-e.g. [["salttap", "get_load", ["2026..."]], ["local_cache", "get_load", [...]]].
+e.g. [["salttap", "get_load", ["2026..."]], ["local_cache", "get_load", [...]]];
+["new-loader", "", []] makes a new loader, as every MasterMinion does.
 Prints one JSON document: {"results": [...], "log": [the returners' WARNING+ lines]}.
 Tuples and bytes come out as JSON would print them (lists, text).
 """
@@ -39,6 +40,10 @@ def main():
     returners = salt.loader.returners(opts, {})
     results = []
     for name, fun, args in calls:
+        if name == "new-loader":  # what each MasterMinion does: the module loaded again
+            returners = salt.loader.returners(opts, {})
+            results.append({"ok": None})
+            continue
         try:
             results.append({"ok": returners[f"{name}.{fun}"](*args)})
         except Exception as exc:  # pylint: disable=broad-except

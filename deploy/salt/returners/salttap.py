@@ -31,7 +31,9 @@ import json
 import logging
 import os
 import ssl
+import sys
 import threading
+import types
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -55,10 +57,18 @@ DEFAULT_TIMEOUT = 10.0
 # Functions salttap does not index by default, and that the stock cache keeps.
 NOISE_FUNS = ("saltutil.find_job", "saltutil.running")
 
-_state_lock = threading.Lock()
-_engine_down = False  # one log line per outage, not one per call
+# Salt loads this module again for every loader it makes (each MasterMinion,
+# each runner call), so what must last as long as the process lives in a
+# module of its own: whether the engine is down (one log line per outage, not
+# one per call or per loader) and the outputters already looked up.
+_STATE = sys.modules.setdefault("_salttap_returner_state", types.ModuleType("_salttap_returner_state"))
+if not hasattr(_STATE, "lock"):
+    _STATE.lock = threading.Lock()
+    _STATE.engine_down = False
+    _STATE.outputters = {}
+_state_lock = _STATE.lock
+_outputters = _STATE.outputters
 _local_loader = {"opts_id": None, "loader": None}
-_outputters = {}
 
 
 class EngineError(Exception):
@@ -314,14 +324,13 @@ def _master_filter(s):
 
 def _engine(what, fallback, read):
     """read(settings), or fallback when the engine cannot answer (logged once)."""
-    global _engine_down
     try:
         s = _settings()
         got = read(s)
     except Exception as exc:  # pylint: disable=broad-except
         with _state_lock:
-            first = not _engine_down
-            _engine_down = True
+            first = not _STATE.engine_down
+            _STATE.engine_down = True
         if first:
             log.warning(
                 "salttap returner: the engine cannot answer (%s: %s); answering "
@@ -331,9 +340,9 @@ def _engine(what, fallback, read):
             )
         return fallback
     with _state_lock:
-        if _engine_down:
+        if _STATE.engine_down:
             log.warning("salttap returner: the engine answers again")
-        _engine_down = False
+        _STATE.engine_down = False
     return got
 
 
