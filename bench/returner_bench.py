@@ -76,7 +76,8 @@ def master_config(base: Path, salttap_conf: Path) -> Path:
     conf = base / "master"
     root = base / "root"
     conf.write_text(json.dumps({
-        "root_dir": str(root), "cachedir": str(base / "cache"), "pki_dir": str(root / "pki"),
+        # every path under root_dir, or Salt puts root_dir in front of it
+        "root_dir": str(base), "cachedir": str(base / "cache"), "pki_dir": str(root / "pki"),
         "sock_dir": str(root / "s"), "log_file": str(root / "master.log"), "id": "bench-master",
         "user": os.environ.get("USER", "root"), "returner_dirs": [str(ROOT / "deploy" / "salt" / "returners")],
         "salttap": {"config": str(salttap_conf)}, "keep_jobs_seconds": 0, "log_level_logfile": "warning",
