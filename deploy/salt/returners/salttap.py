@@ -35,7 +35,6 @@ import sys
 import threading
 import types
 import urllib.error
-import urllib.parse
 import urllib.request
 from datetime import datetime
 
@@ -54,8 +53,6 @@ __virtualname__ = "salttap"
 # Documents per search request: a page, never the whole index at once.
 PAGE_SIZE = 1000
 DEFAULT_TIMEOUT = 10.0
-# Functions salttap does not index by default, and that the stock cache keeps.
-NOISE_FUNS = ("saltutil.find_job", "saltutil.running")
 
 # Salt loads this module again for every loader it makes (each MasterMinion,
 # each runner call), so what must last as long as the process lives in a
@@ -172,13 +169,11 @@ def _settings():
     opts = _opts()
     own = opts.get("salttap") or {}
     conf = {}
-    source = "elasticsearch: block of the master config"
     if own.get("config"):
         if _yaml is None:
             raise EngineError("salt.utils.yaml is not available")
         with open(own["config"], encoding="utf-8") as fh:
             conf = _yaml.safe_load(fh) or {}
-        source = own["config"]
     returner_block = conf.get("elasticsearch") if own.get("config") else opts.get("elasticsearch")
     indexer = conf.get("indexer") or {}
     if own.get("config") and not returner_block and not indexer:
@@ -198,7 +193,6 @@ def _settings():
         "timeout": DEFAULT_TIMEOUT,
         "master": own.get("master_id") or conf.get("master_id") or opts.get("id"),
         "page_size": int(own.get("page_size", PAGE_SIZE)),
-        "source": source,
     }
     # Salt's returner block first, salttap's indexer section refines it.
     scheme = "https://" if returner_block.get("use_ssl") else "http://"
