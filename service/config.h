@@ -28,9 +28,15 @@
 //               max_attempts: 8, backoff_initial_ms: 1000, backoff_max_ms: 60000,
 //               tls: {verify: true, ca_file: ..., client_cert: ..., client_key: ...}}
 //     fire_event: false                 salttap/alert/<kind>/<jid> on the master bus (for reactors)
+//   checkpoint:                         the correlator's open jobs across restarts (docs/checkpoint.md)
+//     enabled: true
+//     path: ""                          default: correlator.checkpoint beside the spool directory
+//     interval_seconds: 10              written when something changed, and at shutdown
 //   indexer: {...}                      service/indexer_config.h
 //   elasticsearch: {...}                Salt's returner block, accepted as is (indexer_config.h)
 
+#include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -48,6 +54,12 @@
 
 namespace salttap::service {
 
+struct CheckpointConfig {
+  bool enabled = true;
+  std::filesystem::path path;  // empty: checkpoint_path() picks it
+  std::chrono::milliseconds interval{10'000};
+};
+
 struct Config {
   std::optional<std::string> master_config;
   std::string master_id;
@@ -58,8 +70,13 @@ struct Config {
   bool alert_log = true;
   std::optional<alerting::WebhookConfig> webhook;
   bool alert_fire_event = false;
+  CheckpointConfig checkpoint;
   indexer::IndexerConfig indexer = default_indexer_config();
 };
+
+// Where `run` keeps its checkpoint: checkpoint.path, else
+// correlator.checkpoint in the spool directory's parent (the state directory).
+std::filesystem::path checkpoint_path(const Config& config);
 
 // The defaults (no file).
 Config default_config();

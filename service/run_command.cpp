@@ -10,6 +10,7 @@
 #include "correlator/correlator_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
+#include "service/checkpoint_keeper.h"
 #include "service/document_pipeline.h"
 #include "service/document_sinks.h"
 #include "service/event_loop.h"
@@ -49,6 +50,14 @@ int run_daemon(const RunOptions& options) {
   alerting::AlertOutlets outlets = alerting::make_alert_outlets(alert_outlets_config(cfg, options.bus));
   for (const auto& o : outlets.all) pipeline.add_alert_outlet(o);
   SpoolSink sink(indexer);
+  std::unique_ptr<CheckpointKeeper> checkpoint;
+  if (cfg.checkpoint.enabled) {
+    checkpoint =
+        std::make_unique<CheckpointKeeper>(checkpoint_path(cfg), cfg.checkpoint.interval, pipeline.correlator(), clock);
+    checkpoint->restore();  // before the first live event
+  } else {
+    log::info("run: checkpoint off: jobs open at shutdown will be orphans after a restart");
+  }
 
   tap::ReaderOptions reader_options;
   reader_options.endpoint = options.bus.pub();
@@ -67,6 +76,7 @@ int run_daemon(const RunOptions& options) {
   loop.give_up_at_end = [] { return true; };  // stopping: what does not fit now is counted lost
   auto last_publish = real_steady_time().now() - std::chrono::hours(1);
   loop.after_batch = [&] {
+    if (checkpoint) checkpoint->maybe_write();  // the batch's documents are in the spool already
     const auto now = real_steady_time().now();
     if (!metrics_server || now - last_publish < std::chrono::seconds(1)) return;
     last_publish = now;
@@ -75,12 +85,14 @@ int run_daemon(const RunOptions& options) {
     outlets.publish(metrics, pipeline.alerts());
     indexer::publish_document_metrics(metrics, pipeline.documents().stats());
     indexer.publish(metrics);
+    if (checkpoint) publish_checkpoint_metrics(metrics, checkpoint->file().stats());
   };
 
   indexer.start();
   source->start();
   LiveFeed feed(queue, [] { return stop_requested(); });
   run_event_loop(feed, pipeline, sink, loop);
+  if (checkpoint) checkpoint->write_at_shutdown();  // the pipeline has stopped: nothing changes the jobs any more
   log::info("run: stopping; {} documents wait in the spool", indexer.pending());
   source->stop();
   indexer.stop(options.drain);

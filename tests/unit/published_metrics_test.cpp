@@ -18,6 +18,7 @@
 #include "correlator/correlator_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
+#include "service/checkpoint_file.h"
 #include "tap/tap_metrics.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/fake_steady_time.h"
@@ -74,6 +75,7 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   const ManualClock clock(0);
   const correlator::Correlator correlator({}, clock, [](correlator::JobUpdate, const correlator::Job&) {});
   correlator::publish_correlator_metrics(m, correlator);
+  service::publish_checkpoint_metrics(m, service::CheckpointStats{});
 
   testing::FakeSteadyTime time;
   const alerting::AlertDispatcher dispatcher({});
