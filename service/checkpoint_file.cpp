@@ -66,9 +66,18 @@ bool CheckpointFile::write(const correlator::CorrelatorSnapshot& snapshot, Micro
   const std::string error = write_atomically(path_, temp_path(), bytes);
   if (!error.empty()) {
     ++stats_.write_failures;
-    log::warn("checkpoint: cannot write {}: {}; the previous checkpoint stays", path_.string(), error);
+    // A lasting fault (a read-only disk) would log every interval: the 1st,
+    // 10th, 100th... failure in a row is logged, the rest counted.
+    if (++failures_in_a_row_ == next_logged_failure_) {
+      next_logged_failure_ *= 10;
+      log::warn("checkpoint: cannot write {}: {}; the previous checkpoint stays ({} failures in a row)",
+                path_.string(), error, failures_in_a_row_);
+    }
     return false;
   }
+  if (failures_in_a_row_ > 0) log::info("checkpoint: written again after {} failures", failures_in_a_row_);
+  failures_in_a_row_ = 0;
+  next_logged_failure_ = 1;
   ++stats_.writes;
   stats_.last_write_bytes = bytes.size();
   stats_.last_write_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

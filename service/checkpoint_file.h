@@ -51,6 +51,8 @@ class CheckpointFile {
 
   std::filesystem::path path_;
   CheckpointStats stats_;
+  std::uint64_t failures_in_a_row_ = 0;
+  std::uint64_t next_logged_failure_ = 1;
 };
 
 void publish_checkpoint_metrics(Metrics& metrics, const CheckpointStats& stats);

@@ -1,5 +1,7 @@
 #include "service/checkpoint_keeper.h"
 
+#include <system_error>
+
 #include "common/log.h"
 
 namespace salttap::service {
@@ -11,7 +13,12 @@ CheckpointKeeper::CheckpointKeeper(std::filesystem::path path, std::chrono::mill
       correlator_(correlator),
       clock_(clock),
       time_(time),
-      last_write_(time.now()) {}
+      last_write_(time.now()) {
+  // The state directory may not exist yet when the spool's is elsewhere; a
+  // failure here shows as a failed write, logged and counted.
+  std::error_code ec;
+  if (file_.path().has_parent_path()) std::filesystem::create_directories(file_.path().parent_path(), ec);
+}
 
 std::size_t CheckpointKeeper::restore() {
   auto snapshot = file_.load();

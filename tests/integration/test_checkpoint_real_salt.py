@@ -10,7 +10,7 @@
 2. A corrupt checkpoint file: salttap logs a WARN naming the file and why, counts it, moves
    it aside, starts, and indexes a live job.
 
-Salt versions: the newest 3006.x and the newest of SALTTAP_SALT_VERSIONS for the restart,
+Salt versions: the newest 3006.x, 3007.x and 3008.x of SALTTAP_SALT_VERSIONS for the restart,
 the newest alone for the corrupt file.
 
 Run:  .cache/venv/tools/bin/python -m pytest tests/integration/test_checkpoint_real_salt.py -v
@@ -47,9 +47,17 @@ def _version_key(v: str) -> tuple:
     return tuple(int(x) for x in re.findall(r"\d+", v))
 
 
+def newest_per_series(versions: list[str]) -> list[str]:
+    newest: dict[str, str] = {}
+    for v in versions:
+        series = v.split(".")[0]
+        if series not in newest or _version_key(v) > _version_key(newest[series]):
+            newest[series] = v
+    return sorted(newest.values(), key=_version_key)
+
+
 NEWEST = max(VERSIONS, key=_version_key)
-OLDER = [max((v for v in VERSIONS if v.startswith("3006.")), key=_version_key, default=None)]
-RESTART_VERSIONS = sorted({NEWEST, *(v for v in OLDER if v)}, key=_version_key)
+RESTART_VERSIONS = newest_per_series(VERSIONS)
 
 
 @pytest.fixture(autouse=True)

@@ -489,7 +489,7 @@ TEST(CheckpointKeeper, WritesAfterTheIntervalWhenSomethingChangedAndAtShutdown) 
   testing::FakeSteadyTime time;
   ManualClock clock(1'795'980'269'000'000);
   correlator::Correlator c({}, clock, [](JobUpdate, const Job&) {});
-  CheckpointKeeper keeper(dir.path() / "cp", std::chrono::seconds(10), c, clock, time);
+  CheckpointKeeper keeper(dir.path() / "state" / "cp", std::chrono::seconds(10), c, clock, time);
   EXPECT_EQ(keeper.restore(), 0U);
   keeper.maybe_write();
   EXPECT_EQ(keeper.file().stats().writes, 0U);  // nothing changed, interval not passed
@@ -506,7 +506,7 @@ TEST(CheckpointKeeper, WritesAfterTheIntervalWhenSomethingChangedAndAtShutdown) 
   EXPECT_EQ(keeper.file().stats().writes, 2U);
 
   correlator::Correlator restarted({}, clock, [](JobUpdate, const Job&) {});
-  CheckpointKeeper again(dir.path() / "cp", std::chrono::seconds(10), restarted, clock, time);
+  CheckpointKeeper again(dir.path() / "state" / "cp", std::chrono::seconds(10), restarted, clock, time);
   EXPECT_EQ(again.restore(), 1U);
   EXPECT_EQ(restarted.tracked_jobs(), 1U);
   EXPECT_EQ(again.file().stats().restored_jobs, 1U);
