@@ -70,8 +70,8 @@ bool CheckpointFile::write(const correlator::CorrelatorSnapshot& snapshot, Micro
     // 10th, 100th... failure in a row is logged, the rest counted.
     if (++failures_in_a_row_ == next_logged_failure_) {
       next_logged_failure_ *= 10;
-      log::warn("checkpoint: cannot write {}: {}; the previous checkpoint stays ({} failures in a row)",
-                path_.string(), error, failures_in_a_row_);
+      log::warn("checkpoint: cannot write {}: {}; the previous checkpoint stays ({} failures in a row)", path_.string(),
+                error, failures_in_a_row_);
     }
     return false;
   }
