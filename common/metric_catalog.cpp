@@ -24,6 +24,8 @@ constexpr std::string_view kSpoolDropReasons[] = {"full", "too_large", "io_error
 constexpr std::string_view kCorruptFound[] = {"recovery", "read"};
 constexpr std::string_view kRequestFailures[] = {"transport", "http_429", "http_5xx",   "http_413",
                                                  "http_auth", "http_4xx", "http_other", "bad_response"};
+constexpr std::string_view kCheckpointErrors[] = {"unreadable",      "truncated", "bad_magic",
+                                                  "unknown_version", "bad_crc",   "invalid"};
 constexpr std::string_view kDeadLetterDestinations[] = {"index", "file"};
 constexpr std::string_view kReconcileOutcomes[] = {"indexed", "running", "followed", "known", "not_read"};
 constexpr std::string_view kReconcileErrors[] = {"cache_unreadable", "state_write"};
@@ -39,6 +41,7 @@ constexpr MetricLabel kDocSkipLabels[] = {{"reason", kDocSkipReasons}};
 constexpr MetricLabel kSpoolDropLabels[] = {{"class", kDocClasses}, {"reason", kSpoolDropReasons}};
 constexpr MetricLabel kCorruptLabels[] = {{"found", kCorruptFound}};
 constexpr MetricLabel kRequestFailureLabels[] = {{"reason", kRequestFailures}};
+constexpr MetricLabel kCheckpointErrorLabels[] = {{"reason", kCheckpointErrors}};
 constexpr MetricLabel kDeadLetterLabels[] = {{"destination", kDeadLetterDestinations}};
 constexpr MetricLabel kReconcileOutcomeLabels[] = {{"outcome", kReconcileOutcomes}};
 constexpr MetricLabel kReconcileErrorLabels[] = {{"error", kReconcileErrors}};
@@ -103,6 +106,34 @@ constexpr MetricSpec kCatalog[] = {
      "Jobs evicted early: over max_jobs"},
     {M::correlator_tracked_jobs, "salttap_correlator_tracked_jobs", gauge, {}, "Jobs held in memory"},
     {M::correlator_known_minions, "salttap_correlator_known_minions", gauge, {}, "Minion ids known"},
+    {M::correlator_checkpoint_writes,
+     "salttap_correlator_checkpoint_writes_total",
+     counter,
+     {},
+     "Checkpoints of the open jobs written"},
+    {M::correlator_checkpoint_write_failures,
+     "salttap_correlator_checkpoint_write_failures_total",
+     counter,
+     {},
+     "Checkpoint writes that failed (the previous checkpoint stays)"},
+    {M::correlator_checkpoint_restored_jobs,
+     "salttap_correlator_checkpoint_restored_jobs_total",
+     counter,
+     {},
+     "Jobs taken back from the checkpoint at start"},
+    {M::correlator_checkpoint_restore_errors, "salttap_correlator_checkpoint_restore_errors_total", counter,
+     kCheckpointErrorLabels, "Checkpoints ignored at start, by reason (moved aside to <path>.bad)"},
+    {M::correlator_checkpoint_bytes, "salttap_correlator_checkpoint_bytes", gauge, {}, "Size of the last checkpoint"},
+    {M::correlator_checkpoint_last_write_duration_seconds,
+     "salttap_correlator_checkpoint_last_write_duration_seconds",
+     gauge,
+     {},
+     "How long the last checkpoint took to encode and write"},
+    {M::correlator_checkpoint_last_write_timestamp_seconds,
+     "salttap_correlator_checkpoint_last_write_timestamp_seconds",
+     gauge,
+     {},
+     "When the last checkpoint was written (Unix time; 0: not yet)"},
 
     {M::alerting_alerts, "salttap_alerting_alerts_total", counter, kAlertKindLabels, "Alerts raised, by kind"},
     {M::alerting_deliveries, "salttap_alerting_deliveries_total", counter, kOutletLabels,

@@ -51,6 +51,13 @@ enum class MetricId : std::uint8_t {
   correlator_evicted_jobs,
   correlator_tracked_jobs,
   correlator_known_minions,
+  correlator_checkpoint_writes,
+  correlator_checkpoint_write_failures,
+  correlator_checkpoint_restored_jobs,
+  correlator_checkpoint_restore_errors,
+  correlator_checkpoint_bytes,
+  correlator_checkpoint_last_write_duration_seconds,
+  correlator_checkpoint_last_write_timestamp_seconds,
   // alerting
   alerting_alerts,
   alerting_deliveries,

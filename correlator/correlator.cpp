@@ -59,6 +59,7 @@ std::size_t Correlator::memory_bytes() const {
 
 void Correlator::on_event(const tap::Event& e) {
   ++stats_.events;
+  ++revision_;
   const std::string_view tag = e.tag();
   if (tag.starts_with("salt/job/")) {
     // salt/job/<jid>/<what>[/<minion>[/<n>]], split once.
@@ -370,6 +371,7 @@ void Correlator::advance() {
     timers_.pop();
     Job* job = find_job(jid);
     if (!job || job->next_check != at) continue;  // stale timer
+    ++revision_;
     if (job->settled)
       evict(jid, /*early=*/false);
     else

@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "correlator/audit.h"
 #include "correlator/correlator_config.h"
+#include "correlator/correlator_snapshot.h"
 #include "correlator/job.h"
 #include "correlator/minion_registry.h"
 #include "correlator/redactor.h"
@@ -89,6 +90,17 @@ class Correlator {
   // emitted as final.
   void settle_all();
 
+  // Every tracked job as plain data (correlator_snapshot.h).
+  CorrelatorSnapshot snapshot() const;
+  // Takes the snapshot's jobs in, after the ones already tracked, with their
+  // timers; the next advance() fires what fell due while nothing ran (a
+  // deadline passed while down settles with the live rules). A jid already
+  // tracked is kept as it is. Returns how many jobs were taken in.
+  std::size_t restore(const CorrelatorSnapshot& snapshot);
+  // Grows with every event and every timer fired: a checkpoint writer skips
+  // writing while it has not moved.
+  std::uint64_t revision() const { return revision_; }
+
   const CorrelatorStats& stats() const { return stats_; }
   const MinionRegistry& minions() const { return minions_; }
   std::size_t tracked_jobs() const { return jobs_.size(); }
@@ -141,6 +153,7 @@ class Correlator {
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::map<std::uint64_t, std::string> order_;  // open jobs by opening order, for the cap and final flush
   std::uint64_t next_seq_ = 0;
+  std::uint64_t revision_ = 0;
   CorrelatorStats stats_;
 };
 

@@ -78,7 +78,25 @@ void load_reconcile(const YAML::Node& n, Config& c) {
   if (r.state_interval <= 0) throw ConfigError("reconcile.state_interval_seconds: must be positive");
 }
 
+void load_checkpoint(const YAML::Node& n, Config& c) {
+  only_keys(n, "checkpoint", {"enabled", "path", "interval_seconds"});
+  if (!n) return;
+  c.checkpoint.enabled = get<bool>(n, "enabled", "checkpoint", true);
+  c.checkpoint.path = get<std::string>(n, "path", "checkpoint", "");
+  const double interval = get<double>(n, "interval_seconds", "checkpoint", 10);
+  if (!(interval >= 0.1 && interval <= 86400)) throw ConfigError("checkpoint.interval_seconds: between 0.1 and 86400");
+  c.checkpoint.interval = std::chrono::milliseconds(static_cast<long>(interval * 1000));
+}
+
 }  // namespace
+
+std::filesystem::path checkpoint_path(const Config& config) {
+  if (!config.checkpoint.path.empty()) return config.checkpoint.path;
+  const std::filesystem::path spool = config.indexer.spool.dir.lexically_normal();
+  std::filesystem::path state = spool.has_filename() ? spool.parent_path() : spool.parent_path().parent_path();
+  if (state.empty()) state = ".";
+  return state / "correlator.checkpoint";
+}
 
 Config default_config() {
   Config c;
@@ -93,8 +111,8 @@ Config load_config(const std::string& path) {
     const YAML::Node root = YAML::LoadFile(path);
     if (root.IsNull()) return c;
     only_keys(root, "top level",
-              {"master_config", "master_id", "correlator", "audit", "redaction", "alerts", "reconcile", "indexer",
-               "elasticsearch"});
+              {"master_config", "master_id", "correlator", "audit", "redaction", "alerts", "checkpoint", "reconcile",
+               "indexer", "elasticsearch"});
     if (root["master_config"]) c.master_config = root["master_config"].as<std::string>();
     c.master_id = get<std::string>(root, "master_id", "master_id", "");
     load_correlator(root["correlator"], c);
@@ -109,6 +127,7 @@ Config load_config(const std::string& path) {
       c.redactor = std::make_shared<correlator::Redactor>(correlator::parse_redaction_config(r));
     load_alerts(root["alerts"], c);
     load_reconcile(root["reconcile"], c);
+    load_checkpoint(root["checkpoint"], c);
     // The returner block first: salttap's own section refines it.
     apply_returner_block(root["elasticsearch"], c.indexer);
     apply_indexer_section(root["indexer"], c.indexer);

@@ -28,6 +28,10 @@
 //               max_attempts: 8, backoff_initial_ms: 1000, backoff_max_ms: 60000,
 //               tls: {verify: true, ca_file: ..., client_cert: ..., client_key: ...}}
 //     fire_event: false                 salttap/alert/<kind>/<jid> on the master bus (for reactors)
+//   checkpoint:                         the correlator's open jobs across restarts (docs/checkpoint.md)
+//     enabled: true
+//     path: ""                          default: correlator.checkpoint beside the spool directory
+//     interval_seconds: 10              written when something changed, and at shutdown
 //   reconcile:                          `run` indexes what the job cache holds (service/reconciler.h)
 //     enabled: true
 //     overlap_seconds: 5
@@ -36,7 +40,9 @@
 //   indexer: {...}                      service/indexer_config.h
 //   elasticsearch: {...}                Salt's returner block, accepted as is (indexer_config.h)
 
+#include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -54,11 +60,17 @@
 
 namespace salttap::service {
 
+struct CheckpointConfig {
+  bool enabled = true;
+  std::filesystem::path path;  // empty: checkpoint_path() picks it
+  std::chrono::milliseconds interval{10'000};
+};
+
 // `reconcile:` - `run` indexes what the job cache holds and the index may
 // lack (service/reconciler.h, docs/backfill.md).
 struct ReconcileConfig {
   bool enabled = true;
-  Micros overlap = 120 * kMicrosPerSecond;        // read again before the recorded coverage
+  Micros overlap = 5 * kMicrosPerSecond;          // read again before the recorded coverage (clock skew)
   Micros state_interval = 10 * kMicrosPerSecond;  // coverage written to the state file this often
   std::uint64_t max_spool_pending = 20'000;       // cache documents wait while the spool holds more
 };
@@ -73,9 +85,14 @@ struct Config {
   bool alert_log = true;
   std::optional<alerting::WebhookConfig> webhook;
   bool alert_fire_event = false;
+  CheckpointConfig checkpoint;
   indexer::IndexerConfig indexer = default_indexer_config();
   ReconcileConfig reconcile;
 };
+
+// Where `run` keeps its checkpoint: checkpoint.path, else
+// correlator.checkpoint in the spool directory's parent (the state directory).
+std::filesystem::path checkpoint_path(const Config& config);
 
 // The defaults (no file).
 Config default_config();

@@ -11,6 +11,7 @@
 #include "correlator/correlator_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
+#include "service/checkpoint_keeper.h"
 #include "service/daemon_heartbeat.h"
 #include "service/document_pipeline.h"
 #include "service/document_sinks.h"
@@ -55,6 +56,14 @@ int run_daemon(const RunOptions& options) {
   alerting::AlertOutlets outlets = alerting::make_alert_outlets(alert_outlets_config(cfg, options.bus));
   for (const auto& o : outlets.all) pipeline.add_alert_outlet(o);
   SpoolSink sink(indexer);
+  std::unique_ptr<CheckpointKeeper> checkpoint;
+  if (cfg.checkpoint.enabled) {
+    checkpoint =
+        std::make_unique<CheckpointKeeper>(checkpoint_path(cfg), cfg.checkpoint.interval, pipeline.correlator(), clock);
+    checkpoint->restore();  // before the first live event
+  } else {
+    log::info("run: checkpoint off: jobs open at shutdown will be orphans after a restart");
+  }
 
   tap::ReaderOptions reader_options;
   reader_options.endpoint = options.bus.pub();
@@ -101,6 +110,7 @@ int run_daemon(const RunOptions& options) {
   auto last_publish = real_steady_time().now() - std::chrono::hours(1);
   bool reconcile_busy = false;
   loop.after_batch = [&] {
+    if (checkpoint) checkpoint->maybe_write();  // the batch's documents are in the spool already
     if (reconciler) {
       const tap::QueueStats q = queue.stats();
       reconcile_busy = reconciler->tick(source->stats().connected.load(), q.dropped, q.depth == 0);
@@ -115,6 +125,7 @@ int run_daemon(const RunOptions& options) {
     outlets.publish(metrics, pipeline.alerts());
     indexer::publish_document_metrics(metrics, pipeline.documents().stats());
     indexer.publish(metrics);
+    if (checkpoint) publish_checkpoint_metrics(metrics, checkpoint->file().stats());
     if (reconciler)
       publish_reconcile_metrics(metrics, reconciler->counts(), reconciler->backfill_counts(), reconciler->cache_stats(),
                                 reconciler->pass_running());
@@ -127,6 +138,7 @@ int run_daemon(const RunOptions& options) {
   feed.set_busy([&] { return reconcile_busy; });
   run_event_loop(feed, pipeline, sink, loop);
   heartbeat.stopping();
+  if (checkpoint) checkpoint->write_at_shutdown();  // the pipeline has stopped: nothing changes the jobs any more
   if (reconciler) reconciler->stop();
   log::info("run: stopping; {} documents wait in the spool", indexer.pending());
   source->stop();

@@ -19,6 +19,7 @@
 #include "correlator/correlator_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
+#include "service/checkpoint_file.h"
 #include "service/reconciler.h"
 #include "tap/tap_metrics.h"
 #include "tests/support/fake_http.h"
@@ -77,6 +78,7 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   const ManualClock clock(0);
   const correlator::Correlator correlator({}, clock, [](correlator::JobUpdate, const correlator::Job&) {});
   correlator::publish_correlator_metrics(m, correlator);
+  service::publish_checkpoint_metrics(m, service::CheckpointStats{});
 
   testing::FakeSteadyTime time;
   const alerting::AlertDispatcher dispatcher({});
