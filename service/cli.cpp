@@ -227,7 +227,13 @@ int run_cli(int argc, char** argv) {
       ->capture_default_str();
   add_engine_options(*minions_cmd, minions_output.format);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints the error (or the help, code 0)
+    // jobs and minions promise exit 2 for every bad option (docs/commands.md).
+    return code != 0 && (jobs_cmd->parsed() || minions_cmd->parsed()) ? 2 : code;
+  }
   if (verbose) log::set_level(log::Level::debug);
   if (const auto format = log::parse_format(log_format)) log::set_format(*format);  // else auto: detected at start
   if (watch_cmd->parsed()) {
