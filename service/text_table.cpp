@@ -10,6 +10,7 @@ namespace salttap::service {
 namespace {
 
 constexpr std::size_t kDefaultWidth = 100;
+constexpr std::size_t kReadable = 16;
 constexpr std::size_t kMinShrunk = 8;
 constexpr std::string_view kGap = "  ";
 
@@ -91,24 +92,35 @@ std::string render(const Table& table, std::size_t width, bool colour) {
       if (shown[c]) sum += widths[c], ++columns;
     return sum + (columns > 0 ? (columns - 1) * kGap.size() : 0);
   };
-  // Narrow the widest shrinkable column, one column at a time, until it fits.
-  while (total() > width) {
-    std::size_t widest = n;
-    for (std::size_t c = 0; c < n; ++c)
-      if (table.columns[c].shrinkable && widths[c] > kMinShrunk && (widest == n || widths[c] > widths[widest]))
-        widest = c;
-    if (widest == n) break;
-    widths[widest] -= std::min(widths[widest] - kMinShrunk, total() - width);
-  }
-  // Then hide columns, the least needed first.
-  while (total() > width) {
-    std::size_t victim = n;
-    for (std::size_t c = 0; c < n; ++c)
-      if (shown[c] && table.columns[c].drop > 0 && (victim == n || table.columns[c].drop > table.columns[victim].drop))
-        victim = c;
-    if (victim == n) break;
-    shown[victim] = false;
-  }
+  // Narrow the widest shrinkable column, one column at a time, until it
+  // fits or each is down to `floor`.
+  const auto narrow = [&](std::size_t floor) {
+    while (total() > width) {
+      std::size_t widest = n;
+      for (std::size_t c = 0; c < n; ++c)
+        if (shown[c] && table.columns[c].shrinkable && widths[c] > floor && (widest == n || widths[c] > widths[widest]))
+          widest = c;
+      if (widest == n) return;
+      widths[widest] -= std::min(widths[widest] - floor, total() - width);
+    }
+  };
+  // Hide columns, the least needed first, until it fits.
+  const auto hide = [&] {
+    while (total() > width) {
+      std::size_t victim = n;
+      for (std::size_t c = 0; c < n; ++c)
+        if (shown[c] && table.columns[c].drop > 0 &&
+            (victim == n || table.columns[c].drop > table.columns[victim].drop))
+          victim = c;
+      if (victim == n) return;
+      shown[victim] = false;
+    }
+  };
+  // Text stays readable (kReadable) before a column is hidden; only then is
+  // it cut further.
+  narrow(kReadable);
+  hide();
+  narrow(kMinShrunk);
 
   std::string out;
   const auto line = [&](const auto& cell_of) {

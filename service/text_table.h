@@ -43,8 +43,8 @@ std::string fit(std::string_view text, std::size_t width);
 std::string paint(std::string_view text, Colour colour);
 
 // The table, one "\n"-ended line per row, each at most `width` columns when
-// narrowing the shrinkable columns (each keeps at least 8) and then hiding
-// the droppable ones can make it so.
+// narrowing the shrinkable columns to 16, then hiding the droppable ones,
+// then narrowing to 8 can make it so.
 std::string render(const Table& table, std::size_t width, bool colour);
 
 }  // namespace salttap::service

@@ -364,5 +364,14 @@ TEST(TextTable, CutsTheWidestShrinkableColumnAtACharacter) {
   EXPECT_EQ(fit("abcdef", 3), "ab…");
 }
 
+TEST(TextTable, HidesTheLeastNeededColumnBeforeCuttingTextBelowSixteen) {
+  Table t{{{"A"}, {"LONG", true}, {"X", false, false, 1}, {"Y", false, false, 2}},
+          {{{"aaaa"}, {"0123456789abcdefghij"}, {"xx"}, {"yy"}}}};
+  const std::string out = render(t, 26, false);
+  EXPECT_EQ(out, "A     LONG              X\naaaa  0123456789abcde…  xx\n");
+  // Narrower still: every droppable column goes, then the text is cut to 8.
+  EXPECT_EQ(render(t, 14, false), "A     LONG\naaaa  0123456…\n");
+}
+
 }  // namespace
 }  // namespace salttap::service
