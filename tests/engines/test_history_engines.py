@@ -1,6 +1,7 @@
-"""`salttap jobs`, `salttap jobs show` and `salttap minions` against a real OpenSearch 2.19.
+"""`salttap jobs`, `salttap jobs show` and `salttap minions` against real OpenSearch 2.19 and
+Elasticsearch 7.17.
 
-The engine is loaded with every capture of both Salt releases through `salttap replay --ship`
+Each engine is loaded with every capture of both Salt releases through `salttap replay --ship`
 (one stream, in recorded order, as one master saw them). What each command must print is
 computed independently: from the documents `salttap replay --output documents` says the engine
 ends up with (the final version of each _id), with plain Python predicates for each filter.
@@ -23,7 +24,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import ROOT, Engine, call  # noqa: E402
+from engine import FLAVORS, ROOT, Engine, call  # noqa: E402
 
 PREFIX = "hist"
 CAPTURES = ROOT / "tests" / "captures"
@@ -89,11 +90,11 @@ def documents(salttap, captures, tmp_path_factory) -> dict[str, list[dict]]:
     return docs
 
 
-@pytest.fixture(scope="module")
-def engine(salttap, captures, documents, tmp_path_factory):
-    """A real OpenSearch holding every capture's documents under PREFIX, and the config that finds it."""
-    d = tmp_path_factory.mktemp("history-opensearch")
-    eng = Engine("opensearch", d / "engine")
+@pytest.fixture(scope="module", params=list(FLAVORS))
+def engine(request, salttap, captures, documents, tmp_path_factory):
+    """A real engine holding every capture's documents under PREFIX, and the config that finds it."""
+    d = tmp_path_factory.mktemp(f"history-{request.param}")
+    eng = Engine(request.param, d / "engine")
     eng.start()
     try:
         config = write_config(d / "salttap.yaml", eng.url, d / "spool")
