@@ -1,8 +1,9 @@
-#include "service/history_command.h"
+#include "service/jobs_command.h"
 
 #include <algorithm>
-#include <map>
 #include <string_view>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 #include <rapidjson/document.h>
@@ -15,54 +16,6 @@
 
 namespace salttap::service {
 namespace {
-
-// The engine's problem as the exit code and one ERROR line.
-int report(std::string_view command, const SearchError& error) {
-  log::error("{}: {}", command, error.message);
-  switch (error.problem) {
-    case SearchProblem::no_indices:
-      return kHistoryNoIndices;
-    case SearchProblem::none:
-      return kHistoryOk;
-    default:
-      return kHistoryEngine;
-  }
-}
-
-indexer::HttpResponse search(indexer::HttpClient& http, const indexer::IndexLayout& layout, std::string_view kind,
-                             std::string body) {
-  indexer::HttpRequest request;
-  request.method = "POST";
-  request.path = search_path(layout, kind);
-  request.body = std::move(body);
-  return http.send(request);
-}
-
-Colour status_colour(std::string_view status) {
-  if (status == "succeeded") return Colour::green;
-  if (status == "failed") return Colour::red;
-  if (status == "missing") return Colour::yellow;
-  if (status == "running") return Colour::cyan;
-  return Colour::none;
-}
-
-Colour risk_colour(std::string_view risk) {
-  if (risk == "high" || risk == "critical") return Colour::red;
-  if (risk == "medium") return Colour::yellow;
-  return Colour::none;
-}
-
-// "2026-11-29T19:25:35.529749Z" -> "2026-11-29 19:25:35": seconds are enough on a terminal.
-std::string short_time(std::string_view iso) {
-  if (iso.size() < 19 || iso[10] != 'T') return iso.empty() ? "-" : std::string(iso);
-  std::string out(iso.substr(0, 19));
-  out[10] = ' ';
-  return out;
-}
-
-std::string or_dash(std::string_view s) { return s.empty() ? "-" : std::string(s); }
-
-void print(std::FILE* out, std::string_view text) { std::fwrite(text.data(), 1, text.size(), out); }
 
 std::string ok_of(const JobRow& j) { return fmt::format("{}/{}", j.succeeded, std::max(j.expected, j.returned)); }
 
@@ -246,69 +199,6 @@ int show_job(indexer::HttpClient& http, const indexer::IndexLayout& layout, cons
     print(out, job_with_returns(job, returns.rows) + "\n");
   else
     print(out, job_detail(job, returns.rows, returns.total, output));
-  return kHistoryOk;
-}
-
-int list_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout, std::optional<Micros> since,
-                 const HistoryOutput& output, std::FILE* out) {
-  std::map<std::string, MinionRow> minions;  // a minion a page repeats is counted once
-  std::string after;
-  while (true) {
-    const MinionPage page = parse_minion_page(search(http, layout, "returns", minions_page_body(since, after)));
-    if (page.error) return report("minions", page.error);
-    for (const auto& row : page.rows) minions[row.minion] = row;
-    if (page.after_key.empty() || page.after_key == after) break;
-    after = page.after_key;
-  }
-  std::vector<MinionRow> rows;
-  for (auto& [_, row] : minions) rows.push_back(std::move(row));
-  // Flaky first: most failed or missing returns, then the most jobs, then by name.
-  std::stable_sort(rows.begin(), rows.end(), [](const MinionRow& a, const MinionRow& b) {
-    if (a.failed + a.missing != b.failed + b.missing) return a.failed + a.missing > b.failed + b.missing;
-    return a.jobs > b.jobs;
-  });
-  if (output.format == "json") {
-    for (const auto& m : rows) {
-      std::string line;
-      json::StringOut sink{line};
-      json::Writer w(sink);
-      w.StartObject();
-      json::key(w, "minion");
-      json::string(w, m.minion);
-      for (const auto& [name, n] : {std::pair{"jobs", m.jobs}, std::pair{"succeeded", m.succeeded},
-                                    std::pair{"failed", m.failed}, std::pair{"missing", m.missing}}) {
-        json::key(w, name);
-        w.Uint64(n);
-      }
-      json::key(w, "last_seen");
-      if (m.last_seen.empty())
-        w.Null();
-      else
-        json::string(w, m.last_seen);
-      w.EndObject();
-      print(out, line + "\n");
-    }
-    return kHistoryOk;
-  }
-  if (rows.empty()) {
-    log::info("minions: no returns in the window");
-    return kHistoryOk;
-  }
-  Table t{{{"MINION", true},
-           {"JOBS", false, true},
-           {"SUCCEEDED", false, true},
-           {"FAILED", false, true},
-           {"MISSING", false, true},
-           {"LAST SEEN (UTC)"}},
-          {}};
-  for (const auto& m : rows)
-    t.rows.push_back({{m.minion},
-                      {std::to_string(m.jobs)},
-                      {std::to_string(m.succeeded)},
-                      {std::to_string(m.failed), m.failed > 0 ? Colour::red : Colour::none},
-                      {std::to_string(m.missing), m.missing > 0 ? Colour::yellow : Colour::none},
-                      {short_time(m.last_seen)}});
-  print(out, render(t, output.width, output.colour));
   return kHistoryOk;
 }
 

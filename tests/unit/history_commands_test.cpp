@@ -10,7 +10,8 @@
 #include <rapidjson/document.h>
 #include <rapidjson/pointer.h>
 
-#include "service/history_command.h"
+#include "service/jobs_command.h"
+#include "service/minions_command.h"
 #include "service/search_response.h"
 #include "service/text_table.h"
 #include "tests/support/fake_http.h"
