@@ -195,6 +195,9 @@ int show_job(indexer::HttpClient& http, const indexer::IndexLayout& layout, cons
       parse_return_hits(search(http, layout, "returns", returns_of_job_body(jid, job.master)));
   // A job whose returns index does not exist yet has no returns, nothing worse.
   if (returns.error && returns.error.problem != SearchProblem::no_indices) return report("jobs show", returns.error);
+  if (returns.total > returns.rows.size())
+    log::warn("jobs show: {} of the job's {} returns shown (one page of the engine's at most)", returns.rows.size(),
+              returns.total);
   if (output.format == "json")
     print(out, job_with_returns(job, returns.rows) + "\n");
   else

@@ -18,7 +18,14 @@ int list_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout, 
                  const HistoryOutput& output, std::FILE* out) {
   std::map<std::string, MinionRow> minions;  // a minion a page repeats is counted once
   std::string after;
-  while (true) {
+  // An engine that keeps sending new after_keys with pages would never let
+  // the loop end: 10 million minions is beyond any fleet.
+  constexpr int kMaxPages = 10000;
+  for (int pages = 1;; ++pages) {
+    if (pages > kMaxPages) {
+      log::warn("minions: stopped after {} pages of {} minions; the counts are of those", kMaxPages, kMinionPageSize);
+      break;
+    }
     const MinionPage page = parse_minion_page(search(http, layout, "returns", minions_page_body(since, after)));
     if (page.error) return report("minions", page.error);
     for (const auto& row : page.rows) minions[row.minion] = row;

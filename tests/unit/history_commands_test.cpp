@@ -293,6 +293,20 @@ TEST(JobsShow, TableNamesEachMinionAndTheFailedStates) {
   EXPECT_NE(r.out.find("web2"), std::string::npos) << r.out;
 }
 
+TEST(JobsShow, SaysHowManyReturnsThePageLeftOut) {
+  FakeHttp http([](const indexer::HttpRequest& r) {
+    if (r.path == "/salt-jobs-*/_search") return FakeHttp::reply(200, hits({kJobFailed}));
+    std::string page = hits({kReturnWeb1, kReturnWeb2});
+    page.replace(page.find(R"("value":2)"), 9, R"("value":12000)");
+    return FakeHttp::reply(200, page);
+  });
+  auto client = http.client();
+  const auto r = capture(
+      [&](std::FILE* f) { return show_job(*client, indexer::IndexLayout{}, "20251129194535000001", table(100), f); });
+  ASSERT_EQ(r.code, kHistoryOk);
+  EXPECT_NE(r.out.find("(11998 more returns not shown)"), std::string::npos) << r.out;
+}
+
 TEST(JobsShow, AnUnknownJidIsExitFive) {
   FakeHttp http = show_engine({});
   auto client = http.client();
