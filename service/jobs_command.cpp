@@ -17,6 +17,13 @@
 namespace salttap::service {
 namespace {
 
+// "2026-11-29T19:25:35.529749Z" -> "11-29 19:25:35": a list of jobs spans
+// days, rarely years (the jid, next to it, has the year).
+std::string month_day_time(std::string_view iso) {
+  const std::string t = short_time(iso);
+  return t.size() == 19 && t[4] == '-' ? t.substr(5) : t;
+}
+
 std::string ok_of(const JobRow& j) { return fmt::format("{}/{}", j.succeeded, std::max(j.expected, j.returned)); }
 
 std::string failed_states_of(const JobRow& job, std::string_view minion, const ReturnRow& r) {
@@ -67,15 +74,15 @@ std::string job_table(const std::vector<JobRow>& jobs, const HistoryOutput& o) {
            {"JID"},
            {"STATUS"},
            {"FUNCTION", true},
-           {"TARGET", true, false, 1},
-           {"USER", true, false, 3},
+           {"TARGET", true, false, 1, 8},
+           {"USER", true, false, 3, 8},
            {"OK", false, true},
            {"FAIL", false, true},
            {"MISS", false, true},
            {"RISK", false, false, 2}},
           {}};
   for (const auto& j : jobs)
-    t.rows.push_back({{short_time(j.started_at)},
+    t.rows.push_back({{month_day_time(j.started_at)},
                       {or_dash(j.jid)},
                       {or_dash(j.status), status_colour(j.status)},
                       {or_dash(j.fun)},

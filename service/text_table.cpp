@@ -10,7 +10,6 @@ namespace salttap::service {
 namespace {
 
 constexpr std::size_t kDefaultWidth = 100;
-constexpr std::size_t kReadable = 16;
 constexpr std::size_t kMinShrunk = 8;
 constexpr std::string_view kGap = "  ";
 
@@ -93,15 +92,16 @@ std::string render(const Table& table, std::size_t width, bool colour) {
     return sum + (columns > 0 ? (columns - 1) * kGap.size() : 0);
   };
   // Narrow the widest shrinkable column, one column at a time, until it
-  // fits or each is down to `floor`.
-  const auto narrow = [&](std::size_t floor) {
+  // fits or each is down to its floor.
+  const auto narrow = [&](const auto& floor_of) {
     while (total() > width) {
       std::size_t widest = n;
       for (std::size_t c = 0; c < n; ++c)
-        if (shown[c] && table.columns[c].shrinkable && widths[c] > floor && (widest == n || widths[c] > widths[widest]))
+        if (shown[c] && table.columns[c].shrinkable && widths[c] > floor_of(c) &&
+            (widest == n || widths[c] > widths[widest]))
           widest = c;
       if (widest == n) return;
-      widths[widest] -= std::min(widths[widest] - floor, total() - width);
+      widths[widest] -= std::min(widths[widest] - floor_of(widest), total() - width);
     }
   };
   // Hide columns, the least needed first, until it fits.
@@ -116,11 +116,11 @@ std::string render(const Table& table, std::size_t width, bool colour) {
       shown[victim] = false;
     }
   };
-  // Text stays readable (kReadable) before a column is hidden; only then is
-  // it cut further.
-  narrow(kReadable);
+  // Text stays readable (each column's `readable` width) before a column is
+  // hidden; only then is it cut further.
+  narrow([&](std::size_t c) { return std::max(table.columns[c].readable, kMinShrunk); });
   hide();
-  narrow(kMinShrunk);
+  narrow([](std::size_t) { return kMinShrunk; });
 
   std::string out;
   const auto line = [&](const auto& cell_of) {

@@ -20,9 +20,10 @@ struct Cell {
 
 struct TableColumn {
   std::string title;
-  bool shrinkable = false;  // may be narrowed to fit (free text: function, target, reason)
-  bool right = false;       // numbers
-  int drop = 0;             // when narrowing is not enough: hidden, highest first (0: always shown)
+  bool shrinkable = false;    // may be narrowed to fit (free text: function, target, reason)
+  bool right = false;         // numbers
+  int drop = 0;               // when narrowing is not enough: hidden, highest first (0: always shown)
+  std::size_t readable = 16;  // a shrinkable column is cut to this before any column is hidden
 };
 
 struct Table {
@@ -43,8 +44,8 @@ std::string fit(std::string_view text, std::size_t width);
 std::string paint(std::string_view text, Colour colour);
 
 // The table, one "\n"-ended line per row, each at most `width` columns when
-// narrowing the shrinkable columns to 16, then hiding the droppable ones,
-// then narrowing to 8 can make it so.
+// narrowing the shrinkable columns to their `readable` width, then hiding
+// the droppable ones, then narrowing to 8 can make it so.
 std::string render(const Table& table, std::size_t width, bool colour);
 
 }  // namespace salttap::service

@@ -191,7 +191,11 @@ TEST(JobsOutput, TableFitsTheWidthAndShowsTheCounts) {
       EXPECT_LE(display_width(std::string_view(r.out).substr(start, end - start)), width) << r.out;
     EXPECT_EQ(lines, 3u) << r.out;
     EXPECT_NE(r.out.find("20251129194535000001"), std::string::npos);
-    EXPECT_NE(r.out.find("2025-11-29 19:45:35"), std::string::npos);
+    EXPECT_NE(r.out.find("11-29 19:45:35"), std::string::npos);
+    EXPECT_NE(r.out.find("state.apply"), std::string::npos) << "the function is cut last";
+    if (width >= 100) {
+      EXPECT_NE(r.out.find("medium"), std::string::npos) << r.out;
+    }
     EXPECT_NE(r.out.find("1/2"), std::string::npos);
   }
 }
