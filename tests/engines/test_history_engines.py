@@ -283,6 +283,23 @@ def test_no_indices_is_exit_4(salttap, engine, tmp_path):
         assert r.returncode == 4 and "no salttap indices" in r.stderr, (args, r.stderr)
 
 
+def test_the_master_configs_returner_block_finds_the_engine(salttap, engine, tmp_path):
+    """No salttap config: the master config's elasticsearch: block, as for `run` (prefix salt: none there)."""
+    master = tmp_path / "master"
+    master.write_text(f"elasticsearch:\n  hosts: [\"{engine.url}\"]\n")
+    r = subprocess.run([str(salttap), "jobs", "--master-config", str(master)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 4 and engine.url in r.stderr and "no salttap indices" in r.stderr, r.stderr
+
+
+def test_undated_index_missing_is_the_engines_404(salttap, engine, tmp_path):
+    config = tmp_path / "undated.yaml"
+    config.write_text(f"indexer:\n  hosts: [\"{engine.url}\"]\n  index_prefix: {PREFIX}\n  index_date: false\n"
+                      f"  spool: {{dir: {tmp_path / 'spool'}}}\n")
+    r = run(salttap, config, "jobs")
+    assert r.returncode == 4 and f"no such index [{PREFIX}-jobs]" in r.stderr, r.stderr
+
+
 def test_unreachable_engine_is_exit_3(salttap, tmp_path):
     config = write_config(tmp_path / "down.yaml", "http://127.0.0.1:9", tmp_path / "spool")
     r = run(salttap, config, "jobs")
