@@ -4,7 +4,8 @@ real OpenSearch node, and `salttap run` between them (tap the bus, correlate,
 spool, bulk-index jobs, returns, states, events and alerts), while
 `salttap watch --jobs` prints one line per job. A few real jobs run so there
 is something to see: a failing state, a stopped minion, a risky command. At
-the end it prints what the engine holds and the queries to look yourself.
+the end it prints what the engine holds, then the same through `salttap jobs`,
+`salttap jobs show` (the failed state run) and `salttap minions`.
 
 Point salttap at your own master and cluster instead with a config file
 (deploy/salttap.yaml, docs/configuration.md):
@@ -78,13 +79,17 @@ def report(engine: str, jids: dict[str, str]) -> None:
     print(f"\n   returns with status missing: {[(r['jid'], r['minion']) for r in missing]}")
     failed_states = search(engine, "salt-states-*", "outcome:failed")
     print(f"   failed states: {[(s['minion'], s['state_id'], s['function']) for s in failed_states]}")
-    print(f"""
-   Look yourself:
-     curl -s '{engine}/salt-jobs-*/_search?q=status:failed&pretty'
-     curl -s '{engine}/salt-returns-*/_search?q=status:missing&pretty'
-     curl -s '{engine}/salt-alerts-*/_search?pretty'
-     curl -s '{engine}/salt-states-*/_search?q=outcome:failed&pretty'
-""", flush=True)
+
+
+def history(salttap: Path, config: Path, jids: dict[str, str]) -> None:
+    """The same from the terminal: salttap's own view of the indices."""
+    failed = jids.get("state.apply fail", "?")
+    for argv in (["jobs"], ["jobs", "show", failed], ["minions"]):
+        say("salttap " + " ".join(argv) + " --config " + str(config.relative_to(REPO)))
+        r = subprocess.run([str(salttap), *argv, "--config", str(config)], text=True, capture_output=True)
+        print(r.stdout, end="", flush=True)
+        if r.returncode != 0:
+            print(f"   (exit {r.returncode}) {r.stderr.strip()}", flush=True)
 
 
 def main() -> int:
@@ -145,6 +150,7 @@ def main() -> int:
                     (w for w in (out.stdout or "").split() if w.isdigit() and len(w) == 20), "?")
                 time.sleep(MISSING_AFTER + 3)
                 report(engine.url, jids)
+                history(salttap, config, jids)
                 say("salttap keeps running (Ctrl-C to stop)")
                 deadline = None if args.seconds is None else time.monotonic() + args.seconds
                 while deadline is None or time.monotonic() < deadline:

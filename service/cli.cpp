@@ -8,14 +8,20 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/version.h"
+#include "indexer/curl_http_client.h"
+#include "jobcache/time_window.h"
 #include "service/backfill.h"
 #include "service/config.h"
 #include "service/fire_command.h"
+#include "service/jobs_command.h"
+#include "service/minions_command.h"
 #include "service/replay_command.h"
 #include "service/run_command.h"
 #include "service/setup_command.h"
+#include "service/text_table.h"
 #include "service/watch_command.h"
 
 namespace salttap::service {
@@ -177,7 +183,58 @@ int run_cli(int argc, char** argv) {
                          "No progress bar, log lines instead (the default when stderr is not a terminal)");
   add_limits(*backfill_cmd, max_frame_mib);
 
-  CLI11_PARSE(app, argc, argv);
+  // jobs, jobs show, minions: the engine as `run` finds it.
+  std::string history_master_config = tap::kDefaultMasterConfig;
+  bool history_master_config_given = false;
+  const auto add_engine_options = [&](CLI::App& cmd, std::string& format) {
+    cmd.add_option("--config", config_path,
+                   "salttap config file (YAML) with an indexer: section (without one, the master config's "
+                   "elasticsearch: returner block is used)");
+    cmd.add_option("--master-config", history_master_config, "The salt-master's config (its elasticsearch: block)")
+        ->capture_default_str()
+        ->each([&](const std::string&) { history_master_config_given = true; });
+    cmd.add_option("--format", format, "table (fits the terminal) or json (one document per line)")
+        ->check(CLI::IsMember({"table", "json"}))
+        ->capture_default_str();
+  };
+  JobsArgs jobs_args;
+  HistoryOutput jobs_output;
+  auto* jobs_cmd = app.add_subcommand(
+      "jobs", "The indexed jobs, newest first, from Elasticsearch / OpenSearch (exit codes: docs/commands.md)");
+  jobs_cmd->require_subcommand(0, 1);
+  jobs_cmd->add_option("--status", jobs_args.status, "Only jobs with this status")
+      ->check(CLI::IsMember({"succeeded", "failed", "missing", "running"}));
+  jobs_cmd->add_option("--fun", jobs_args.fun, "Function glob (* and ?), e.g. 'state.*'");
+  jobs_cmd->add_option("--minion", jobs_args.minion, "Minion id glob: a minion the job targeted or that returned");
+  jobs_cmd->add_option("--user", jobs_args.user, "User glob");
+  jobs_cmd->add_option("--tgt", jobs_args.tgt, "Target glob, matched against the target as published");
+  jobs_cmd->add_option("--risk", jobs_args.risk, "Only jobs at or above this risk: low, medium, high, critical");
+  jobs_cmd->add_option("--since", jobs_args.since,
+                       "Jobs started at or after this: a duration before now (90s, 15m, 2h, 7d, 1h30m) or a UTC "
+                       "date or time (2026-11-29, 2026-11-29T19:04[:50][Z|+HH:MM])");
+  jobs_cmd->add_option("--until", jobs_args.until, "Jobs started before this (same forms)");
+  jobs_cmd->add_option("--limit", jobs_args.limit, "At most this many jobs")->capture_default_str();
+  add_engine_options(*jobs_cmd, jobs_output.format);
+  std::string show_jid;
+  HistoryOutput show_output;
+  auto* show_cmd = jobs_cmd->add_subcommand("show", "One job with every minion's return and its failed states");
+  show_cmd->add_option("jid", show_jid, "The job id")->required();
+  add_engine_options(*show_cmd, show_output.format);
+  std::string minions_since = "7d";
+  HistoryOutput minions_output;
+  auto* minions_cmd = app.add_subcommand(
+      "minions", "Per minion: jobs, failed, missing, last seen; flaky minions first (exit codes: docs/commands.md)");
+  minions_cmd->add_option("--since", minions_since, "Returns of jobs started at or after this (as for jobs)")
+      ->capture_default_str();
+  add_engine_options(*minions_cmd, minions_output.format);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints the error (or the help, code 0)
+    // jobs and minions promise exit 2 for every bad option (docs/commands.md).
+    return code != 0 && (jobs_cmd->parsed() || minions_cmd->parsed()) ? 2 : code;
+  }
   if (verbose) log::set_level(log::Level::debug);
   if (const auto format = log::parse_format(log_format)) log::set_format(*format);  // else auto: detected at start
   if (watch_cmd->parsed()) {
@@ -249,6 +306,34 @@ int run_cli(int argc, char** argv) {
         backfill.master_config_given = true;
       }
       return run_backfill(backfill);
+    }
+    if (jobs_cmd->parsed() || minions_cmd->parsed()) {
+      const SystemClock clock;
+      JobQuery query;
+      std::optional<Micros> since;
+      std::string why;
+      if (show_cmd->parsed()) {
+        // Validated first: a bad option is exit 2 before any engine is asked.
+      } else if (jobs_cmd->parsed()) {
+        if (!make_job_query(jobs_args, clock.now(), query, why)) return usage_error("jobs", why);
+      } else if (!(since = jobcache::parse_time_bound(minions_since, clock.now(), why))) {
+        return usage_error("minions", "--since: " + why);
+      }
+      if (config.master_config && !history_master_config_given) {
+        history_master_config = *config.master_config;
+        history_master_config_given = true;
+      }
+      const indexer::IndexerConfig ix =
+          effective_indexer_config(config, tap::load_master_config(history_master_config, history_master_config_given));
+      auto http = indexer::make_curl_client(ix.http);
+      const auto prepared = [](HistoryOutput o) {
+        o.width = terminal_width(stdout);
+        o.colour = use_colour(stdout);
+        return o;
+      };
+      if (show_cmd->parsed()) return show_job(*http, ix.documents.layout, show_jid, prepared(show_output), stdout);
+      if (jobs_cmd->parsed()) return list_jobs(*http, ix.documents.layout, query, prepared(jobs_output), stdout);
+      return list_minions(*http, ix.documents.layout, since, prepared(minions_output), stdout);
     }
     if (setup_cmd->parsed()) {
       use_master_config(setup_bus);

@@ -25,6 +25,9 @@ are only read. Writes, per target:
                          each behind the target's [kind] byte, and hand-made
                          ones (cut, trailing bytes, a bare pre-2018.3 return,
                          runner and minion-return loads, syndic lists)
+  corpus/search_response/ answers to the searches of `salttap jobs` / `minions`
+                         (service/search_response.h): hits, minion pages, engine
+                         errors, shard failures, odd shapes
   corpus/reconcile_state/ `run`'s coverage record (service/reconcile_state.h) as
                          written (with open jobs), and damaged: cut, extra lines, signs, CRLF
 Files named crash-* are regression inputs for fixed bugs, rec-* answers recorded
@@ -723,6 +726,74 @@ def reconcile_state_corpus(out, written):
         write(d, name, text.encode(), written)
 
 
+# --- search_response ---------------------------------------------------------
+
+def search_input(status, which, body):
+    """search_response's input: [HTTP status BE16][0 jobs|1 returns|2 minions][body] (search_response_fuzz.cpp)."""
+    return struct.pack(">HB", status, which) + (body.encode() if isinstance(body, str) else body)
+
+
+def search_response_corpus(out, written):
+    d = out / "search_response"
+    shards = {"total": 1, "successful": 1, "skipped": 0, "failed": 0}
+    job = {"jid": "20261129192535054311", "status": "failed", "fun": ["state.apply", "test.ping"], "tgt": "web*",
+           "user": "root", "started_at": "2026-11-29T19:25:35.054311Z", "master": "salt-01", "kind": "job",
+           "counts": {"expected": 2, "returned": 2, "succeeded": 1, "failed": 1, "missing": 0},
+           "risk": {"level": "medium", "reasons": ["state run"]},
+           "failed_states": [{"minion": "web1", "id": "will_fail", "function": "cmd.run",
+                              "comment": "Command \"false\" run\nretcode: 1", "run_num": 0}]}
+    ret = {"jid": "20261129192535054311", "minion": "web1", "status": "failed", "retcode": 2,
+           "reason": "2 failed states", "failed_state_ids": ["will_fail", 7], "return_text": "{\"x\": 1}"}
+    hits = lambda sources, total=None: json.dumps({
+        "took": 3, "timed_out": False, "_shards": shards,
+        "hits": {"total": {"value": len(sources) if total is None else total, "relation": "eq"},
+                 "max_score": None, "hits": [{"_index": "salt-jobs-2026.11.29", "_id": f"salt-01/{i}",
+                                              "_score": None, "_source": s, "sort": [1]}
+                                             for i, s in enumerate(sources)]}})
+    bucket = lambda m, n, last: {"key": {"minion": m}, "doc_count": n, "succeeded": {"doc_count": n - 1},
+                                 "failed": {"doc_count": 1}, "missing": {"doc_count": 0},
+                                 "answered": {"doc_count": n, "last": {"value": 1.7e12, "value_as_string": last}}}
+    page = lambda buckets, after=None: json.dumps({
+        "took": 1, "_shards": shards, "hits": {"total": {"value": 9, "relation": "eq"}, "hits": []},
+        "aggregations": {"minions": ({"after_key": after} if after else {}) | {"buckets": buckets}}})
+    error = lambda status, type_, reason: json.dumps({"error": {"root_cause": [{"type": type_, "reason": reason}],
+                                                                "type": type_, "reason": reason}, "status": status})
+    seeds = {
+        "jobs-two": search_input(200, 0, hits([job, {"jid": "1", "status": "running"}])),
+        "jobs-empty": search_input(200, 0, hits([])),
+        "jobs-es6-total": search_input(200, 0, json.dumps({"_shards": shards, "hits": {"total": 1, "hits": [
+            {"_source": job}]}})),
+        "jobs-no-indices": search_input(200, 0, json.dumps({"_shards": {"total": 0, "successful": 0, "failed": 0},
+                                                            "hits": {"hits": []}})),
+        "jobs-source-string": search_input(200, 0, '{"hits":{"hits":[{"_source":"x"}]}}'),
+        "jobs-hits-object": search_input(200, 0, '{"hits":{"hits":{}}}'),
+        "jobs-wrong-types": search_input(200, 0, hits([{"jid": 1, "fun": {"a": 1}, "counts": [1],
+                                                        "failed_states": "none", "risk": "high"}])),
+        "jobs-unicode": search_input(200, 0, hits([{"jid": "j", "fun": "ünïcödé.ä", "tgt": "\u00e9\t\n"}])),
+        "jobs-shard-failure": search_input(200, 0, json.dumps({"_shards": {"total": 2, "failed": 1, "failures": [
+            {"shard": 0, "reason": {"type": "query_shard_exception", "reason": "failed to create query"}}]},
+            "hits": {"hits": []}})),
+        "returns-two": search_input(200, 1, hits([ret, {"minion": "web2", "status": "succeeded", "retcode": 0}],
+                                                 total=12000)),
+        "returns-retcode-huge": search_input(200, 1, hits([{"minion": "m", "retcode": 1e300}])),
+        "minions-page": search_input(200, 2, page([bucket("web1", 5, "2026-11-29T19:25:35.054Z"),
+                                                   bucket("web2", 3, None)], {"minion": "web2"})),
+        "minions-last-page": search_input(200, 2, page([])),
+        "minions-no-key": search_input(200, 2, page([{"doc_count": 1}])),
+        "minions-negative-count": search_input(200, 2, page([{"key": {"minion": "m"}, "doc_count": -1}])),
+        "minions-no-aggs": search_input(200, 2, json.dumps({"_shards": shards, "hits": {"hits": []}})),
+        "error-404-index": search_input(404, 0, error(404, "index_not_found_exception", "no such index [salt-jobs]")),
+        "error-401": search_input(401, 1, error(401, "security_exception", "missing authentication credentials")),
+        "error-400-multiline": search_input(400, 2, error(400, "x_content_parse_exception", "line 1\nline 2\r")),
+        "error-503-html": search_input(503, 0, "<html><body>503 Service Unavailable</body></html>"),
+        "no-response": search_input(0, 0, ""),
+        "not-json": search_input(200, 1, "ok"),
+        "array": search_input(200, 2, "[]"),
+    }
+    for name, data in seeds.items():
+        write(d, name, data, written)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--captures", type=pathlib.Path, default=DEFAULT_CAPTURES)
@@ -732,7 +803,7 @@ def main():
         sys.exit(f"no captures under {args.captures}")
     written = []
     for target in ("frame_decoder", "event_decoder", "master_config", "spool_recovery", "bulk_result",
-                   "event_from_json", "server_info", "job_cache_file", "reconcile_state"):
+                   "event_from_json", "server_info", "job_cache_file", "reconcile_state", "search_response"):
         d = args.out / target
         d.mkdir(parents=True, exist_ok=True)
         for f in d.iterdir():  # regenerate seeds; keep crash-* regressions and rec-* recordings
@@ -747,6 +818,7 @@ def main():
     server_info_corpus(args.out, written)
     job_cache_file_corpus(args.captures, args.out, written)
     reconcile_state_corpus(args.out, written)
+    search_response_corpus(args.out, written)
     total = sum(p.stat().st_size for p in written)
     print(f"{len(written)} seed files, {total} bytes, in {args.out}")
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Record real `_bulk` responses and `GET /` banners from the test engines as fuzz seeds.
+"""Record real `_bulk` responses, `GET /` banners and search answers from the test engines as fuzz seeds.
 
     .cache/venv/tools/bin/python tests/fuzz/record_bulk_seeds.py [--flavor opensearch|elasticsearch|all]
                                                                   [--out tests/fuzz/corpus]
@@ -12,7 +12,10 @@ the requests below and writes every exact answer (status, body bytes) as a seed:
   corpus/server_info/rec-<os|es>-<case>   [HTTP status: 2 bytes BE][X-Elastic-Product length: 1 byte]
                                           [X-Elastic-Product][body]
 
-(the input formats of bulk_result_fuzz.cpp and server_info_fuzz.cpp). Bulk requests go to
+  corpus/search_response/rec-<os|es>-<case>
+                                          [HTTP status: 2 bytes BE][0 jobs|1 returns|2 minions][body]
+
+(the input formats of bulk_result_fuzz.cpp, server_info_fuzz.cpp and search_response_fuzz.cpp). Bulk requests go to
 `/_bulk?filter_path=errors,items.*.status,items.*.error`, the path salttap's shipper uses,
 except the `-unfiltered` cases, which show the engine's whole answer. Cases:
 
@@ -31,6 +34,9 @@ except the `-unfiltered` cases, which show the engine's whole answer. Cases:
   empty-body             no body at all
   too-large              a Content-Length over http.max_content_length: 413 before the body is read
   banner, banner-compat  GET / (OpenSearch also with compatibility.override_main_response_version)
+  search-*               the searches of `salttap jobs` and `salttap minions` (service/history_query.cpp):
+                         jobs newest first, a wildcard filter, a minions page and the next, the last
+                         page, a pattern matching no index, a missing index (404), a bad query (400)
 
 Re-recording changes only what the engines make up each time (uuids, dates, took).
 make_corpus.py keeps these rec-* files; run this script when the engines change.
@@ -104,6 +110,62 @@ def banner_seed(status: int, product: str, body: bytes) -> bytes:
     return struct.pack(">HB", status, len(p)) + p + body
 
 
+def search_seed(status: int, which: int, body: bytes) -> bytes:
+    return struct.pack(">HB", status, which) + body
+
+
+def record_searches(client: Client, save) -> None:
+    """The searches of `salttap jobs` / `minions` on a few jobs and returns, as their bodies are built."""
+    one_shard = {"settings": {"number_of_shards": 1, "number_of_replicas": 0}}
+    kw = {"type": "keyword"}
+    client.json("PUT", "/rec-jobs-2026.11.29", {**one_shard, "mappings": {"properties": {
+        "jid": kw, "fun": kw, "status": kw, "started_at": {"type": "date"}}}})
+    client.json("PUT", "/rec-returns-2026.11.29", {**one_shard, "mappings": {"properties": {
+        "jid": kw, "minion": kw, "status": kw, "@timestamp": {"type": "date"}, "job_started_at": {"type": "date"}}}})
+    lines = []
+    for i, (fun, status) in enumerate([("test.ping", "succeeded"), ("state.apply", "failed"), ("cmd.run", "missing")]):
+        jid = f"2026112912000{i}000000"
+        lines += create("rec-jobs-2026.11.29", jid, {"jid": jid, "fun": fun, "status": status, "user": "root",
+                                                      "started_at": f"2026-11-29T12:00:0{i}.123456Z",
+                                                      "counts": {"expected": 2, "succeeded": 1},
+                                                      "failed_states": [{"minion": "web1", "id": "x"}]})
+        for m, st in (("web1", status), ("web2", "succeeded"), ("db1", "missing")):
+            lines += create("rec-returns-2026.11.29", f"{jid}/{m}", {
+                "jid": jid, "minion": m, "status": st, "retcode": 0, "@timestamp": f"2026-11-29T12:00:1{i}Z",
+                "job_started_at": f"2026-11-29T12:00:0{i}Z", "return_text": "true"})
+    client.request("POST", "/_bulk?refresh=true", ndjson(lines), content_type="application/x-ndjson")
+
+    def search(case: str, which: int, index: str, body: dict):
+        status, _, answer = client.request("POST", f"/{index}/_search", json.dumps(body).encode())
+        save("search_response", case, search_seed(status, which, answer))
+        print(f"search {case:26} HTTP {status} {len(answer)} bytes", file=sys.stderr)
+        return json.loads(answer)
+
+    sort = [{"started_at": {"order": "desc", "unmapped_type": "date"}}]
+    search("search-jobs", 0, "rec-jobs-*", {"size": 50, "track_total_hits": False, "sort": sort,
+                                            "query": {"bool": {"filter": []}}})
+    search("search-jobs-wildcard", 0, "rec-jobs-*", {"size": 50, "sort": sort, "query": {"bool": {"filter": [
+        {"wildcard": {"fun": {"value": "state.*"}}},
+        {"range": {"started_at": {"gte": 1764417600000, "format": "epoch_millis"}}}]}}})
+    search("search-returns", 1, "rec-returns-*", {"size": 10000, "track_total_hits": True,
+                                                  "sort": [{"minion": {"order": "asc", "unmapped_type": "keyword"}}],
+                                                  "query": {"bool": {"filter": [
+                                                      {"term": {"jid": "20261129120001000000"}}]}}})
+    status = lambda s: {"filter": {"term": {"status": s}}}
+    minions = lambda after: {"size": 0, "track_total_hits": False, "aggs": {"minions": {
+        "composite": {"size": 2, "sources": [{"minion": {"terms": {"field": "minion"}}}],
+                      **({"after": after} if after else {})},
+        "aggs": {"succeeded": status("succeeded"), "failed": status("failed"), "missing": status("missing"),
+                 "answered": {"filter": {"bool": {"must_not": {"term": {"status": "missing"}}}},
+                              "aggs": {"last": {"max": {"field": "@timestamp"}}}}}}}}
+    after = search("search-minions-page", 2, "rec-returns-*", minions(None))["aggregations"]["minions"]["after_key"]
+    after = search("search-minions-next", 2, "rec-returns-*", minions(after))["aggregations"]["minions"].get("after_key")
+    search("search-minions-last", 2, "rec-returns-*", minions(after))
+    search("search-no-indices", 0, "nothing-jobs-*", {"size": 50, "sort": sort})
+    search("search-missing-index", 0, "nothing-jobs", {"size": 50})
+    search("search-bad-query", 0, "rec-jobs-*", {"size": 50, "query": {"bool": {"filter": [{"no_such_query": {}}]}}})
+
+
 def record(flavor: str, client: Client, out: pathlib.Path) -> list[pathlib.Path]:
     short = SHORT[flavor]
     written = []
@@ -167,6 +229,8 @@ def record(flavor: str, client: Client, out: pathlib.Path) -> list[pathlib.Path]
     bulk("unknown-action", [{"upsert": {"_index": "salt-jobs-2026.11.29", "_id": "u1"}}, job("1")], 1)
     bulk("empty-body", None, 1, raw=b"")
     bulk("too-large", None, 2, raw=b"", content_length=1 << 30)
+
+    record_searches(client, save)
 
     if flavor == "opensearch":
         client.json("PUT", "/_cluster/settings",

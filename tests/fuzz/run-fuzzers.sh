@@ -20,7 +20,7 @@ SECONDS_PER_TARGET=${1:-60}
 shift || true
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD="$ROOT/build/fuzz"
-ALL_TARGETS=(frame_decoder event_decoder master_config spool_recovery bulk_result event_from_json server_info job_cache_file reconcile_state)
+ALL_TARGETS=(frame_decoder event_decoder master_config spool_recovery bulk_result event_from_json server_info job_cache_file reconcile_state search_response)
 TARGETS=("$@")
 [[ ${#TARGETS[@]} -eq 0 ]] && TARGETS=("${ALL_TARGETS[@]}")
 

@@ -1,0 +1,396 @@
+// salttap jobs / jobs show / minions against a fake engine: the query each
+// filter sends, the outputs (JSON lines as stored, tables that fit the
+// width, colour only when asked), paging, and every engine problem's exit code.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/pointer.h>
+
+#include "service/jobs_command.h"
+#include "service/minions_command.h"
+#include "service/search_response.h"
+#include "service/text_table.h"
+#include "tests/support/fake_http.h"
+
+namespace salttap::service {
+namespace {
+
+using testing::FakeHttp;
+
+constexpr Micros kNow = 1'764'445'535'000'000;  // 2025-11-29T19:45:35Z
+
+rapidjson::Document parse(const std::string& body) {
+  rapidjson::Document d;
+  d.Parse(body.c_str());
+  EXPECT_FALSE(d.HasParseError()) << body;
+  return d;
+}
+
+std::string at(const rapidjson::Document& d, const char* pointer) {
+  const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(d);
+  if (!v) return "<absent>";
+  if (v->IsString()) return v->GetString();
+  if (v->IsInt64()) return std::to_string(v->GetInt64());
+  return "<other>";
+}
+
+struct Captured {
+  int code;
+  std::string out;
+};
+
+template <typename Run>
+Captured capture(Run run) {
+  std::FILE* f = std::tmpfile();
+  const int code = run(f);
+  std::fflush(f);
+  std::rewind(f);
+  std::string out;
+  char buf[4096];
+  while (const std::size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
+  std::fclose(f);
+  return {code, out};
+}
+
+const std::string kJobFailed =
+    R"({"jid":"20251129194535000001","status":"failed","fun":"state.apply","tgt":"web*","user":"root",)"
+    R"("started_at":"2025-11-29T19:45:35.000001Z","master":"salt-01","kind":"job","args_text":"[\"fail\"]",)"
+    R"("counts":{"expected":2,"returned":2,"succeeded":1,"failed":1,"missing":0},"risk":{"level":"medium"},)"
+    R"("failed_states":[{"minion":"web1","id":"will_fail","function":"cmd.run","comment":"Command failed"}]})";
+const std::string kJobPing =
+    R"({"jid":"20251129194000000002","status":"missing","fun":"test.ping","tgt":"*","user":"alice",)"
+    R"("started_at":"2025-11-29T19:40:00.000002Z","counts":{"expected":2,"returned":1,"succeeded":1,)"
+    R"("failed":0,"missing":1},"risk":{"level":"none"}})";
+
+std::string hits(const std::vector<std::string>& sources) {
+  std::string out = R"({"took":1,"_shards":{"total":1,"successful":1,"failed":0},"hits":{"total":{"value":)" +
+                    std::to_string(sources.size()) + R"(,"relation":"eq"},"hits":[)";
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    out += (i ? "," : "") + std::string(R"({"_index":"salt-jobs-2025.11.29","_id":"x","_source":)") + sources[i] + "}";
+  return out + "]}}";
+}
+
+HistoryOutput table(std::size_t width = 200, bool colour = false) { return {"table", width, colour}; }
+HistoryOutput json_lines() { return {"json", 100, false}; }
+
+JobQuery query_of(const JobsArgs& args) {
+  JobQuery q;
+  std::string error;
+  EXPECT_TRUE(make_job_query(args, kNow, q, error)) << error;
+  return q;
+}
+
+std::string jobs_request(const JobsArgs& args) {
+  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({})); });
+  auto client = http.client();
+  capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, query_of(args), json_lines(), f); });
+  const auto requests = http.requests();
+  EXPECT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests.at(0).method, "POST");
+  EXPECT_EQ(requests.at(0).path, "/salt-jobs-*/_search");
+  return requests.at(0).body;
+}
+
+TEST(JobsQuery, NoFilterIsTheNewestFiftyJobs) {
+  const auto d = parse(jobs_request({}));
+  EXPECT_EQ(at(d, "/size"), "50");
+  EXPECT_EQ(at(d, "/sort/0/started_at/order"), "desc");
+  EXPECT_TRUE(rapidjson::Pointer("/query/bool/filter").Get(d)->Empty());
+}
+
+TEST(JobsQuery, EachFilterIsOneClause) {
+  JobsArgs a;
+  a.status = "failed";
+  a.fun = "state.*";
+  a.user = "alice";
+  a.tgt = "web?";
+  a.limit = 7;
+  const auto d = parse(jobs_request(a));
+  EXPECT_EQ(at(d, "/size"), "7");
+  EXPECT_EQ(at(d, "/query/bool/filter/0/term/status/value"), "failed");
+  EXPECT_EQ(at(d, "/query/bool/filter/1/wildcard/fun/value"), "state.*");
+  EXPECT_EQ(at(d, "/query/bool/filter/2/term/user/value"), "alice");  // no glob: a term
+  EXPECT_EQ(at(d, "/query/bool/filter/3/wildcard/tgt/value"), "web?");
+  EXPECT_EQ(at(d, "/query/bool/filter/4"), "<absent>");
+}
+
+TEST(JobsQuery, MinionMatchesAnyOfTheJobsMinionLists) {
+  JobsArgs a;
+  a.minion = "web1";
+  const auto d = parse(jobs_request(a));
+  const auto* should = rapidjson::Pointer("/query/bool/filter/0/bool/should").Get(d);
+  ASSERT_TRUE(should && should->IsArray());
+  std::vector<std::string> fields;
+  for (const auto& clause : should->GetArray()) fields.push_back(clause["term"].MemberBegin()->name.GetString());
+  EXPECT_EQ(fields, (std::vector<std::string>{"minions.expected", "minions.succeeded", "minions.failed",
+                                              "minions.missing", "minions.late"}));
+  EXPECT_EQ(at(d, "/query/bool/filter/0/bool/minimum_should_match"), "1");
+}
+
+TEST(JobsQuery, RiskIsThatLevelOrAbove) {
+  JobsArgs a;
+  a.risk = "HIGH";
+  const auto d = parse(jobs_request(a));
+  EXPECT_EQ(at(d, "/query/bool/filter/0/terms/risk.level/0"), "high");
+  EXPECT_EQ(at(d, "/query/bool/filter/0/terms/risk.level/1"), "critical");
+  EXPECT_EQ(at(d, "/query/bool/filter/0/terms/risk.level/2"), "<absent>");
+}
+
+TEST(JobsQuery, SinceAndUntilAreAMillisecondRangeOnStartedAt) {
+  JobsArgs a;
+  a.since = "2h";
+  a.until = "2025-11-29T19:00:00Z";
+  const auto d = parse(jobs_request(a));
+  EXPECT_EQ(at(d, "/query/bool/filter/0/range/started_at/gte"), std::to_string((kNow - 7'200'000'000) / 1000));
+  EXPECT_EQ(at(d, "/query/bool/filter/0/range/started_at/lt"), "1764442800000");
+  EXPECT_EQ(at(d, "/query/bool/filter/0/range/started_at/format"), "epoch_millis");
+}
+
+TEST(JobsQuery, BadOptionsAreRefusedBeforeAnyRequest) {
+  const auto args = [](auto set) {
+    JobsArgs a;
+    set(a);
+    return a;
+  };
+  for (const auto& [bad, expected] : std::vector<std::pair<JobsArgs, std::string>>{
+           {args([](JobsArgs& a) { a.since = "yesterday"; }), "--since"},
+           {args([](JobsArgs& a) { a.until = "2025-13-01"; }), "--until"},
+           {args([](JobsArgs& a) { a.since = "1h", a.until = "2h"; }), "before --until"},
+           {args([](JobsArgs& a) { a.risk = "extreme"; }), "--risk"},
+           {args([](JobsArgs& a) { a.limit = 0; }), "--limit"},
+           {args([](JobsArgs& a) { a.limit = 10001; }), "--limit"}}) {
+    JobQuery q;
+    std::string error;
+    EXPECT_FALSE(make_job_query(bad, kNow, q, error));
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+  }
+}
+
+TEST(JobsOutput, JsonIsEachSourceAsStoredNewestFirst) {
+  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kJobFailed, kJobPing})); });
+  auto client = http.client();
+  const auto r = capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, {}, json_lines(), f); });
+  EXPECT_EQ(r.code, kHistoryOk);
+  EXPECT_EQ(r.out, kJobFailed + "\n" + kJobPing + "\n");
+}
+
+TEST(JobsOutput, TableFitsTheWidthAndShowsTheCounts) {
+  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kJobFailed, kJobPing})); });
+  auto client = http.client();
+  for (const std::size_t width : {200u, 100u, 80u}) {
+    const auto r =
+        capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, {}, table(width), f); });
+    ASSERT_EQ(r.code, kHistoryOk);
+    EXPECT_EQ(r.out.find('\033'), std::string::npos) << "colour without a terminal";
+    std::size_t lines = 0;
+    for (std::size_t start = 0, end; (end = r.out.find('\n', start)) != std::string::npos; start = end + 1, ++lines)
+      EXPECT_LE(display_width(std::string_view(r.out).substr(start, end - start)), width) << r.out;
+    EXPECT_EQ(lines, 3u) << r.out;
+    EXPECT_NE(r.out.find("20251129194535000001"), std::string::npos);
+    EXPECT_NE(r.out.find("11-29 19:45:35"), std::string::npos);
+    EXPECT_NE(r.out.find("state.apply"), std::string::npos) << "the function is cut last";
+    if (width >= 100) {
+      EXPECT_NE(r.out.find("medium"), std::string::npos) << r.out;
+    }
+    EXPECT_NE(r.out.find("1/2"), std::string::npos);
+  }
+}
+
+TEST(JobsOutput, ColourMarksTheStatus) {
+  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kJobFailed, kJobPing})); });
+  auto client = http.client();
+  const auto r =
+      capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, {}, table(200, true), f); });
+  EXPECT_NE(r.out.find("\033[31mfailed\033[0m"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\033[33mmissing\033[0m"), std::string::npos) << r.out;
+}
+
+TEST(JobsErrors, EachEngineProblemHasItsExitCode) {
+  const std::vector<std::pair<indexer::HttpResponse, int>> cases = {
+      {FakeHttp::reply(0), kHistoryEngine},
+      {FakeHttp::reply(404, R"({"error":{"type":"index_not_found_exception","reason":"no such index [salt-jobs]"},)"
+                            R"("status":404})"),
+       kHistoryNoIndices},
+      {FakeHttp::reply(200, R"({"_shards":{"total":0,"successful":0,"failed":0},"hits":{"hits":[]}})"),
+       kHistoryNoIndices},
+      {FakeHttp::reply(401, R"({"error":{"type":"security_exception","reason":"missing authentication"}})"),
+       kHistoryEngine},
+      {FakeHttp::reply(400, R"({"error":{"type":"parsing_exception","reason":"bad\nquery"}})"), kHistoryEngine},
+      {FakeHttp::reply(503, "<html>bad gateway</html>"), kHistoryEngine},
+      {FakeHttp::reply(200, "not json"), kHistoryEngine},
+      {FakeHttp::reply(200, R"({"hits":{"hits":[{"_source":"a string"}]}})"), kHistoryEngine},
+      {FakeHttp::reply(200, R"({"_shards":{"total":2,"failed":1,"failures":[{"reason":{"reason":"boom"}}]},)"
+                            R"("hits":{"hits":[]}})"),
+       kHistoryEngine},
+  };
+  for (const auto& [response, code] : cases) {
+    FakeHttp http([&response](const indexer::HttpRequest&) { return response; });
+    auto client = http.client();
+    const auto r = capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, {}, table(), f); });
+    EXPECT_EQ(r.code, code) << response.status << " " << response.body;
+    EXPECT_EQ(r.out, "") << "an error prints no partial table";
+  }
+}
+
+TEST(SearchResponse, ErrorMessagesAreOneLine) {
+  const auto h = parse_job_hits(FakeHttp::reply(400, R"({"error":{"type":"x","reason":"a\nb\rc"}})"));
+  EXPECT_EQ(h.error.problem, SearchProblem::refused);
+  EXPECT_EQ(h.error.message.find_first_of("\r\n"), std::string::npos) << h.error.message;
+  EXPECT_NE(h.error.message.find("400"), std::string::npos);
+}
+
+const std::string kReturnWeb1 =
+    R"({"jid":"20251129194535000001","minion":"web1","status":"failed","retcode":2,"reason":"1 failed state",)"
+    R"("failed_state_ids":["will_fail"],"return_text":"{}"})";
+const std::string kReturnWeb2 =
+    R"({"jid":"20251129194535000001","minion":"web2","status":"succeeded","retcode":0,"return_text":"{\"ok\":1}"})";
+
+FakeHttp show_engine(std::vector<std::string> jobs) {
+  return FakeHttp([jobs](const indexer::HttpRequest& r) {
+    if (r.path == "/salt-jobs-*/_search") return FakeHttp::reply(200, hits(jobs));
+    if (r.path == "/salt-returns-*/_search") return FakeHttp::reply(200, hits({kReturnWeb1, kReturnWeb2}));
+    return FakeHttp::reply(404, "{}");
+  });
+}
+
+TEST(JobsShow, AsksForTheJobThenItsReturnsFromTheSameMaster) {
+  FakeHttp http = show_engine({kJobFailed});
+  auto client = http.client();
+  const auto r = capture(
+      [&](std::FILE* f) { return show_job(*client, indexer::IndexLayout{}, "20251129194535000001", json_lines(), f); });
+  ASSERT_EQ(r.code, kHistoryOk);
+  const auto requests = http.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const auto job_query = parse(requests[0].body);
+  EXPECT_EQ(at(job_query, "/query/bool/filter/0/term/jid"), "20251129194535000001");
+  const auto returns_query = parse(requests[1].body);
+  EXPECT_EQ(at(returns_query, "/query/bool/filter/0/term/jid"), "20251129194535000001");
+  EXPECT_EQ(at(returns_query, "/query/bool/filter/1/term/master"), "salt-01");
+  EXPECT_EQ(at(returns_query, "/sort/0/minion/order"), "asc");
+
+  ASSERT_EQ(r.out.back(), '\n');
+  const auto shown = parse(r.out);
+  EXPECT_EQ(at(shown, "/jid"), "20251129194535000001");
+  EXPECT_EQ(at(shown, "/status"), "failed");
+  EXPECT_EQ(at(shown, "/returns/0/minion"), "web1");
+  EXPECT_EQ(at(shown, "/returns/0/status"), "failed");
+  EXPECT_EQ(at(shown, "/returns/0/reason"), "1 failed state");
+  EXPECT_EQ(at(shown, "/returns/0/failed_states/0/id"), "will_fail");
+  EXPECT_EQ(at(shown, "/returns/0/failed_states/0/comment"), "Command failed");
+  EXPECT_EQ(at(shown, "/returns/1/minion"), "web2");
+  EXPECT_EQ(at(shown, "/returns/1/return_text"), R"({"ok":1})");
+  EXPECT_TRUE(rapidjson::Pointer("/returns/1/failed_states").Get(shown)->Empty());
+}
+
+TEST(JobsShow, TableNamesEachMinionAndTheFailedStates) {
+  FakeHttp http = show_engine({kJobFailed});
+  auto client = http.client();
+  const auto r = capture(
+      [&](std::FILE* f) { return show_job(*client, indexer::IndexLayout{}, "20251129194535000001", table(100), f); });
+  ASSERT_EQ(r.code, kHistoryOk);
+  EXPECT_NE(r.out.find("failed states: will_fail"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Command failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("web2"), std::string::npos) << r.out;
+}
+
+TEST(JobsShow, SaysHowManyReturnsThePageLeftOut) {
+  FakeHttp http([](const indexer::HttpRequest& r) {
+    if (r.path == "/salt-jobs-*/_search") return FakeHttp::reply(200, hits({kJobFailed}));
+    std::string page = hits({kReturnWeb1, kReturnWeb2});
+    page.replace(page.find(R"("value":2)"), 9, R"("value":12000)");
+    return FakeHttp::reply(200, page);
+  });
+  auto client = http.client();
+  const auto r = capture(
+      [&](std::FILE* f) { return show_job(*client, indexer::IndexLayout{}, "20251129194535000001", table(100), f); });
+  ASSERT_EQ(r.code, kHistoryOk);
+  EXPECT_NE(r.out.find("(11998 more returns not shown)"), std::string::npos) << r.out;
+}
+
+TEST(JobsShow, AnUnknownJidIsExitFive) {
+  FakeHttp http = show_engine({});
+  auto client = http.client();
+  const auto r = capture([&](std::FILE* f) { return show_job(*client, indexer::IndexLayout{}, "1", table(), f); });
+  EXPECT_EQ(r.code, kHistoryJobUnknown);
+  EXPECT_EQ(http.requests().size(), 1u);
+}
+
+std::string bucket(const std::string& minion, int jobs, int ok, int failed, int missing, const char* last) {
+  return R"({"key":{"minion":")" + minion + R"("},"doc_count":)" + std::to_string(jobs) +
+         R"(,"succeeded":{"doc_count":)" + std::to_string(ok) + R"(},"failed":{"doc_count":)" + std::to_string(failed) +
+         R"(},"missing":{"doc_count":)" + std::to_string(missing) +
+         R"(},"answered":{"doc_count":1,"last":{"value":1,"value_as_string":)" + last + "}}}";
+}
+
+std::string minion_page(const std::vector<std::string>& buckets, const std::string& after) {
+  std::string out = R"({"_shards":{"total":1,"successful":1,"failed":0},"hits":{"hits":[]},)"
+                    R"("aggregations":{"minions":{)";
+  if (!after.empty()) out += R"("after_key":{"minion":")" + after + R"("},)";
+  out += R"("buckets":[)";
+  for (std::size_t i = 0; i < buckets.size(); ++i) out += (i ? "," : "") + buckets[i];
+  return out + "]}}}";
+}
+
+// Flaky first: the most failed and missing returns, then the most jobs.
+TEST(Minions, PagesThroughTheCompositeAggregationAndPutsFlakyMinionsFirst) {
+  FakeHttp http([](const indexer::HttpRequest& r) {
+    const auto d = parse(r.body);
+    const std::string after = at(d, "/aggs/minions/composite/after/minion");
+    if (after == "<absent>")
+      return FakeHttp::reply(200, minion_page({bucket("a", 5, 5, 0, 0, R"("2025-11-29T19:00:00.000Z")"),
+                                               bucket("b", 3, 1, 1, 1, R"("2025-11-29T18:00:00.000Z")")},
+                                              "b"));
+    if (after == "b") return FakeHttp::reply(200, minion_page({bucket("c", 4, 2, 2, 0, "null")}, "c"));
+    return FakeHttp::reply(200, minion_page({}, ""));
+  });
+  auto client = http.client();
+  const auto r =
+      capture([&](std::FILE* f) { return list_minions(*client, indexer::IndexLayout{}, kNow, json_lines(), f); });
+  ASSERT_EQ(r.code, kHistoryOk);
+  EXPECT_EQ(http.requests().size(), 3u);
+  const auto first = parse(http.requests()[0].body);
+  EXPECT_EQ(http.requests()[0].path, "/salt-returns-*/_search");
+  EXPECT_EQ(at(first, "/query/bool/filter/0/range/job_started_at/gte"), std::to_string(kNow / 1000));
+  EXPECT_EQ(at(first, "/aggs/minions/composite/sources/0/minion/terms/field"), "minion");
+  EXPECT_EQ(r.out,
+            R"({"minion":"c","jobs":4,"succeeded":2,"failed":2,"missing":0,"last_seen":null})"
+            "\n"
+            R"({"minion":"b","jobs":3,"succeeded":1,"failed":1,"missing":1,"last_seen":"2025-11-29T18:00:00.000Z"})"
+            "\n"
+            R"({"minion":"a","jobs":5,"succeeded":5,"failed":0,"missing":0,"last_seen":"2025-11-29T19:00:00.000Z"})"
+            "\n");
+}
+
+TEST(Minions, ABucketWithoutAKeyIsAnError) {
+  FakeHttp http([](const indexer::HttpRequest&) {
+    return FakeHttp::reply(200, R"({"aggregations":{"minions":{"buckets":[{"doc_count":1}]}}})");
+  });
+  auto client = http.client();
+  const auto r = capture([&](std::FILE* f) { return list_minions(*client, indexer::IndexLayout{}, kNow, table(), f); });
+  EXPECT_EQ(r.code, kHistoryEngine);
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(TextTable, CutsTheWidestShrinkableColumnAtACharacter) {
+  Table t{{{"NAME"}, {"TEXT", true}}, {{{"x"}, {"ééééééééééééééééééééééééé"}}}};
+  const std::string out = render(t, 20, false);
+  EXPECT_EQ(out, "NAME  TEXT\nx     ééééééééééééé…\n");
+  EXPECT_EQ(fit("a\nb", 10), "a b");
+  EXPECT_EQ(fit("abcdef", 3), "ab…");
+}
+
+TEST(TextTable, HidesTheLeastNeededColumnBeforeCuttingTextBelowSixteen) {
+  Table t{{{"A"}, {"LONG", true}, {"X", false, false, 1}, {"Y", false, false, 2}},
+          {{{"aaaa"}, {"0123456789abcdefghij"}, {"xx"}, {"yy"}}}};
+  const std::string out = render(t, 26, false);
+  EXPECT_EQ(out, "A     LONG              X\naaaa  0123456789abcde…  xx\n");
+  // Narrower still: every droppable column goes, then the text is cut to 8.
+  EXPECT_EQ(render(t, 14, false), "A     LONG\naaaa  0123456…\n");
+}
+
+}  // namespace
+}  // namespace salttap::service
