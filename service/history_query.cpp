@@ -79,6 +79,32 @@ void risk_at_least(Writer& w, correlator::RiskLevel min) {
   w.EndObject();
 }
 
+// {"term": {field: value}}
+void term(Writer& w, std::string_view field, std::string_view value) {
+  w.StartObject();
+  key(w, "term");
+  w.StartObject();
+  key(w, field);
+  string(w, value);
+  w.EndObject();
+  w.EndObject();
+}
+
+// "query": {"bool": {"filter": [ what filters() writes ]}}
+template <typename Filters>
+void filtered_query(Writer& w, Filters&& filters) {
+  key(w, "query");
+  w.StartObject();
+  key(w, "bool");
+  w.StartObject();
+  key(w, "filter");
+  w.StartArray();
+  filters();
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+}
+
 void sort_by(Writer& w, std::string_view field, std::string_view order) {
   key(w, "sort");
   w.StartArray();
@@ -111,22 +137,15 @@ std::string jobs_search_body(const JobQuery& q) {
   key(w, "track_total_hits");
   w.Bool(false);
   sort_by(w, "started_at", "desc");
-  key(w, "query");
-  w.StartObject();
-  key(w, "bool");
-  w.StartObject();
-  key(w, "filter");
-  w.StartArray();
-  if (!q.status.empty()) match(w, "status", q.status);
-  if (!q.fun.empty()) match(w, "fun", q.fun);
-  if (!q.user.empty()) match(w, "user", q.user);
-  if (!q.tgt.empty()) match(w, "tgt", q.tgt);
-  if (!q.minion.empty()) any_of(w, q.minion);
-  if (q.min_risk) risk_at_least(w, *q.min_risk);
-  if (q.since || q.until) time_range(w, "started_at", q.since, q.until);
-  w.EndArray();
-  w.EndObject();
-  w.EndObject();
+  filtered_query(w, [&] {
+    if (!q.status.empty()) match(w, "status", q.status);
+    if (!q.fun.empty()) match(w, "fun", q.fun);
+    if (!q.user.empty()) match(w, "user", q.user);
+    if (!q.tgt.empty()) match(w, "tgt", q.tgt);
+    if (!q.minion.empty()) any_of(w, q.minion);
+    if (q.min_risk) risk_at_least(w, *q.min_risk);
+    if (q.since || q.until) time_range(w, "started_at", q.since, q.until);
+  });
   w.EndObject();
   return out;
 }
@@ -139,22 +158,7 @@ std::string job_by_jid_body(std::string_view jid) {
   key(w, "size");
   w.Int(100);
   sort_by(w, "started_at", "desc");
-  key(w, "query");
-  w.StartObject();
-  key(w, "bool");
-  w.StartObject();
-  key(w, "filter");
-  w.StartArray();
-  w.StartObject();
-  key(w, "term");
-  w.StartObject();
-  key(w, "jid");
-  string(w, jid);
-  w.EndObject();
-  w.EndObject();
-  w.EndArray();
-  w.EndObject();
-  w.EndObject();
+  filtered_query(w, [&] { term(w, "jid", jid); });
   w.EndObject();
   return out;
 }
@@ -169,25 +173,10 @@ std::string returns_of_job_body(std::string_view jid, std::string_view master) {
   key(w, "track_total_hits");
   w.Bool(true);
   sort_by(w, "minion", "asc");
-  key(w, "query");
-  w.StartObject();
-  key(w, "bool");
-  w.StartObject();
-  key(w, "filter");
-  w.StartArray();
-  for (const auto& [field, value] : {std::pair{"jid", jid}, std::pair{"master", master}}) {
-    if (value.empty()) continue;
-    w.StartObject();
-    key(w, "term");
-    w.StartObject();
-    key(w, field);
-    string(w, value);
-    w.EndObject();
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  w.EndObject();
+  filtered_query(w, [&] {
+    for (const auto& [field, value] : {std::pair{"jid", jid}, std::pair{"master", master}})
+      if (!value.empty()) term(w, field, value);
+  });
   w.EndObject();
   return out;
 }
@@ -200,13 +189,7 @@ std::string minions_page_body(std::optional<Micros> since, std::string_view afte
     key(w, name);
     w.StartObject();
     key(w, "filter");
-    w.StartObject();
-    key(w, "term");
-    w.StartObject();
-    key(w, "status");
-    string(w, status);
-    w.EndObject();
-    w.EndObject();
+    term(w, "status", status);
     w.EndObject();
   };
   w.StartObject();
@@ -214,18 +197,7 @@ std::string minions_page_body(std::optional<Micros> since, std::string_view afte
   w.Int(0);
   key(w, "track_total_hits");
   w.Bool(false);
-  if (since) {
-    key(w, "query");
-    w.StartObject();
-    key(w, "bool");
-    w.StartObject();
-    key(w, "filter");
-    w.StartArray();
-    time_range(w, "job_started_at", since, std::nullopt);
-    w.EndArray();
-    w.EndObject();
-    w.EndObject();
-  }
+  if (since) filtered_query(w, [&] { time_range(w, "job_started_at", since, std::nullopt); });
   key(w, "aggs");
   w.StartObject();
   key(w, "minions");
@@ -271,13 +243,7 @@ std::string minions_page_body(std::optional<Micros> since, std::string_view afte
   key(w, "bool");
   w.StartObject();
   key(w, "must_not");
-  w.StartObject();
-  key(w, "term");
-  w.StartObject();
-  key(w, "status");
-  string(w, "missing");
-  w.EndObject();
-  w.EndObject();
+  term(w, "status", "missing");
   w.EndObject();
   w.EndObject();
   key(w, "aggs");
