@@ -12,7 +12,7 @@ build, and the engines run them. What each object must find is computed independ
 documents `salttap replay --output documents` says the engine ends up with (the final version of
 each _id), with plain predicates for what each title promises.
 
-salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap.
+salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (conftest.py).
 
 Run: .cache/venv/tools/bin/python -m pytest tests/engines/test_dashboards_engines.py -v
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -30,11 +29,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import saved_objects as so  # noqa: E402
-from engine import FLAVORS, ROOT, Engine, call  # noqa: E402
+from engine import FLAVORS, Engine, call  # noqa: E402
 from saved_objects import dashboards  # noqa: E402
 
 PREFIX = "dash"
-CAPTURES = ROOT / "tests" / "captures"
 MINUTES_5 = 5 * 60_000
 
 
@@ -77,31 +75,6 @@ VIS_PROMISES = {
 
 
 # ---------------------------------------------------------------- salttap, the captures, the documents
-
-@pytest.fixture(scope="module")
-def salttap() -> Path:
-    explicit = os.environ.get("SALTTAP_BIN")
-    build_dir = os.environ.get("SALTTAP_BUILD_DIR")
-    p = Path(explicit) if explicit else Path(build_dir) / "salttap" if build_dir else ROOT / "build" / "dev" / "salttap"
-    p = p if p.is_absolute() else ROOT / p
-    if not (p.is_file() and os.access(p, os.X_OK)):
-        # A missing binary fails: a skipped suite would pass without testing anything.
-        pytest.fail(f"salttap binary not found: {p}; build it: cmake --preset dev && "
-                    f"cmake --build --preset dev --target salttap (or set SALTTAP_BIN)", pytrace=False)
-    return p
-
-
-@pytest.fixture(scope="module")
-def captures() -> list[Path]:
-    """Every non-empty raw capture, ordered by its first event's _stamp (from the .jsonl twin)."""
-    found = []
-    for jsonl in sorted(CAPTURES.glob("salt-*/*.jsonl")):
-        first = jsonl.read_text().partition("\n")[0]
-        if first:
-            found.append((json.loads(first)["data"]["_stamp"], jsonl.with_suffix(".raw")))
-    assert len(found) > 60, f"captures missing under {CAPTURES}"
-    return [raw for _, raw in sorted(found)]
-
 
 def write_config(path: Path, url: str, spool: Path) -> Path:
     path.write_text(

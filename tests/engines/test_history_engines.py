@@ -6,7 +6,7 @@ Each engine is loaded with every capture of both Salt releases through `salttap 
 computed independently: from the documents `salttap replay --output documents` says the engine
 ends up with (the final version of each _id), with plain Python predicates for each filter.
 
-salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap.
+salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (conftest.py).
 
 Run: .cache/venv/tools/bin/python -m pytest tests/engines/test_history_engines.py -v
 """
@@ -24,37 +24,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import FLAVORS, ROOT, Engine, call  # noqa: E402
+from engine import FLAVORS, Engine, call  # noqa: E402
 
 PREFIX = "hist"
-CAPTURES = ROOT / "tests" / "captures"
 RISK_ORDER = ["none", "low", "medium", "high", "critical"]
 ALL = 10000  # --limit that shows every job of the captures
-
-
-@pytest.fixture(scope="module")
-def salttap() -> Path:
-    explicit = os.environ.get("SALTTAP_BIN")
-    build_dir = os.environ.get("SALTTAP_BUILD_DIR")
-    p = Path(explicit) if explicit else Path(build_dir) / "salttap" if build_dir else ROOT / "build" / "dev" / "salttap"
-    p = p if p.is_absolute() else ROOT / p
-    if not (p.is_file() and os.access(p, os.X_OK)):
-        # A missing binary fails: a skipped suite would pass without testing anything.
-        pytest.fail(f"salttap binary not found: {p}; build it: cmake --preset dev && "
-                    f"cmake --build --preset dev --target salttap (or set SALTTAP_BIN)", pytrace=False)
-    return p
-
-
-@pytest.fixture(scope="module")
-def captures() -> list[Path]:
-    """Every non-empty raw capture, ordered by its first event's _stamp (from the .jsonl twin)."""
-    found = []
-    for jsonl in sorted(CAPTURES.glob("salt-*/*.jsonl")):
-        first = jsonl.read_text().partition("\n")[0]
-        if first:
-            found.append((json.loads(first)["data"]["_stamp"], jsonl.with_suffix(".raw")))
-    assert len(found) > 60, f"captures missing under {CAPTURES}"
-    return [raw for _, raw in sorted(found)]
 
 
 def write_config(path: Path, url: str, spool: Path, prefix: str = PREFIX) -> Path:

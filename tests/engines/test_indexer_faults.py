@@ -22,7 +22,7 @@ The outage test runs against OpenSearch 2.19 only (it costs DOWN_SECONDS); the o
 against OpenSearch 2.19 and Elasticsearch 7.17. One engine per flavor for the module;
 each test writes under its own index prefix.
 
-salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap.
+salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (conftest.py).
 
 Run: .cache/venv/tools/bin/python -m pytest tests/engines/test_indexer_faults.py -v
 """
@@ -59,24 +59,6 @@ ACKED = "all acknowledged by the engine"
 
 
 # ---------------------------------------------------------------- the salttap binary
-
-@pytest.fixture(scope="module")
-def salttap() -> Path:
-    explicit = os.environ.get("SALTTAP_BIN")
-    build_dir = os.environ.get("SALTTAP_BUILD_DIR")
-    if explicit:
-        p = Path(explicit)
-    elif build_dir:
-        p = Path(build_dir) / "salttap"
-    else:
-        p = ROOT / "build" / "dev" / "salttap"
-    p = p if p.is_absolute() else ROOT / p
-    if not (p.is_file() and os.access(p, os.X_OK)):
-        # A missing binary fails: skipped fault tests would pass without testing anything.
-        pytest.fail(f"salttap binary not found: {p}; build it: cmake --preset dev && "
-                    f"cmake --build --preset dev --target salttap (or set SALTTAP_BIN)", pytrace=False)
-    return p
-
 
 # ---------------------------------------------------------------- HTTP to the engine
 
