@@ -27,12 +27,32 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import saltlab  # noqa: E402
 
+sys.path.insert(0, str(saltlab.REPO_ROOT / "tests" / "engines"))
+from engine import Engine  # noqa: E402
+
 DEFAULT_VERSIONS = "3006.25 3006.30 3007.17 3008.5"
 VERSIONS = [v for v in re.split(r"[\s,]+", os.environ.get("SALTTAP_SALT_VERSIONS",
                                                           DEFAULT_VERSIONS)) if v]
 WATCHER_MODE = os.environ.get("SALTTAP_WATCHER", "salttap")
 if WATCHER_MODE not in ("salttap", "salt"):
     raise pytest.UsageError(f"SALTTAP_WATCHER must be 'salttap' or 'salt', not {WATCHER_MODE!r}")
+
+
+def version_key(v: str) -> tuple:
+    return tuple(int(x) for x in re.findall(r"\d+", v))
+
+
+def newest_per_series(versions: list[str]) -> list[str]:
+    newest: dict[str, str] = {}
+    for v in versions:
+        series = v.split(".")[0]
+        if series not in newest or version_key(v) > version_key(newest[series]):
+            newest[series] = v
+    return sorted(newest.values(), key=version_key)
+
+
+NEWEST = max(VERSIONS, key=version_key)  # the newest configured Salt
+SERIES = newest_per_series(VERSIONS)     # the newest of each series (3006, 3007, 3008)
 
 # per-version facts for the final summary: {version: {key: value}}
 SUMMARY: dict[str, dict] = {}
@@ -191,3 +211,21 @@ def pytest_terminal_summary(terminalreporter):
                 val = info[k]
                 parts.append(f"{k}={val:.1f}" if isinstance(val, float) else f"{k}={val}")
         tr.write_line(f"salt {v}: " + " ".join(parts))
+
+
+@pytest.fixture
+def salttap_only():
+    """For tests of salttap's own behaviour (use with pytest.mark.usefixtures)."""
+    if WATCHER_MODE != "salttap":
+        pytest.skip(f"SALTTAP_WATCHER={WATCHER_MODE}: this test needs the salttap binary")
+
+
+@pytest.fixture(scope="module")
+def opensearch(tmp_path_factory):
+    """A real OpenSearch node for the module (a module may override it with its own)."""
+    eng = Engine("opensearch", tmp_path_factory.mktemp("opensearch"))
+    try:
+        eng.start()
+        yield eng
+    finally:
+        eng.stop()

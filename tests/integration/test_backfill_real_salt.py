@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
-import sys
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -29,49 +28,16 @@ from pathlib import Path
 import pytest
 
 import saltlab
-from conftest import VERSIONS, WATCHER_MODE
+from conftest import SERIES
 from test_index_real_salt import call, salt_jid, wait_until, _healthz, _no_events
-
-sys.path.insert(0, str(saltlab.REPO_ROOT / "tests" / "engines"))
-from engine import Engine  # noqa: E402
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 MISSING_AFTER = 6       # correlator.missing_after_seconds: every job's deadline
 SEARCH_TIMEOUT = 90     # until live documents are searchable (a busy 2-core box)
 BACKFILL_TIMEOUT = 180  # a hang guard for one backfill run, not a measure
 
-
-def _version_key(v: str) -> tuple:
-    return tuple(int(x) for x in re.findall(r"\d+", v))
-
-
-def newest_per_series(versions: list[str]) -> list[str]:
-    newest: dict[str, str] = {}
-    for v in versions:
-        series = v.split(".")[0]
-        if series not in newest or _version_key(v) > _version_key(newest[series]):
-            newest[series] = v
-    return sorted(newest.values(), key=_version_key)
-
-
-SERIES = newest_per_series(VERSIONS)
-pytestmark = pytest.mark.parametrize("salt_lab", SERIES, indirect=True, ids=lambda v: f"salt-{v}")
-
-
-@pytest.fixture(autouse=True)
-def _needs_salttap():
-    if WATCHER_MODE != "salttap":
-        pytest.skip(f"SALTTAP_WATCHER={WATCHER_MODE}: backfill needs the salttap binary")
-
-
-@pytest.fixture(scope="module")
-def opensearch(tmp_path_factory):
-    eng = Engine("opensearch", tmp_path_factory.mktemp("opensearch"))
-    try:
-        eng.start()
-        yield eng
-    finally:
-        eng.stop()
+pytestmark = [pytest.mark.parametrize("salt_lab", SERIES, indirect=True, ids=lambda v: f"salt-{v}"),
+              pytest.mark.usefixtures("salttap_only")]
 
 
 def jid_micros(jid: str) -> int:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 import signal
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -28,11 +27,8 @@ from pathlib import Path
 import pytest
 
 import saltlab
-from conftest import VERSIONS, WATCHER_MODE
+from conftest import NEWEST, SERIES
 from test_index_real_salt import call, metric, salt_jid, search, wait_for_hits, wait_until, _healthz, _no_events
-
-sys.path.insert(0, str(saltlab.REPO_ROOT / "tests" / "engines"))
-from engine import Engine  # noqa: E402
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 # The job must still be open when the restarted salttap is tapping the bus again: the
@@ -43,37 +39,7 @@ STOP_TIMEOUT = 60     # a hang guard after SIGTERM, not a measure
 START_TIMEOUT = 60
 
 
-def _version_key(v: str) -> tuple:
-    return tuple(int(x) for x in re.findall(r"\d+", v))
-
-
-def newest_per_series(versions: list[str]) -> list[str]:
-    newest: dict[str, str] = {}
-    for v in versions:
-        series = v.split(".")[0]
-        if series not in newest or _version_key(v) > _version_key(newest[series]):
-            newest[series] = v
-    return sorted(newest.values(), key=_version_key)
-
-
-NEWEST = max(VERSIONS, key=_version_key)
-RESTART_VERSIONS = newest_per_series(VERSIONS)
-
-
-@pytest.fixture(autouse=True)
-def _needs_salttap():
-    if WATCHER_MODE != "salttap":
-        pytest.skip(f"SALTTAP_WATCHER={WATCHER_MODE}: checkpoints need the salttap binary")
-
-
-@pytest.fixture(scope="module")
-def opensearch(tmp_path_factory):
-    eng = Engine("opensearch", tmp_path_factory.mktemp("opensearch"))
-    try:
-        eng.start()
-        yield eng
-    finally:
-        eng.stop()
+pytestmark = pytest.mark.usefixtures("salttap_only")
 
 
 class Run:
@@ -147,7 +113,7 @@ def salt_async(lab, args: list[str]) -> str:
     return m.group(1)
 
 
-@pytest.mark.parametrize("salt_lab", RESTART_VERSIONS, indirect=True, ids=lambda v: f"salt-{v}")
+@pytest.mark.parametrize("salt_lab", SERIES, indirect=True, ids=lambda v: f"salt-{v}")
 def test_a_job_open_across_a_restart_is_indexed_as_if_salttap_never_stopped(
         lab, salttap_bin, opensearch, tmp_path, request):
     url = opensearch.url

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import saltlab
-from conftest import VERSIONS, WATCHER_MODE
+from conftest import NEWEST, WATCHER_MODE
 
 sys.path.insert(0, str(saltlab.REPO_ROOT / "tests" / "engines"))
 from engine import Engine  # noqa: E402
@@ -37,12 +37,6 @@ DRAIN_SECONDS = 5          # salttap run --drain-seconds
 SEARCH_TIMEOUT = 90        # until documents are searchable (a busy 2-core box)
 STOP_TIMEOUT = 60          # a hang guard after SIGTERM, not a measure: the drain is DRAIN_SECONDS
 
-
-def _version_key(v: str) -> tuple:
-    return tuple(int(x) for x in re.findall(r"\d+", v))
-
-
-NEWEST = max(VERSIONS, key=_version_key)
 # one lab: the newest configured Salt (conftest's salt_lab, parametrized here)
 pytestmark = pytest.mark.parametrize("salt_lab", [NEWEST], indirect=True, ids=lambda v: f"salt-{v}")
 

@@ -25,41 +25,22 @@ from __future__ import annotations
 
 import re
 import signal
-import sys
 
 import pytest
 
 import saltlab
-from conftest import VERSIONS, WATCHER_MODE
-from test_backfill_real_salt import hits, jid_micros, newest_per_series, snapshot
+from conftest import SERIES
+from test_backfill_real_salt import hits, jid_micros, snapshot
 from test_index_real_salt import call, salt_jid, wait_until, _healthz, _no_events
-
-sys.path.insert(0, str(saltlab.REPO_ROOT / "tests" / "engines"))
-from engine import Engine  # noqa: E402
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 MISSING_AFTER = 6       # correlator.missing_after_seconds: every job's deadline
 SEARCH_TIMEOUT = 120    # until documents are searchable (a busy 2-core box): a hang guard
 SLEEP = 12              # the job that spans the restart
 
-SERIES = [v for v in newest_per_series(VERSIONS) if not v.startswith("3007")]
-pytestmark = pytest.mark.parametrize("salt_lab", SERIES, indirect=True, ids=lambda v: f"salt-{v}")
-
-
-@pytest.fixture(autouse=True)
-def _needs_salttap():
-    if WATCHER_MODE != "salttap":
-        pytest.skip(f"SALTTAP_WATCHER={WATCHER_MODE}: reconcile needs the salttap binary")
-
-
-@pytest.fixture(scope="module")
-def opensearch(tmp_path_factory):
-    eng = Engine("opensearch", tmp_path_factory.mktemp("opensearch"))
-    try:
-        eng.start()
-        yield eng
-    finally:
-        eng.stop()
+pytestmark = [pytest.mark.parametrize("salt_lab", [v for v in SERIES if not v.startswith("3007")], indirect=True,
+                                      ids=lambda v: f"salt-{v}"),
+              pytest.mark.usefixtures("salttap_only")]
 
 
 def metric_value(text: str, sample: str) -> float:

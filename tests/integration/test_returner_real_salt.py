@@ -32,7 +32,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -40,12 +39,8 @@ from pathlib import Path
 import pytest
 
 import saltlab
-from conftest import WATCHER_MODE
-from test_backfill_real_salt import SERIES
+from conftest import SERIES
 from test_index_real_salt import _healthz, _no_events, call, salt_jid, search, wait_until
-
-sys.path.insert(0, str(saltlab.REPO_ROOT / "tests" / "engines"))
-from engine import Engine  # noqa: E402
 
 RETURNER_DIR = saltlab.REPO_ROOT / "deploy" / "salt" / "returners"
 QUERIES = Path(__file__).resolve().parent / "returner_queries.py"
@@ -60,23 +55,8 @@ OUR_FUNS = "test.*,cmd.*,state.*,runner.*"
 # real OpenSearch): the newest version by default, every series with
 # SALTTAP_RETURNER_SERIES=all.
 RETURNER_VERSIONS = SERIES if os.environ.get("SALTTAP_RETURNER_SERIES") == "all" else SERIES[-1:]
-pytestmark = pytest.mark.parametrize("salt_lab", RETURNER_VERSIONS, indirect=True, ids=lambda v: f"salt-{v}")
-
-
-@pytest.fixture(autouse=True)
-def _needs_salttap():
-    if WATCHER_MODE != "salttap":
-        pytest.skip(f"SALTTAP_WATCHER={WATCHER_MODE}: the returner reads what salttap indexes")
-
-
-@pytest.fixture(scope="module")
-def opensearch(tmp_path_factory):
-    eng = Engine("opensearch", tmp_path_factory.mktemp("opensearch"))
-    try:
-        eng.start()
-        yield eng
-    finally:
-        eng.stop()
+pytestmark = [pytest.mark.parametrize("salt_lab", RETURNER_VERSIONS, indirect=True, ids=lambda v: f"salt-{v}"),
+              pytest.mark.usefixtures("salttap_only")]
 
 
 def ask(lab: saltlab.SaltLab, queries: list, overrides: dict | None = None) -> dict:
