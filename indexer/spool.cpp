@@ -29,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include "common/access_advice.h"
 #include "common/log.h"
 #include "indexer/internal/spool_format.h"
 
@@ -300,13 +301,13 @@ void Spool::Impl::validate_config() const {
 void Spool::Impl::open_dir() {
   FileKind kind = FileKind::missing;
   if (const int e = files.kind_of(dir, kind); e != 0)
-    throw SpoolError(fmt::format("cannot use spool directory {}: {}", dir_name, errno_text(e)));
+    throw SpoolError(access_advice(dir, e, "use the spool directory"));
   if (kind != FileKind::missing && kind != FileKind::directory)
     throw SpoolError(fmt::format("spool directory {} exists and is not a directory", dir_name));
   if (const int e = files.create_directories(dir); e != 0)
-    throw SpoolError(fmt::format("cannot create spool directory {}: {}", dir_name, errno_text(e)));
+    throw SpoolError(access_advice(dir, e, "create the spool directory"));
   if (const int e = files.check_writable(dir); e != 0)
-    throw SpoolError(fmt::format("spool directory {} is not writable: {}", dir_name, errno_text(e)));
+    throw SpoolError(access_advice(dir, e, "write to the spool directory"));
 
   // flock, not a pid file: the kernel drops it when the process dies, so
   // kill -9 never leaves a stale lock behind.

@@ -1,57 +1,24 @@
 #include "jobcache/job_cache_source.h"
 
-#include <grp.h>
-#include <pwd.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
 
-namespace salttap::jobcache {
-namespace {
+#include "common/access_advice.h"
 
+namespace salttap::jobcache {
 namespace fs = std::filesystem;
 
-std::string user_name(uid_t uid) {
-  if (const passwd* pw = ::getpwuid(uid)) return pw->pw_name;
-  return std::to_string(uid);
-}
-
-std::string group_name(gid_t gid) {
-  if (const group* gr = ::getgrgid(gid)) return gr->gr_name;
-  return std::to_string(gid);
-}
-
-}  // namespace
-
 std::string access_advice(CacheFilesystem& fs, const fs::path& path, int error) {
-  std::string text = fmt::format("{}: {}", path.string(), std::strerror(error));
-  if (error != EACCES && error != EPERM) return text;
-  // A path that cannot even be stat'ed is shut by its parent (no search permission).
-  fs::path shut = path;
-  CacheStat st;
-  int e = fs.stat(shut, st);
-  while (e == EACCES && shut.has_parent_path() && shut.parent_path() != shut) {
-    shut = shut.parent_path();
-    e = fs.stat(shut, st);
-  }
-  const std::string me = user_name(::geteuid());
-  if (e != 0) return text + fmt::format(" (salttap runs as user {})", me);
-  const std::string owner = user_name(st.uid);
-  const std::string group = group_name(st.gid);
-  // Root's group is no group to join: then an ACL for salttap's user.
-  const std::string share = st.gid == 0
-                                ? fmt::format("give {} read access (setfacl -R -m u:{}:rX {})", me, me, path.string())
-                                : fmt::format("add {} to group {} and let the group read the cache (chmod -R g+rX {})",
-                                              me, group, path.string());
-  return text + fmt::format(
-                    ". {} belongs to user {}, group {} (mode {:04o}) and salttap runs as user {}. Salt 3006+ "
-                    "packages run the master as user `salt`: run salttap as the master's user (sudo -u {} salttap "
-                    "backfill ...), or {}",
-                    shut.string(), owner, group, st.mode & 07777, me, owner, share);
+  return salttap::access_advice(path, error, "read the job cache at", Access::read_tree,
+                                [&fs](const fs::path& p, PathOwner& out) {
+                                  CacheStat st;
+                                  const int e = fs.stat(p, st);
+                                  out = {st.uid, st.gid, st.mode};
+                                  return e;
+                                });
 }
 
 JobCacheSource::JobCacheSource(fs::path jobs_dir, JobReaderOptions reader, RetryPolicy retry, CacheFilesystem& fs,

@@ -1,9 +1,12 @@
 #include "service/run_command.h"
 
+#include <unistd.h>
+
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "alerting/configured_outlets.h"
+#include "common/access_advice.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
 #include "common/steady_time.h"
@@ -43,6 +46,10 @@ indexer::IndexerConfig effective_indexer_config(const Config& config, const tap:
 
 int run_daemon(const RunOptions& options) {
   install_stop_signals();
+  // Warn, not refuse: masters before Salt 3006's packages, and many installs
+  // since, run as root with the bus socket and job cache root's alone; a
+  // refusal would stop the record there, where a warning leaves the choice.
+  if (const auto warning = root_warning(::geteuid())) log::warn("run: {}", *warning);
   const tap::MasterBus master = options.bus.master();
   Config cfg = options.config;
   cfg.indexer = effective_indexer_config(cfg, master);

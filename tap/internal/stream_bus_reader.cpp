@@ -1,5 +1,8 @@
 #include "tap/internal/stream_bus_reader.h"
 
+#include <cerrno>
+
+#include "common/access_advice.h"
 #include "common/log.h"
 
 namespace salttap::tap {
@@ -57,7 +60,12 @@ void StreamBusReader::connect() {
   socket_.async_connect(to_asio(options_.endpoint), [this](const boost::system::error_code& err) {
     if (!err) return on_connected();
     ++stats_.connect_failures;
-    if (failed_attempts_++ % kConnectFailureLogEvery == 0)
+    if (failed_attempts_++ % kConnectFailureLogEvery != 0) return schedule_reconnect();
+    // Permission denied does not mend itself by retrying: say which path
+    // refuses and what to change (still retrying, for a group added live).
+    if (err == asio::error::access_denied && options_.endpoint.kind == Endpoint::Kind::unix_socket)
+      log::error("tap: {}; retrying", access_advice(options_.endpoint.path, EACCES, "connect to the master's bus at"));
+    else
       log::warn("tap: cannot connect to {}: {}; retrying", options_.endpoint.describe(), err.message());
     schedule_reconnect();
   });

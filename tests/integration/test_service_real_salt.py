@@ -9,7 +9,13 @@ whose device and inode it names in JOURNAL_STREAM, as systemd does.
   - STATUS= shows the bus connected, the engine state, and an event rate
     above zero once jobs run;
   - SIGTERM: STOPPING=1, then exit 0;
-  - every log line carries the syslog priority journald reads, no time stamp.
+  - every log line carries the syslog priority journald reads, no time stamp;
+  - run as root, it warns that it needs no root.
+
+And run as an unprivileged user (nobody) that may not open what it needs: the
+spool directory, then the real master's bus socket, each refusal one error
+naming the path that refuses, its owner, group and mode, salttap's user and
+what to change.
 
 One Salt version: the newest of SALTTAP_SALT_VERSIONS (conftest.py).
 """
@@ -20,7 +26,9 @@ import os
 import re
 import signal
 import socket
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -136,3 +144,68 @@ def test_run_under_systemd_notify_watchdog_and_journal(lab, salttap_bin, tmp_pat
     for line in lines:
         assert re.match(r"<[3467]>(DEBUG|INFO|WARN|ERROR) ", line), f"not a journal line: {line!r}"
     assert any(line.startswith("<6>INFO run: ") for line in lines), lines
+    if os.geteuid() == 0:
+        assert any(line.startswith("<4>WARN run: salttap is running as root.") for line in lines), lines
+
+
+def test_run_as_an_unprivileged_user_says_what_refuses_it_and_what_to_change(lab, salttap_bin, tmp_path):
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("switching to user nobody needs root and setpriv (util-linux)")
+    # A directory nobody may read, beside the test's own (root's, 0700): the
+    # config and a copy of the master config (pointing at the lab's sock_dir,
+    # which nobody may not enter) go there.
+    shared = Path(tempfile.mkdtemp(prefix="salttap-nobody-"))
+    try:
+        shared.chmod(0o755)
+        locked = shared / "locked"
+        locked.mkdir(mode=0o700)
+        master_config = shared / "master"
+        shutil.copy(lab.master_conf_dir / "master", master_config)
+        master_config.chmod(0o644)
+        (shared / "writable").mkdir()
+        shutil.chown(shared / "writable", user="nobody")
+        nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+        def run_as_nobody(spool: Path) -> subprocess.Popen:
+            config = shared / "salttap.yaml"
+            config.write_text("indexer:\n  hosts: [\"http://127.0.0.1:9\"]\n"
+                              f"  spool: {{dir: {spool}}}\n")
+            config.chmod(0o644)
+            return subprocess.Popen(
+                nobody + [str(salttap_bin), "run", "--config", str(config), "--master-config", str(master_config),
+                          "--metrics-listen", "", "--drain-seconds", "1"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                start_new_session=True)
+
+        # The spool: refused at once, exit 1, the locked parent named.
+        proc = run_as_nobody(locked / "spool")
+        out, _ = proc.communicate(timeout=WAIT)
+        assert proc.returncode == 1, out
+        assert f"cannot use the spool directory {locked / 'spool'}: Permission denied. {locked} belongs to user " \
+            "root, group root (mode 0700) and salttap runs as user nobody" in out, out
+
+        # The bus: the real master's socket, behind the lab's root-only
+        # directories; salttap keeps retrying (a group may be added live).
+        proc = run_as_nobody(shared / "writable" / "spool")
+        saltlab._register(proc.pid, "salttap-run-nobody")
+        lines: list[str] = []
+        try:
+            deadline = time.monotonic() + WAIT
+            while time.monotonic() < deadline:
+                line = proc.stdout.readline()
+                if not line:
+                    break
+                lines.append(line)
+                if "cannot connect to the master's bus" in line:
+                    break
+            refusal = [l for l in lines if "cannot connect to the master's bus" in l]
+            assert refusal, "".join(lines)
+            assert f"at {lab.sock_dir / 'master_event_pub.ipc'}: Permission denied. " in refusal[0], refusal[0]
+            assert "salttap runs as user nobody" in refusal[0] and "or run salttap as user root" in refusal[0], \
+                refusal[0]
+            assert " ERROR tap: " in refusal[0], refusal[0]
+            assert proc.poll() is None, "salttap gave up instead of retrying"
+        finally:
+            saltlab.stop_process_group(proc)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

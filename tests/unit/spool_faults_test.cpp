@@ -456,7 +456,7 @@ TEST_F(SpoolFaults, FailedMkdirAtStartIsASpoolErrorNamingThePath) {
   const SpoolConfig c = config(FsyncPolicy::every_batch);
   files_.inject({.op = FsOp::create_directories, .file = "spool", .error = EACCES});
   std::string what = start_error(c, files_);
-  EXPECT_NE(what.find("cannot create spool directory " + dir().string()), std::string::npos) << what;
+  EXPECT_NE(what.find("cannot create the spool directory " + dir().string()), std::string::npos) << what;
   EXPECT_NE(what.find(errno_text(EACCES)), std::string::npos) << what;
 
   files_.clear_faults();

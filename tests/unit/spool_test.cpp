@@ -627,7 +627,7 @@ TEST(SpoolRecovery, APathThatIsAFileIsRefusedClearly) {
     Spool spool(config_for(tmp.path() / "file" / "spool"));
     FAIL() << "no SpoolError";
   } catch (const SpoolError& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot create spool directory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot create the spool directory"), std::string::npos) << e.what();
   }
 }
 
@@ -640,7 +640,7 @@ TEST(SpoolRecovery, ADirectoryThatIsNotWritableIsRefusedClearly) {
     Spool spool(config_for(tmp.path() / "ro"));
     FAIL() << "no SpoolError";
   } catch (const SpoolError& e) {
-    EXPECT_NE(std::string(e.what()).find("is not writable"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot write to the spool directory"), std::string::npos) << e.what();
   }
   fs::permissions(tmp.path() / "ro", fs::perms::owner_all);
 }
