@@ -50,13 +50,14 @@ std::string access_advice(const std::filesystem::path& path, int error, const st
   const std::string user = user_name(owner.uid);
   const std::string group = group_name(owner.gid);
   const bool tree = access == Access::read_tree;
+  const char* recursive = tree ? "-R " : "";
+  const char* perms = tree ? "rX" : "rwX";
   // Root's group is no group to join: then an ACL for salttap's user.
   const std::string change =
-      owner.gid == 0
-          ? fmt::format("grant user {} {} with an ACL (setfacl {}-m u:{}:{} {})", me, tree ? "read access" : "access",
-                        tree ? "-R " : "", me, tree ? "rX" : "rwX", shut.string())
-          : fmt::format("add user {} to group {} (usermod -aG {} {}) and let the group {} (chmod {}g+{} {})", me, group,
-                        group, me, tree ? "read it" : "in", tree ? "-R " : "", tree ? "rX" : "rwX", shut.string());
+      owner.gid == 0 ? fmt::format("grant user {} {} with an ACL (setfacl {}-m u:{}:{} {})", me,
+                                   tree ? "read access" : "access", recursive, me, perms, shut.string())
+                     : fmt::format("add user {} to group {} (usermod -aG {} {}) and let the group {} (chmod {}g+{} {})",
+                                   me, group, group, me, tree ? "read it" : "in", recursive, perms, shut.string());
   return text + fmt::format(
                     ". {} belongs to user {}, group {} (mode {:04o}) and salttap runs as user {}: {}, "
                     "or run salttap as user {}",

@@ -62,7 +62,9 @@ void StreamBusReader::connect() {
     ++stats_.connect_failures;
     if (failed_attempts_++ % kConnectFailureLogEvery != 0) return schedule_reconnect();
     // Permission denied does not mend itself by retrying: say which path
-    // refuses and what to change (still retrying, for a group added live).
+    // refuses and what to change (still retrying: a chmod or an ACL made
+    // while salttap runs takes effect at the next attempt; a new group only
+    // at a restart, since a process keeps the groups it started with).
     if (err == asio::error::access_denied && options_.endpoint.kind == Endpoint::Kind::unix_socket)
       log::error("tap: {}; retrying", access_advice(options_.endpoint.path, EACCES, "connect to the master's bus at"));
     else
