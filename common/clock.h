@@ -38,9 +38,9 @@ class ManualClock final : public Clock {
 };
 
 // Salt's `_stamp`: "YYYY-MM-DDTHH:MM:SS[.ffffff][+00:00]" (naive stamps are UTC).
-std::optional<Micros> parse_salt_stamp(std::string_view stamp);
+[[nodiscard]] std::optional<Micros> parse_salt_stamp(std::string_view stamp);
 // A 20-digit jid "YYYYMMDDhhmmssffffff" (UTC since Salt 3000), optionally "_<pid>".
-std::optional<Micros> parse_jid_time(std::string_view jid);
+[[nodiscard]] std::optional<Micros> parse_jid_time(std::string_view jid);
 // "2026-11-29T19:04:50.452295Z"
 std::string format_utc(Micros t);
 

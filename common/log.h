@@ -26,7 +26,7 @@ enum class Format { plain, journal, json };
 void set_format(Format format);
 Format format();
 // "plain", "journal", "json"; nullopt for anything else.
-std::optional<Format> parse_format(std::string_view name);
+[[nodiscard]] std::optional<Format> parse_format(std::string_view name);
 // journal when `journal_stream` (JOURNAL_STREAM's "<device>:<inode>") is the
 // file `fd` is open on, plain otherwise.
 Format detect_format(const char* journal_stream, int fd);

@@ -17,6 +17,6 @@ bool is_valid_utf8(std::string_view s);
 void append_utf8_replacing(std::string& out, std::string_view s);
 
 // Shell-style glob match (fnmatch(3) without flags): *, ?, [...].
-bool glob_match(std::string_view pattern, std::string_view text);
+[[nodiscard]] bool glob_match(std::string_view pattern, std::string_view text);
 
 }  // namespace salttap

@@ -38,7 +38,7 @@ struct Alert {
 };
 
 // Nothing when the job does not alert. Call once, when the job settles.
-std::optional<Alert> make_alert(const Job& job, const MinionRegistry& minions, const AlertConfig& config,
-                                std::string_view master_id = {});
+[[nodiscard]] std::optional<Alert> make_alert(const Job& job, const MinionRegistry& minions, const AlertConfig& config,
+                                              std::string_view master_id = {});
 
 }  // namespace salttap::correlator

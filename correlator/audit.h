@@ -79,7 +79,7 @@ enum class RiskLevel : std::uint8_t { none, low, medium, high, critical };
 
 std::string_view to_string(RiskLevel level);
 // "none", "low", "medium", "high", "critical" (any case).
-std::optional<RiskLevel> parse_risk_level(std::string_view text);
+[[nodiscard]] std::optional<RiskLevel> parse_risk_level(std::string_view text);
 
 struct AuditRule {
   std::string name;  // e.g. "shell-on-all-minions"

@@ -21,16 +21,15 @@ enum class JobStatus : std::uint8_t { running, succeeded, failed, missing };
 std::string_view to_string(JobKind k);
 std::string_view to_string(JobStatus s);
 
-// Per-minion flags: the outcome in the low 2 bits, then marks.
-enum MinionFlag : std::uint8_t {
-  kPending = 0,
-  kSucceeded = 1,
-  kFailed = 2,
-  kMissing = 3,
-  kOutcomeMask = 3,
-  kLate = 1 << 2,      // returned after its deadline
-  kExpected = 1 << 3,  // in the `new` event's minion list
-};
+// Per-minion flags (Job::flags): the outcome in the low 2 bits, then marks.
+// Plain constants, not an enum: they are or-ed together and stored as bytes.
+inline constexpr std::uint8_t kPending = 0;
+inline constexpr std::uint8_t kSucceeded = 1;
+inline constexpr std::uint8_t kFailed = 2;
+inline constexpr std::uint8_t kMissing = 3;
+inline constexpr std::uint8_t kOutcomeMask = 3;
+inline constexpr std::uint8_t kLate = 1 << 2;      // returned after its deadline
+inline constexpr std::uint8_t kExpected = 1 << 3;  // in the `new` event's minion list
 
 struct Job {
   std::string jid;
@@ -68,7 +67,7 @@ struct Job {
   std::size_t slot(MinionId m);
   // Marks sorted, unique `ids` expected, adding the ones not yet present (one merge, not one insert each).
   void expect(const std::vector<MinionId>& ids);
-  std::optional<std::size_t> find(MinionId m) const;
+  [[nodiscard]] std::optional<std::size_t> find(MinionId m) const;
   Micros deadline_of(MinionId m) const;
   // Calls fn(id) for the first `cap` minions whose flags satisfy pred; returns
   // how many matched in all (so callers can say "+N more").

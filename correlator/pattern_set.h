@@ -48,7 +48,7 @@ struct RequiredLiteral {
 RequiredLiteral required_literal(std::string_view pattern);
 
 // std::regex_search over windows (see above).
-bool bounded_regex_search(std::string_view text, const std::regex& re);
+[[nodiscard]] bool bounded_regex_search(std::string_view text, const std::regex& re);
 
 // Compiles with ECMAScript | icase | optimize; a bad pattern throws
 // std::invalid_argument("pattern '<p>': <reason>").
@@ -63,7 +63,7 @@ class PatternSet {
   // True when any pattern occurs in `text`. Allocates nothing unless a
   // regex has to run (std::regex allocates on every search): that is, unless
   // `text` contains the literal of a pattern that is not a plain literal.
-  bool search(std::string_view text) const;
+  [[nodiscard]] bool search(std::string_view text) const;
 
  private:
   struct Pattern {

@@ -404,6 +404,7 @@ void BulkShipper::stop(std::chrono::milliseconds drain) {
     impl_->hard_stop = true;
     impl_->wake.notify_all();
   }
+  impl_->source.wake_takers();  // a worker waiting for records sees the stop at once
   for (auto& w : impl_->workers)
     if (w.client) w.client->abort();  // a request in progress returns at once
   for (auto& w : impl_->workers)

@@ -65,7 +65,7 @@ class HttpClient {
   virtual ~HttpClient() = default;
   // Sends to a healthy host, failing over to the next on a transport error
   // or 502/503/504; returns the last answer when every host failed.
-  virtual HttpResponse send(const HttpRequest& request) = 0;
+  [[nodiscard]] virtual HttpResponse send(const HttpRequest& request) = 0;
   // From any thread: the send() in progress (if any) and every later one
   // return at once with status 0. For a prompt shutdown; there is no undo.
   virtual void abort() {}

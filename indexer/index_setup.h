@@ -34,8 +34,8 @@ struct IndexSetupReport {
   std::vector<std::string> degraded;            // one line per degrade (also logged)
 };
 
-IndexSetupReport install_index_setup(HttpClient& http, const IndexLayout& layout, const TemplateSettings& settings,
-                                     bool states_index);
+[[nodiscard]] IndexSetupReport install_index_setup(HttpClient& http, const IndexLayout& layout,
+                                                   const TemplateSettings& settings, bool states_index);
 
 // Whether the document builder should fill `return_flat`: only when the
 // returns template maps it (a document field the mapping lacks is kept in

@@ -13,7 +13,7 @@ namespace salttap::indexer {
 IndexerService::IndexerService(IndexerConfig config, SteadyTime& time, UnitRandom random, ClientFactory make_client)
     : config_(std::move(config)), time_(time), random_(std::move(random)), make_client_(std::move(make_client)) {
   if (!make_client_) make_client_ = [http = config_.http] { return make_curl_client(http); };
-  spool_ = std::make_unique<Spool>(config_.spool);
+  spool_ = std::make_unique<Spool>(config_.spool, time_);
   const auto& r = spool_->recovery();
   log::info("indexer: spool {} holds {} unacknowledged documents", config_.spool.dir.string(), r.pending_records);
   if (r.torn_tails || r.corrupt_records || r.ledger_clamped || r.ledger_rebuilt)
@@ -23,10 +23,11 @@ IndexerService::IndexerService(IndexerConfig config, SteadyTime& time, UnitRando
               : r.ledger_clamped ? "clamped to the data"
                                  : "ok");
   config_.shipper.dead_letter_prefix = config_.documents.layout.prefix;
-  // The shipper draws its jitter from the same source as the setup retry. The
-  // spool and the shipper keep their own (real) time: the back-pressure wait
-  // is bounded in real time by design.
+  // One time and one randomness for the whole indexer: the setup retry, the
+  // spool's back-pressure wait, and the shipper's batch windows, backoff
+  // sleeps and jitter.
   config_.shipper.unit_random = random_;
+  config_.shipper.steady_time = &time_;
   shipper_ = std::make_unique<BulkShipper>(config_.shipper, *spool_, make_client_);
 }
 

@@ -10,8 +10,10 @@
 //   - when the spool is full, job/return/alert documents wait for room
 //     (back-pressure: the tap's bounded queue then drops, counted) while raw
 //     events and states are refused by the spool's policy (counted).
-// Seams for tests: the steady time its setup waits on, the randomness of the
-// backoff's jitter, and the HttpClient factory (setup and shipper).
+// Seams for tests: the steady time every wait runs on (the setup retry, the
+// spool's back-pressure wait, the shipper's windows and sleeps), the
+// randomness of the backoffs' jitter, and the HttpClient factory (setup and
+// shipper).
 
 #include <atomic>
 #include <chrono>

@@ -32,6 +32,10 @@ class RecordSource {
                                         std::chrono::milliseconds wait) = 0;
   // Acknowledged by the engine (delivered, 409, or dead-lettered). Any order.
   virtual void ack(std::span<const std::uint64_t> ids) = 0;
+  // Every take() waiting now returns at once (with what is there, maybe
+  // nothing); later ones wait as usual. The shipper's stop() calls it so that
+  // no worker sits out its wait.
+  virtual void wake_takers() = 0;
   // Where documents go that even the dead-letter index refused.
   virtual std::filesystem::path dead_letter_dir() const = 0;
 };

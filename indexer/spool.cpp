@@ -243,6 +243,7 @@ struct Spool::Impl {
   std::set<std::uint64_t> outstanding;  // handed out, not yet acked: bounded by the shipper's in-flight
   std::uint64_t acked_id = 0;           // every record <= it is acked
   bool closed = false;
+  std::uint64_t take_wakeups = 0;     // wake_takers() calls: a taker waiting across one returns
   SpoolStats counters;                // the counting fields of stats()
   std::uint64_t ledger_acked_id = 0;  // as last written
   bool ledger_due = false;            // a segment was deleted (or a write failed) since the last ledger write
@@ -997,7 +998,9 @@ std::vector<SpoolRecord> Spool::take(std::size_t max_records, std::size_t max_by
   for (;;) {
     {
       std::unique_lock lock(s.mu);
-      s.time.wait_until(lock, s.data_cv, deadline, [&] { return s.untaken > 0 || s.closed; });
+      const std::uint64_t wakeups = s.take_wakeups;
+      s.time.wait_until(lock, s.data_cv, deadline,
+                        [&] { return s.untaken > 0 || s.closed || s.take_wakeups != wakeups; });
       if (s.untaken == 0) return {};
     }
     std::vector<SpoolRecord> records;
@@ -1052,6 +1055,15 @@ void Spool::ack(std::span<const std::uint64_t> ids) {
     write_ledger = write_ledger || s.ledger_retry_due();
   }
   if (write_ledger) s.write_ledger(false);
+}
+
+void Spool::wake_takers() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.mu);
+    ++s.take_wakeups;
+  }
+  s.data_cv.notify_all();
 }
 
 void Spool::close() {

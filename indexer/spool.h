@@ -137,12 +137,14 @@ class Spool final : public RecordSource {
 
   // Writer: appends in one write() per segment touched; fsyncs per the
   // policy. `wait` is how long a job / return / alert may wait for room.
-  AppendResult append(std::span<const BulkDoc> docs, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  [[nodiscard]] AppendResult append(std::span<const BulkDoc> docs,
+                                    std::chrono::milliseconds wait = std::chrono::milliseconds(0));
 
   // Shipper side (RecordSource).
   std::vector<SpoolRecord> take(std::size_t max_records, std::size_t max_bytes,
                                 std::chrono::milliseconds wait) override;
   void ack(std::span<const std::uint64_t> ids) override;
+  void wake_takers() override;
 
   // Wakes every waiter; later take() returns what is left without waiting.
   void close();

@@ -42,7 +42,7 @@ struct CacheFileResult {
 
 // Decodes `bytes` into `out`, whose strings point into `bytes` (which must
 // outlive it) and whose containers live in `zone`.
-CacheFileResult decode_cache_file(msgpack::zone& zone, std::string_view bytes, const tap::DecodeLimits& limits,
-                                  msgpack::object& out);
+[[nodiscard]] CacheFileResult decode_cache_file(msgpack::zone& zone, std::string_view bytes,
+                                                const tap::DecodeLimits& limits, msgpack::object& out);
 
 }  // namespace salttap::jobcache

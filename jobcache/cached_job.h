@@ -81,8 +81,8 @@ class CachedJob {
   Next minion_return_event(tap::Event& out, std::string& error);
   Next built(std::optional<tap::Event>&& event, tap::Event& out, std::string& error, std::string_view what);
   // Reads and decodes `file` into `zone`: the value, or nullopt and `error`.
-  std::optional<msgpack::object> read_value(const std::filesystem::path& file, std::string& bytes, msgpack::zone& zone,
-                                            std::string& error) const;
+  [[nodiscard]] std::optional<msgpack::object> read_value(const std::filesystem::path& file, std::string& bytes,
+                                                          msgpack::zone& zone, std::string& error) const;
   std::string tag(std::string_view what) const;
 
   std::filesystem::path dir_;

@@ -25,7 +25,7 @@ JobCacheSource::JobCacheSource(fs::path jobs_dir, JobReaderOptions reader, Retry
                                SteadyTime& time)
     : jobs_dir_(std::move(jobs_dir)), reader_(std::move(reader), fs), retry_(retry), fs_(fs), time_(time) {}
 
-std::optional<CacheAccessError> JobCacheSource::open() {
+Result<void, CacheAccessError> JobCacheSource::open() {
   CacheStat st;
   if (const int e = fs_.stat(jobs_dir_, st); e != 0) {
     if (e == ENOENT)
@@ -51,7 +51,7 @@ std::optional<CacheAccessError> JobCacheSource::open() {
     while (jobs->next(name, is_dir, e))
       if (is_dir && !name.starts_with('.')) ++stats_.job_dirs;
   }
-  return std::nullopt;
+  return success();
 }
 
 bool JobCacheSource::next_fresh_dir(fs::path& dir) {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "common/steady_time.h"
 #include "jobcache/cache_filesystem.h"
 #include "jobcache/job_reader.h"
@@ -55,15 +56,15 @@ class JobCacheSource {
 
   // Checks that the jobs directory can be listed and counts its job
   // directories (names only). Call once, before next().
-  std::optional<CacheAccessError> open();
+  Result<void, CacheAccessError> open();
   // The next job read to an outcome (any but a pending retry); false once
   // every directory was read. A bucket that cannot be listed is counted and
   // reported through `bucket_errors()`.
-  bool next(JobRead& out);
+  [[nodiscard]] bool next(JobRead& out);
   // A ready job whose events then failed (a return.p that does not decode):
   // queued to be read again, true; or, out of attempts, counted undecodable,
   // false.
-  bool retry_later(JobRead&& failed);
+  [[nodiscard]] bool retry_later(JobRead&& failed);
 
   const JobCacheStats& stats() const { return stats_; }
   // Buckets that could not be listed since the last call ("<path>: <why>").

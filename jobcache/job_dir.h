@@ -13,10 +13,10 @@ namespace salttap::jobcache {
 
 // The hex digest of `jid` under `hash_type`; nullopt when OpenSSL does not
 // know the name.
-std::optional<std::string> jid_digest(std::string_view jid, const std::string& hash_type);
+[[nodiscard]] std::optional<std::string> jid_digest(std::string_view jid, const std::string& hash_type);
 
 // <jobs_dir>/<H[0:2]>/<H[2:]>; nullopt for an unknown hash_type.
-std::optional<std::filesystem::path> job_dir(const std::filesystem::path& jobs_dir, std::string_view jid,
-                                             const std::string& hash_type);
+[[nodiscard]] std::optional<std::filesystem::path> job_dir(const std::filesystem::path& jobs_dir, std::string_view jid,
+                                                           const std::string& hash_type);
 
 }  // namespace salttap::jobcache

@@ -23,6 +23,6 @@ struct TimeWindow {
 //   a UTC date or time: "2026-11-29", "2026-11-29T19:04", "2026-11-29T19:04:50[.452295]"
 //   with "Z" or "+HH:MM" / "-HH:MM" (a space may stand for the "T")
 // nullopt and `error` saying what was expected otherwise.
-std::optional<Micros> parse_time_bound(std::string_view text, Micros now, std::string& error);
+[[nodiscard]] std::optional<Micros> parse_time_bound(std::string_view text, Micros now, std::string& error);
 
 }  // namespace salttap::jobcache

@@ -125,8 +125,8 @@ int run_backfill(const BackfillOptions& options, jobcache::CacheFilesystem& fs) 
   const auto [jobs_dir, hash_type] = job_cache_location(master, options.cachedir, "backfill");
   jobcache::JobCacheSource source(jobs_dir, {window, cfg.correlator.noise_funs, options.limits, hash_type},
                                   options.retry, fs);
-  if (const auto error = source.open()) {
-    log::error("backfill: cannot read the job cache: {}", error->message);
+  if (const auto opened = source.open(); !opened) {
+    log::error("backfill: cannot read the job cache: {}", opened.error().message);
     return kBackfillCacheUnreadable;
   }
   log::info("backfill: {} job directories in {}; reading {}{}", source.stats().job_dirs, jobs_dir.string(),

@@ -59,7 +59,7 @@ class BackfillJob {
 
   // Reads and indexes at most `max_jobs` more jobs; false once the cache is
   // exhausted (retries included).
-  bool step(std::size_t max_jobs);
+  [[nodiscard]] bool step(std::size_t max_jobs);
 
   const BackfillCounts& counts() const { return counts_; }
   const jobcache::JobCacheStats& cache_stats() const { return source_.stats(); }

@@ -115,8 +115,9 @@ std::optional<correlator::CorrelatorSnapshot> CheckpointFile::load() {
   }
   ::close(fd);
   if (!error.empty()) return reject(CheckpointError::unreadable, error);
-  DecodedCheckpoint d = decode_checkpoint(bytes);
-  if (d.error) return reject(*d.error, d.why);
+  auto decoded = decode_checkpoint(bytes);
+  if (!decoded) return reject(decoded.error().kind, decoded.error().why);
+  DecodedCheckpoint& d = decoded.value();
   log::info("checkpoint: read {} ({} jobs, written at {})", path_.string(), d.snapshot.jobs.size(),
             format_utc(d.written_at));
   return std::move(d.snapshot);

@@ -35,9 +35,9 @@ class CheckpointFile {
   explicit CheckpointFile(std::filesystem::path path);
 
   // Writes `snapshot` atomically; false (logged, counted) when any step failed.
-  bool write(const correlator::CorrelatorSnapshot& snapshot, Micros now);
+  [[nodiscard]] bool write(const correlator::CorrelatorSnapshot& snapshot, Micros now);
   // The saved snapshot; nothing when there is none or it is bad (see above).
-  std::optional<correlator::CorrelatorSnapshot> load();
+  [[nodiscard]] std::optional<correlator::CorrelatorSnapshot> load();
   // Counts jobs a restore took in (the correlator says how many).
   void count_restored(std::size_t jobs) { stats_.restored_jobs += jobs; }
 

@@ -253,12 +253,7 @@ Job read_job(const msgpack::object& o, std::size_t names) {
   return j;
 }
 
-DecodedCheckpoint failed(CheckpointError e, std::string why) {
-  DecodedCheckpoint d;
-  d.error = e;
-  d.why = std::move(why);
-  return d;
-}
+CheckpointFailure failed(CheckpointError e, std::string why) { return {e, std::move(why)}; }
 
 }  // namespace
 
@@ -301,7 +296,7 @@ std::string encode_checkpoint(const correlator::CorrelatorSnapshot& snapshot, Mi
   return out;
 }
 
-DecodedCheckpoint decode_checkpoint(std::string_view bytes) {
+Result<DecodedCheckpoint, CheckpointFailure> decode_checkpoint(std::string_view bytes) {
   if (bytes.size() < kCheckpointHeaderBytes)
     return failed(CheckpointError::truncated, fmt::format("{} bytes, shorter than the header", bytes.size()));
   if (bytes.substr(0, kCheckpointMagic.size()) != kCheckpointMagic)

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "common/clock.h"
+#include "common/result.h"
 #include "correlator/correlator_snapshot.h"
 
 namespace salttap::service {
@@ -33,13 +34,16 @@ inline constexpr std::size_t kCheckpointErrors = 6;
 std::string_view to_string(CheckpointError e);
 
 struct DecodedCheckpoint {
-  std::optional<CheckpointError> error;  // nullopt: `snapshot` is whole
-  std::string why;                       // the error in words
   Micros written_at = 0;
-  correlator::CorrelatorSnapshot snapshot;
+  correlator::CorrelatorSnapshot snapshot;  // whole
+};
+
+struct CheckpointFailure {
+  CheckpointError kind;
+  std::string why;  // in words, for the log
 };
 
 std::string encode_checkpoint(const correlator::CorrelatorSnapshot& snapshot, Micros written_at);
-DecodedCheckpoint decode_checkpoint(std::string_view bytes);
+Result<DecodedCheckpoint, CheckpointFailure> decode_checkpoint(std::string_view bytes);
 
 }  // namespace salttap::service

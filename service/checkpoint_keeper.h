@@ -30,7 +30,7 @@ class CheckpointKeeper {
   const CheckpointFile& file() const { return file_; }
 
  private:
-  bool write_now();
+  [[nodiscard]] bool write_now();
 
   CheckpointFile file_;
   std::chrono::milliseconds interval_;

@@ -18,10 +18,10 @@ struct EventFilter {
   std::vector<std::string> users;    // data.user
 
   bool empty() const { return tags.empty() && funs.empty() && minions.empty() && jids.empty() && users.empty(); }
-  bool matches(const tap::Event& event) const;
+  [[nodiscard]] bool matches(const tap::Event& event) const;
 };
 
 // True when `value` matches any of `globs`.
-bool any_glob_match(const std::vector<std::string>& globs, std::string_view value);
+[[nodiscard]] bool any_glob_match(const std::vector<std::string>& globs, std::string_view value);
 
 }  // namespace salttap::service

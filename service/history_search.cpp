@@ -7,14 +7,7 @@ namespace salttap::service {
 
 int report(std::string_view command, const SearchError& error) {
   log::error("{}: {}", command, error.message);
-  switch (error.problem) {
-    case SearchProblem::no_indices:
-      return kHistoryNoIndices;
-    case SearchProblem::none:
-      return kHistoryOk;
-    default:
-      return kHistoryEngine;
-  }
+  return error.problem == SearchProblem::no_indices ? kHistoryNoIndices : kHistoryEngine;
 }
 
 indexer::HttpResponse search(indexer::HttpClient& http, const indexer::IndexLayout& layout, std::string_view kind,

@@ -18,7 +18,7 @@ struct JobCacheLocation {
 };
 
 // Why the master keeps no local job cache salttap can read, if it does not.
-std::optional<std::string> no_local_job_cache(const tap::MasterBus& master);
+[[nodiscard]] std::optional<std::string> no_local_job_cache(const tap::MasterBus& master);
 
 // The cache of `master`, or `cachedir` instead of the master's; `who`
 // prefixes the WARN about an unknown hash_type.

@@ -21,7 +21,7 @@ struct JobFilter {
   std::vector<std::string> tgts;     // the target as published; any entry of a list target
 
   bool empty() const { return funs.empty() && minions.empty() && jids.empty() && users.empty() && tgts.empty(); }
-  bool matches(const correlator::Job& job, const correlator::MinionRegistry& registry) const;
+  [[nodiscard]] bool matches(const correlator::Job& job, const correlator::MinionRegistry& registry) const;
 };
 
 }  // namespace salttap::service

@@ -174,8 +174,9 @@ bool make_job_query(const JobsArgs& args, Micros now, JobQuery& q, std::string& 
 
 int list_jobs(indexer::HttpClient& http, const indexer::IndexLayout& layout, const JobQuery& query,
               const HistoryOutput& output, std::FILE* out) {
-  const Hits<JobRow> hits = parse_job_hits(search(http, layout, "jobs", jobs_search_body(query)));
-  if (hits.error) return report("jobs", hits.error);
+  const auto found = parse_job_hits(search(http, layout, "jobs", jobs_search_body(query)));
+  if (!found) return report("jobs", found.error());
+  const Hits<JobRow>& hits = found.value();
   if (output.format == "json") {
     for (const auto& j : hits.rows) print(out, j.source + "\n");
   } else if (hits.rows.empty()) {
@@ -188,8 +189,9 @@ int list_jobs(indexer::HttpClient& http, const indexer::IndexLayout& layout, con
 
 int show_job(indexer::HttpClient& http, const indexer::IndexLayout& layout, const std::string& jid,
              const HistoryOutput& output, std::FILE* out) {
-  const Hits<JobRow> jobs = parse_job_hits(search(http, layout, "jobs", job_by_jid_body(jid)));
-  if (jobs.error) return report("jobs show", jobs.error);
+  const auto found = parse_job_hits(search(http, layout, "jobs", job_by_jid_body(jid)));
+  if (!found) return report("jobs show", found.error());
+  const Hits<JobRow>& jobs = found.value();
   if (jobs.rows.empty()) {
     log::error("jobs show: no job {} in the engine", jid);
     return kHistoryJobUnknown;
@@ -198,10 +200,10 @@ int show_job(indexer::HttpClient& http, const indexer::IndexLayout& layout, cons
     log::warn("jobs show: {} masters ran a job {}; showing {}'s (the newest)", jobs.rows.size(), jid,
               or_dash(jobs.rows.front().master));
   const JobRow& job = jobs.rows.front();
-  const Hits<ReturnRow> returns =
-      parse_return_hits(search(http, layout, "returns", returns_of_job_body(jid, job.master)));
+  auto answered = parse_return_hits(search(http, layout, "returns", returns_of_job_body(jid, job.master)));
   // A job whose returns index does not exist yet has no returns, nothing worse.
-  if (returns.error && returns.error.problem != SearchProblem::no_indices) return report("jobs show", returns.error);
+  if (!answered && answered.error().problem != SearchProblem::no_indices) return report("jobs show", answered.error());
+  const Hits<ReturnRow> returns = answered ? std::move(answered).value() : Hits<ReturnRow>{};
   if (returns.total > returns.rows.size())
     log::warn("jobs show: {} of the job's {} returns shown (one page of the engine's at most)", returns.rows.size(),
               returns.total);

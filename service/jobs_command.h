@@ -23,7 +23,7 @@ struct JobsArgs {
 
 // Reads --since/--until (durations before `now`, UTC times) and --risk into
 // `query`; false and `error` when one cannot be read or since is not before until.
-bool make_job_query(const JobsArgs& args, Micros now, JobQuery& query, std::string& error);
+[[nodiscard]] bool make_job_query(const JobsArgs& args, Micros now, JobQuery& query, std::string& error);
 
 int list_jobs(indexer::HttpClient& http, const indexer::IndexLayout& layout, const JobQuery& query,
               const HistoryOutput& output, std::FILE* out);

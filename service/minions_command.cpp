@@ -26,8 +26,9 @@ int list_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout, 
       log::warn("minions: stopped after {} pages of {} minions; the counts are of those", kMaxPages, kMinionPageSize);
       break;
     }
-    const MinionPage page = parse_minion_page(search(http, layout, "returns", minions_page_body(since, after)));
-    if (page.error) return report("minions", page.error);
+    const auto answered = parse_minion_page(search(http, layout, "returns", minions_page_body(since, after)));
+    if (!answered) return report("minions", answered.error());
+    const MinionPage& page = answered.value();
     for (const auto& row : page.rows) minions[row.minion] = row;
     if (page.after_key.empty() || page.after_key == after) break;
     after = page.after_key;

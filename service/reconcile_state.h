@@ -43,7 +43,7 @@ struct ReconcileState {
 
 std::string format_reconcile_state(const ReconcileState& state);
 // nullopt and `error` saying what is wrong.
-std::optional<ReconcileState> parse_reconcile_state(std::string_view text, std::string& error);
+[[nodiscard]] std::optional<ReconcileState> parse_reconcile_state(std::string_view text, std::string& error);
 
 class ReconcileStateFile {
  public:

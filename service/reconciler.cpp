@@ -82,9 +82,9 @@ void Reconciler::begin_pass() {
   auto pass = std::make_unique<Pass>();
   pass->source = std::make_unique<jobcache::JobCacheSource>(cache_.jobs_dir, std::move(reader), jobcache::RetryPolicy{},
                                                             fs_, time_);
-  if (const auto error = pass->source->open()) {
+  if (const auto opened = pass->source->open(); !opened) {
     ++counts_.passes_failed;
-    log::error("reconcile: cannot read the job cache: {}", error->message);
+    log::error("reconcile: cannot read the job cache: {}", opened.error().message);
     return;
   }
   pass->since = since;

@@ -1,5 +1,6 @@
 #include "service/search_response.h"
 
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -73,7 +74,7 @@ std::string to_json(const Value& v) {
 }
 
 // The answer's HTTP status and body, checked; `doc` holds the parsed body.
-SearchError check_answer(const indexer::HttpResponse& r, rapidjson::Document& doc) {
+std::optional<SearchError> check_answer(const indexer::HttpResponse& r, rapidjson::Document& doc) {
   const std::string host = r.host.empty() ? "the engine" : r.host;
   if (r.status == 0)
     // The client's error names the host it tried last.
@@ -102,27 +103,22 @@ SearchError check_answer(const indexer::HttpResponse& r, rapidjson::Document& do
     return fail(SearchProblem::refused, fmt::format("{}: {} shards failed the search: {}", one_line(host),
                                                     failed->GetUint64(), one_line(reason)));
   }
-  return {};
+  return std::nullopt;
 }
 
 // The hits of a search answer; `each` gets every hit's `_source`.
 template <typename Row, typename Read>
-Hits<Row> read_hits(const indexer::HttpResponse& r, Read read) {
+Result<Hits<Row>, SearchError> read_hits(const indexer::HttpResponse& r, Read read) {
   Hits<Row> out;
   rapidjson::Document doc;
-  if ((out.error = check_answer(r, doc))) return out;
+  if (auto error = check_answer(r, doc)) return std::move(*error);
   const Value* hits = path(doc, {"hits", "hits"});
-  if (!hits || !hits->IsArray()) {
-    out.error = fail(SearchProblem::bad_answer, fmt::format("{}: the answer has no hits.hits list", one_line(r.host)));
-    return out;
-  }
+  if (!hits || !hits->IsArray())
+    return fail(SearchProblem::bad_answer, fmt::format("{}: the answer has no hits.hits list", one_line(r.host)));
   for (const auto& hit : hits->GetArray()) {
     const Value* source = member(hit, "_source");
-    if (!source || !source->IsObject()) {
-      out.error = fail(SearchProblem::bad_answer, fmt::format("{}: a hit without a _source object", one_line(r.host)));
-      out.rows.clear();
-      return out;
-    }
+    if (!source || !source->IsObject())
+      return fail(SearchProblem::bad_answer, fmt::format("{}: a hit without a _source object", one_line(r.host)));
     Row row = read(*source);
     row.source = to_json(*source);
     out.rows.push_back(std::move(row));
@@ -172,33 +168,30 @@ ReturnRow read_return(const Value& s) {
 
 }  // namespace
 
-Hits<JobRow> parse_job_hits(const indexer::HttpResponse& response) { return read_hits<JobRow>(response, read_job); }
+Result<Hits<JobRow>, SearchError> parse_job_hits(const indexer::HttpResponse& response) {
+  return read_hits<JobRow>(response, read_job);
+}
 
-Hits<ReturnRow> parse_return_hits(const indexer::HttpResponse& response) {
+Result<Hits<ReturnRow>, SearchError> parse_return_hits(const indexer::HttpResponse& response) {
   return read_hits<ReturnRow>(response, read_return);
 }
 
-MinionPage parse_minion_page(const indexer::HttpResponse& r) {
+Result<MinionPage, SearchError> parse_minion_page(const indexer::HttpResponse& r) {
   MinionPage page;
   rapidjson::Document doc;
-  if ((page.error = check_answer(r, doc))) return page;
+  if (auto error = check_answer(r, doc)) return std::move(*error);
   const Value* agg = path(doc, {"aggregations", "minions"});
   const Value* buckets = agg ? member(*agg, "buckets") : nullptr;
-  if (!buckets || !buckets->IsArray()) {
-    page.error = fail(SearchProblem::bad_answer,
-                      fmt::format("{}: the answer has no aggregations.minions.buckets list", one_line(r.host)));
-    return page;
-  }
+  if (!buckets || !buckets->IsArray())
+    return fail(SearchProblem::bad_answer,
+                fmt::format("{}: the answer has no aggregations.minions.buckets list", one_line(r.host)));
   for (const auto& b : buckets->GetArray()) {
     MinionRow row;
     row.minion = text(b, {"key", "minion"});
     const Value* jobs = member(b, "doc_count");
-    if (row.minion.empty() || !jobs || !jobs->IsUint64()) {
-      page.error = fail(SearchProblem::bad_answer,
-                        fmt::format("{}: a minion bucket without key.minion or doc_count", one_line(r.host)));
-      page.rows.clear();
-      return page;
-    }
+    if (row.minion.empty() || !jobs || !jobs->IsUint64())
+      return fail(SearchProblem::bad_answer,
+                  fmt::format("{}: a minion bucket without key.minion or doc_count", one_line(r.host)));
     row.jobs = jobs->GetUint64();
     row.succeeded = count(b, {"succeeded", "doc_count"});
     row.failed = count(b, {"failed", "doc_count"});

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "indexer/http_client.h"
 
 namespace salttap::service {
 
 enum class SearchProblem {
-  none,
   unreachable,  // no answer: connection refused, timeout, TLS
   no_indices,   // no index matches (404 index_not_found, or a pattern that matched none)
   refused,      // an HTTP error: the engine's error type and reason
@@ -23,9 +23,8 @@ enum class SearchProblem {
 };
 
 struct SearchError {
-  SearchProblem problem = SearchProblem::none;
+  SearchProblem problem = SearchProblem::bad_answer;
   std::string message;  // one line, bounded
-  explicit operator bool() const { return problem != SearchProblem::none; }
 };
 
 struct FailedState {
@@ -54,19 +53,17 @@ struct MinionRow {
 
 template <typename Row>
 struct Hits {
-  SearchError error;
   std::vector<Row> rows;
   std::uint64_t total = 0;  // when the search tracked it, else rows.size()
 };
 
 struct MinionPage {
-  SearchError error;
   std::vector<MinionRow> rows;
   std::string after_key;  // JSON object; empty: the last page
 };
 
-Hits<JobRow> parse_job_hits(const indexer::HttpResponse& response);
-Hits<ReturnRow> parse_return_hits(const indexer::HttpResponse& response);
-MinionPage parse_minion_page(const indexer::HttpResponse& response);
+Result<Hits<JobRow>, SearchError> parse_job_hits(const indexer::HttpResponse& response);
+Result<Hits<ReturnRow>, SearchError> parse_return_hits(const indexer::HttpResponse& response);
+Result<MinionPage, SearchError> parse_minion_page(const indexer::HttpResponse& response);
 
 }  // namespace salttap::service

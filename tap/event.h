@@ -34,7 +34,7 @@ class Event {
   // data[key] when data is a map with a string key `key`.
   const msgpack::object* find(std::string_view key) const;
   // data[key] when it is a string (str, or bin holding text).
-  std::optional<std::string_view> string_field(std::string_view key) const;
+  [[nodiscard]] std::optional<std::string_view> string_field(std::string_view key) const;
 
  private:
   msgpack::zone zone_{0};
@@ -46,6 +46,6 @@ class Event {
 
 // Lookup helpers shared by every consumer of msgpack maps from Salt.
 const msgpack::object* map_find(const msgpack::object& map, std::string_view key);
-std::optional<std::string_view> as_string(const msgpack::object& o);
+[[nodiscard]] std::optional<std::string_view> as_string(const msgpack::object& o);
 
 }  // namespace salttap::tap

@@ -11,10 +11,10 @@
 namespace salttap::tap {
 
 // msgpack bytes of any JSON text (same conversion as event data).
-std::optional<std::string> msgpack_from_json(std::string_view json, std::string* error);
+[[nodiscard]] std::optional<std::string> msgpack_from_json(std::string_view json, std::string* error);
 
 // Builds the event body (tag "\n\n" msgpack(data)). On failure returns
 // nullopt and sets *error.
-std::optional<std::string> event_body_from_json(std::string_view line, std::string* error);
+[[nodiscard]] std::optional<std::string> event_body_from_json(std::string_view line, std::string* error);
 
 }  // namespace salttap::tap

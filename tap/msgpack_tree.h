@@ -28,7 +28,7 @@ struct TreeResult {
 };
 
 // Parses the value at bytes[offset]. The input must outlive the tree.
-TreeResult build_tree(msgpack::zone& zone, std::string_view bytes, std::size_t offset, const DecodeLimits& limits,
-                      msgpack::object& out);
+[[nodiscard]] TreeResult build_tree(msgpack::zone& zone, std::string_view bytes, std::size_t offset,
+                                    const DecodeLimits& limits, msgpack::object& out);
 
 }  // namespace salttap::tap

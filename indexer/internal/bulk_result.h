@@ -43,6 +43,6 @@ struct BulkOutcome {
 };
 
 // `http_status` 0 means no response (connection refused, timeout, TLS error).
-BulkOutcome classify_bulk_response(long http_status, std::string_view body, std::size_t items_sent);
+[[nodiscard]] BulkOutcome classify_bulk_response(long http_status, std::string_view body, std::size_t items_sent);
 
 }  // namespace salttap::indexer

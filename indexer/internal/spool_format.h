@@ -43,7 +43,7 @@ struct RecordHeader {
 void append_record(std::string& out, std::uint64_t id, DocClass cls, std::string_view payload);
 // The header's fields when its magic, class, reserved bytes and length are
 // well-formed; the CRC can only be checked together with the payload.
-std::optional<RecordHeader> parse_header(std::span<const unsigned char, kHeaderBytes> bytes);
+[[nodiscard]] std::optional<RecordHeader> parse_header(std::span<const unsigned char, kHeaderBytes> bytes);
 // The CRC a record with this header and payload must carry.
 std::uint32_t record_crc(std::span<const unsigned char, kHeaderBytes> header, std::string_view payload);
 
@@ -59,11 +59,11 @@ struct Ledger {
 };
 std::array<unsigned char, kLedgerBytes> encode_ledger(const Ledger& ledger);
 // nullopt unless exactly 64 bytes with the magic, version 1 and a matching CRC.
-std::optional<Ledger> decode_ledger(std::span<const unsigned char> bytes);
+[[nodiscard]] std::optional<Ledger> decode_ledger(std::span<const unsigned char> bytes);
 
 // "seg-" and the first record id in 20 digits, so names sort by id.
 std::string segment_file_name(std::uint64_t first_id);
-std::optional<std::uint64_t> parse_segment_file_name(std::string_view name);
+[[nodiscard]] std::optional<std::uint64_t> parse_segment_file_name(std::string_view name);
 
 // Random access to one segment's bytes.
 class ByteSource {

@@ -27,7 +27,7 @@ class EventBody {
 
   // The Event; nullopt (and decoder.last_error()) when the tap's decoder
   // refuses it, e.g. over its limits.
-  std::optional<tap::Event> build(std::string_view tag, tap::BodyDecoder& decoder) const;
+  [[nodiscard]] std::optional<tap::Event> build(std::string_view tag, tap::BodyDecoder& decoder) const;
 
  private:
   struct Field {

@@ -26,21 +26,22 @@ class EventDecoder {
   explicit EventDecoder(const DecodeLimits& limits = {});
 
   // One {"head","body"} frame, as delivered by FrameDecoder.
-  std::optional<Event> decode_frame(std::string_view frame);
+  [[nodiscard]] std::optional<Event> decode_frame(std::string_view frame);
   // The same, taking the frame's buffer instead of copying the frame.
-  std::optional<Event> decode_owned(OwnedFrame&& frame);
+  [[nodiscard]] std::optional<Event> decode_owned(OwnedFrame&& frame);
   // One bare event body: a ZeroMQ message on Salt 2015.x (era B).
-  std::optional<Event> decode_body(std::string_view body);
+  [[nodiscard]] std::optional<Event> decode_body(std::string_view body);
 
   const DecodeStats& stats() const { return stats_; }
   // Human-readable reason of the last failure, for logs.
   const std::string& last_error() const { return last_error_; }
 
  private:
-  std::optional<Event> decode_frame_unguarded(std::string_view frame);
-  std::optional<Event> decode_in_place(msgpack::zone& zone, const char* frame, std::size_t size);
-  std::optional<Event> decode_body_unguarded(std::string_view body);
-  std::optional<Event> finish_event(msgpack::zone& zone, const char* body, std::size_t size, std::size_t wire_bytes);
+  [[nodiscard]] std::optional<Event> decode_frame_unguarded(std::string_view frame);
+  [[nodiscard]] std::optional<Event> decode_in_place(msgpack::zone& zone, const char* frame, std::size_t size);
+  [[nodiscard]] std::optional<Event> decode_body_unguarded(std::string_view body);
+  [[nodiscard]] std::optional<Event> finish_event(msgpack::zone& zone, const char* body, std::size_t size,
+                                                  std::size_t wire_bytes);
   std::nullopt_t fail(DecodeError e, std::string_view detail);
   std::nullopt_t fail_tree(TreeStatus status, DecodeError parse_error, std::size_t at);
 

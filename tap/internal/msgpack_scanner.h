@@ -35,7 +35,7 @@ class MsgpackScanner {
 
   // `data` holds object bytes [base, base + data.size()). Bytes before pos()
   // are never looked at again, so a caller may discard them (skip mode).
-  ScanResult scan(std::string_view data, std::uint64_t base = 0);
+  [[nodiscard]] ScanResult scan(std::string_view data, std::uint64_t base = 0);
 
   std::uint64_t pos() const { return pos_; }
   void set_max_size(std::uint64_t max_size) { max_size_ = max_size; }

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include <optional>
+
 #include "service/checkpoint_format.h"
 #include "service/config.h"
 #include "service/document_pipeline.h"
@@ -22,21 +24,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace salttap;
   using namespace salttap::fuzz;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  service::DecodedCheckpoint d;
+  std::optional<service::DecodedCheckpoint> decoded;
   {
     const HeapPeak heap;
-    d = service::decode_checkpoint(bytes);
+    auto r = service::decode_checkpoint(bytes);
     FUZZ_CHECK(is_linear_heap(heap.growth(), size, "decode_checkpoint"));
+    if (!r) {
+      FUZZ_CHECK(!r.error().why.empty());
+      return 0;
+    }
+    decoded = std::move(r).value();
   }
-  if (d.error) {
-    FUZZ_CHECK(!d.why.empty());
-    FUZZ_CHECK(d.snapshot.jobs.empty());
-    return 0;
-  }
+  const service::DecodedCheckpoint& d = *decoded;
   const std::string again = service::encode_checkpoint(d.snapshot, d.written_at);
-  const service::DecodedCheckpoint twice = service::decode_checkpoint(again);
-  FUZZ_CHECK(!twice.error);
-  FUZZ_CHECK(service::encode_checkpoint(twice.snapshot, twice.written_at) == again);
+  const auto twice = service::decode_checkpoint(again);
+  FUZZ_CHECK(twice.has_value());
+  FUZZ_CHECK(service::encode_checkpoint(twice.value().snapshot, twice.value().written_at) == again);
 
   static const service::Config config = [] {
     service::Config c = service::default_config();

@@ -31,15 +31,16 @@ using namespace salttap::service;
 constexpr std::size_t kHeader = 3;
 constexpr std::size_t kMaxMessage = 1024;
 
-void check_error(const SearchError& e, long status, bool answer_is_utf8) {
-  if (status < 200 || status > 299) FUZZ_CHECK(e.problem != SearchProblem::none);
-  if (e.problem == SearchProblem::none) {
-    FUZZ_CHECK(e.message.empty());
-    return;
-  }
+// A refused answer: a one-line, bounded message; a non-2xx status is always refused.
+template <typename T>
+bool check_outcome(const salttap::Result<T, SearchError>& r, long status, bool answer_is_utf8) {
+  if (status < 200 || status > 299) FUZZ_CHECK(!r.has_value());
+  if (r.has_value()) return true;
+  const SearchError& e = r.error();
   FUZZ_CHECK(!e.message.empty() && e.message.size() <= kMaxMessage);
   FUZZ_CHECK(e.message.find_first_of("\n\r") == std::string::npos);
   if (answer_is_utf8) FUZZ_CHECK(salttap::is_valid_utf8(e.message));
+  return false;
 }
 
 void check_object(const std::string& json) {
@@ -57,10 +58,9 @@ void check_fits(std::string_view text) {
 }
 
 template <typename Row>
-void check_hits(const Hits<Row>& h, long status, bool utf8) {
-  check_error(h.error, status, utf8);
-  if (h.error) FUZZ_CHECK(h.rows.empty());
-  for (const auto& row : h.rows) {
+void check_hits(const salttap::Result<Hits<Row>, SearchError>& r, long status, bool utf8) {
+  if (!check_outcome(r, status, utf8)) return;
+  for (const auto& row : r.value().rows) {
     check_object(row.source);
     check_fits(row.source);
   }
@@ -80,7 +80,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 0: {
       const auto h = parse_job_hits(response);
       check_hits(h, response.status, utf8);
-      for (const auto& j : h.rows) {
+      if (!h) break;
+      for (const auto& j : h.value().rows) {
         check_fits(j.fun);
         check_fits(j.tgt);
         for (const auto& f : j.failed_states) check_fits(f.comment);
@@ -90,13 +91,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 1: {
       const auto h = parse_return_hits(response);
       check_hits(h, response.status, utf8);
-      for (const auto& r : h.rows) check_fits(r.reason);
+      if (!h) break;
+      for (const auto& r : h.value().rows) check_fits(r.reason);
       break;
     }
     default: {
-      const MinionPage page = parse_minion_page(response);
-      check_error(page.error, response.status, utf8);
-      if (page.error) FUZZ_CHECK(page.rows.empty() && page.after_key.empty());
+      const auto answered = parse_minion_page(response);
+      if (!check_outcome(answered, response.status, utf8)) break;
+      const MinionPage& page = answered.value();
       if (!page.after_key.empty()) check_object(page.after_key);
       if (page.rows.empty()) FUZZ_CHECK(page.after_key.empty());
       for (const auto& m : page.rows) {

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <filesystem>
 #include <mutex>
@@ -34,7 +35,8 @@ class MemoryRecordSource final : public indexer::RecordSource {
   std::vector<indexer::SpoolRecord> take(std::size_t max_records, std::size_t max_bytes,
                                          std::chrono::milliseconds wait) override {
     std::unique_lock lock(mutex_);
-    time_.wait_for(lock, cv_, wait, [&] { return handed_out_ < records_.size(); });
+    const std::uint64_t wakeups = wakeups_;
+    time_.wait_for(lock, cv_, wait, [&] { return handed_out_ < records_.size() || wakeups_ != wakeups; });
     std::vector<indexer::SpoolRecord> out;
     std::size_t bytes = 0;
     while (handed_out_ < records_.size() && out.size() < max_records &&
@@ -48,6 +50,11 @@ class MemoryRecordSource final : public indexer::RecordSource {
   void ack(std::span<const std::uint64_t> ids) override {
     std::lock_guard lock(mutex_);
     for (auto id : ids) EXPECT_TRUE(acked_.insert(id).second) << "acked twice: " << id;
+    cv_.notify_all();
+  }
+  void wake_takers() override {
+    std::lock_guard lock(mutex_);
+    ++wakeups_;
     cv_.notify_all();
   }
   std::filesystem::path dead_letter_dir() const override { return dead_dir_; }
@@ -73,6 +80,7 @@ class MemoryRecordSource final : public indexer::RecordSource {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<indexer::SpoolRecord> records_;
+  std::uint64_t wakeups_ = 0;
   std::size_t handed_out_ = 0;
   std::uint64_t next_id_ = 1;
   std::set<std::uint64_t> acked_;

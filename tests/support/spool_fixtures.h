@@ -2,6 +2,7 @@
 // What the spool tests share: a temporary spool directory, documents, and
 // reading back what a spool hands out or holds on disk.
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -66,6 +67,13 @@ inline std::vector<std::string> payloads_of(const std::vector<indexer::SpoolReco
   std::vector<std::string> out;
   for (const auto& r : records) out.push_back(r.payload);
   return out;
+}
+
+// Appends documents the test expects the spool to take whole: any other
+// outcome fails the test where it happens, not later in a count.
+inline void append_all(indexer::Spool& spool, const std::vector<indexer::BulkDoc>& docs) {
+  const indexer::AppendResult r = spool.append(docs);
+  EXPECT_EQ(r.spooled, docs.size()) << r.dropped << " documents not spooled";
 }
 
 inline void ack_all(indexer::Spool& spool, const std::vector<indexer::SpoolRecord>& records) {

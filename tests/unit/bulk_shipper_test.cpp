@@ -166,7 +166,8 @@ struct Harness {
   void run_until_acked(std::size_t n) {
     run_until([&] { return source.acked() >= n; });
   }
-  // stop(0): a worker waiting in take() sees it when its slice of time ends.
+  // stop(0): a worker waiting in take() is woken, one in a request is
+  // aborted; only one sleeping in its backoff needs time to pass.
   void stop() {
     if (!shipper) return;
     auto stopped = std::async(std::launch::async, [this] { shipper->stop(0ms); });
@@ -440,6 +441,19 @@ TEST(BulkShipper, WhileTheEngineIsDownEachWorkerHoldsOneBatch) {
   h.stop();
   EXPECT_EQ(h.source.acked(), 0u);
   EXPECT_EQ(h.shipper->stats().in_flight_batches, 0u);
+}
+
+TEST(BulkShipper, StopWakesAWorkerWaitingForRecordsAtOnce) {
+  ShipperConfig config = test_config();
+  config.in_flight = 1;
+  Harness h(config);
+  h.start();
+  h.time.await_waiters(1);  // the worker waits in take(): nothing to ship
+  const auto before = h.time.now();
+  auto stopped = std::async(std::launch::async, [&] { h.shipper->stop(0ms); });
+  ASSERT_TRUE(finishes(stopped)) << "stop() waited for the worker's take() to time out";
+  EXPECT_EQ(h.time.now(), before) << "no time had to pass";
+  h.shipper.reset();
 }
 
 TEST(BulkShipper, StopDuringBackoffReturnsAtTheDrainDeadline) {

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -158,8 +159,9 @@ TEST(CheckpointFormat, EveryJobFieldSurvivesTheFile) {
   s.jobs[1].jid = "20261201234500999999";  // a job with every default
   s.jobs[1].outcome_success = true;
   const std::string bytes = encode_checkpoint(s, 42);
-  const DecodedCheckpoint d = decode_checkpoint(bytes);
-  ASSERT_FALSE(d.error) << d.why;
+  const auto decoded = decode_checkpoint(bytes);
+  ASSERT_TRUE(decoded) << decoded.error().why;
+  const DecodedCheckpoint& d = decoded.value();
   EXPECT_EQ(d.written_at, 42);
   EXPECT_EQ(d.snapshot.minions, s.minions);
   ASSERT_EQ(d.snapshot.jobs.size(), 2U);
@@ -183,7 +185,11 @@ TEST(CheckpointFormat, BadBytesAreRefusedWithTheirReason) {
   s.minions = {"minion-a", "minion-b", "minion-c", "minion-d"};
   s.jobs = {full_job()};
   const std::string good = encode_checkpoint(s, 1);
-  const auto error_of = [](const std::string& b) { return decode_checkpoint(b).error; };
+  const auto error_of = [](const std::string& b) -> std::optional<CheckpointError> {
+    const auto d = decode_checkpoint(b);
+    if (d) return std::nullopt;
+    return d.error().kind;
+  };
 
   EXPECT_EQ(error_of(""), CheckpointError::truncated);
   EXPECT_EQ(error_of(good.substr(0, 10)), CheckpointError::truncated);
@@ -195,7 +201,7 @@ TEST(CheckpointFormat, BadBytesAreRefusedWithTheirReason) {
   std::string future = good;
   future[11] = 2;
   EXPECT_EQ(error_of(future), CheckpointError::unknown_version);
-  EXPECT_NE(decode_checkpoint(future).why.find("version 2"), std::string::npos);
+  EXPECT_NE(decode_checkpoint(future).error().why.find("version 2"), std::string::npos);
   std::string flipped = good;
   flipped[good.size() / 2] ^= 0x01;
   EXPECT_EQ(error_of(flipped), CheckpointError::bad_crc);
@@ -207,9 +213,10 @@ TEST(CheckpointFormat, BadBytesAreRefusedWithTheirReason) {
   // the name table.
   correlator::CorrelatorSnapshot shape = s;
   shape.minions.resize(2);
-  const DecodedCheckpoint d = decode_checkpoint(encode_checkpoint(shape, 1));
-  EXPECT_EQ(d.error, CheckpointError::invalid);
-  EXPECT_NE(d.why.find("job.minions"), std::string::npos) << d.why;
+  const auto d = decode_checkpoint(encode_checkpoint(shape, 1));
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().kind, CheckpointError::invalid);
+  EXPECT_NE(d.error().why.find("job.minions"), std::string::npos) << d.error().why;
   // Unsorted minions, flags not one per minion, an unknown kind.
   shape = s;
   std::swap(shape.jobs[0].minions[0], shape.jobs[0].minions[1]);
@@ -240,9 +247,9 @@ std::string replay(const std::vector<tap::Event>& events, const Config& config, 
     if (cuts.contains(i)) {
       const std::string bytes = encode_checkpoint(pipeline->correlator().snapshot(), clock.now());
       pipeline = std::make_unique<DocumentPipeline>(config, clock);
-      DecodedCheckpoint d = decode_checkpoint(bytes);
-      EXPECT_FALSE(d.error) << d.why;
-      pipeline->correlator().restore(d.snapshot);
+      const auto d = decode_checkpoint(bytes);
+      EXPECT_TRUE(d) << d.error().why;
+      if (d) pipeline->correlator().restore(d.value().snapshot);
       pipeline->advance();
       take();
     }
@@ -354,7 +361,7 @@ TEST(CheckpointRestore, ADeadlinePassedWhileDownSettlesOnRestoreByTheLiveRules) 
   clock.advance(3600 * kMicrosPerSecond);
   Recorded after;
   correlator::Correlator second(config, clock, after.sink());
-  EXPECT_EQ(second.restore(decode_checkpoint(bytes).snapshot), 1U);
+  EXPECT_EQ(second.restore(decode_checkpoint(bytes).value().snapshot), 1U);
   EXPECT_TRUE(after.updates.empty());
   second.advance();
   ASSERT_EQ(after.updates.size(), 1U);
@@ -567,15 +574,17 @@ TEST(CheckpointSeeds, TheFuzzSeedsAreInTheWritersFormat) {
     // change them), but the format: a sound seed is exactly what the writer
     // writes for what it holds, a broken one is refused for its reason.
     const std::string saved = read_bytes(file);
-    const DecodedCheckpoint d = decode_checkpoint(saved);
+    const auto d = decode_checkpoint(saved);
     if (name.starts_with("bad-")) {
-      EXPECT_EQ(d.error, decode_checkpoint(bytes).error) << file;
-      EXPECT_TRUE(d.error) << file;
+      const auto fresh = decode_checkpoint(bytes);
+      ASSERT_FALSE(d) << file;
+      ASSERT_FALSE(fresh) << file;
+      EXPECT_EQ(d.error().kind, fresh.error().kind) << file;
       continue;
     }
-    ASSERT_FALSE(d.error) << file << ": " << d.why << "; the format changed: rewrite the seeds";
-    EXPECT_EQ(encode_checkpoint(d.snapshot, d.written_at), saved) << file;
-    EXPECT_FALSE(d.snapshot.jobs.empty() && name != "empty") << file;
+    ASSERT_TRUE(d) << file << ": " << d.error().why << "; the format changed: rewrite the seeds";
+    EXPECT_EQ(encode_checkpoint(d.value().snapshot, d.value().written_at), saved) << file;
+    EXPECT_FALSE(d.value().snapshot.jobs.empty() && name != "empty") << file;
   }
 }
 

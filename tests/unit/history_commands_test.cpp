@@ -238,9 +238,10 @@ TEST(JobsErrors, EachEngineProblemHasItsExitCode) {
 
 TEST(SearchResponse, ErrorMessagesAreOneLine) {
   const auto h = parse_job_hits(FakeHttp::reply(400, R"({"error":{"type":"x","reason":"a\nb\rc"}})"));
-  EXPECT_EQ(h.error.problem, SearchProblem::refused);
-  EXPECT_EQ(h.error.message.find_first_of("\r\n"), std::string::npos) << h.error.message;
-  EXPECT_NE(h.error.message.find("400"), std::string::npos);
+  ASSERT_FALSE(h);
+  EXPECT_EQ(h.error().problem, SearchProblem::refused);
+  EXPECT_EQ(h.error().message.find_first_of("\r\n"), std::string::npos) << h.error().message;
+  EXPECT_NE(h.error().message.find("400"), std::string::npos);
 }
 
 const std::string kReturnWeb1 =

@@ -295,7 +295,7 @@ TEST(JobReader, ADirectoryNotNamedUnderHashTypeIsReadAndMarked) {
   EXPECT_EQ(r.outcome, JobOutcome::ready);
   EXPECT_TRUE(r.misnamed);
   JobCacheSource source(cache.jobs(), md5);
-  ASSERT_FALSE(source.open());
+  ASSERT_TRUE(source.open());
   JobRead got;
   ASSERT_TRUE(source.next(got));
   EXPECT_EQ(source.stats().misnamed, 1u);
@@ -393,7 +393,7 @@ TEST(JobCacheSource, WalksEveryJobOnceAndCountsEachOutcome) {
   fs::create_directories(cache.jobs() / ".hidden" / "x");  // not a bucket
   CacheDir::write_bytes(cache.jobs() / "stray-file", "");
   JobCacheSource source(cache.jobs(), {});
-  ASSERT_FALSE(source.open());
+  ASSERT_TRUE(source.open());
   EXPECT_EQ(source.stats().job_dirs, 6u);
   std::set<std::string> jids;
   JobRead r;
@@ -414,7 +414,7 @@ TEST(JobCacheSource, AJobCaughtMidWriteIsReadAgainLater) {
   salttap::testing::FakeSteadyTime time;
   JobCacheSource source(cache.jobs(), {}, {.attempts = 3, .delay = std::chrono::milliseconds(500)},
                         jobcache::posix_cache_filesystem(), time);
-  ASSERT_FALSE(source.open());
+  ASSERT_TRUE(source.open());
   JobRead r;
   bool got = false;
   std::thread reader([&] { got = source.next(r); });
@@ -438,7 +438,7 @@ TEST(JobCacheSource, AJobThatStaysBrokenIsCountedAfterItsLastRead) {
   salttap::testing::FakeSteadyTime time;
   JobCacheSource source(cache.jobs(), {}, {.attempts = 3, .delay = std::chrono::milliseconds(500)},
                         jobcache::posix_cache_filesystem(), time);
-  ASSERT_FALSE(source.open());
+  ASSERT_TRUE(source.open());
   JobRead r;
   bool got = false;
   std::thread reader([&] { got = source.next(r); });
@@ -458,7 +458,7 @@ TEST(JobCacheSource, ARetryLaterForAJobWhoseReturnBrokeMidJob) {
   salttap::testing::FakeSteadyTime time;
   JobCacheSource source(cache.jobs(), {}, {.attempts = 2, .delay = std::chrono::milliseconds(500)},
                         jobcache::posix_cache_filesystem(), time);
-  ASSERT_FALSE(source.open());
+  ASSERT_TRUE(source.open());
   JobRead r;
   ASSERT_TRUE(source.next(r));
   EXPECT_TRUE(source.retry_later(std::move(r)));  // attempt 1 of 2: queued
@@ -480,7 +480,7 @@ TEST(JobCacheSource, ABucketThatCannotBeListedIsCountedAndNamed) {
   FaultyCacheFilesystem fs;
   fs.fail(CacheOp::list, "/jobs/" + bucket, EIO);
   JobCacheSource source(cache.jobs(), {}, {}, fs);
-  ASSERT_FALSE(source.open());
+  ASSERT_TRUE(source.open());
   JobRead r;
   EXPECT_FALSE(source.next(r));
   EXPECT_EQ(source.stats().unreadable_buckets, 1u);
@@ -494,11 +494,11 @@ TEST(JobCacheSource, AnUnreadableCacheIsExplained) {
   FaultyCacheFilesystem fs;
   fs.fail(CacheOp::open_dir, "/jobs", EACCES);
   JobCacheSource source(cache.jobs(), {}, {}, fs);
-  const auto error = source.open();
-  ASSERT_TRUE(error);
-  EXPECT_EQ(error->error, EACCES);
+  const auto opened = source.open();
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().error, EACCES);
   // The path, its owner and group, who salttap runs as, and what to change.
-  const std::string& m = error->message;
+  const std::string& m = opened.error().message;
   EXPECT_TRUE(m.starts_with("cannot read the job cache at " + cache.jobs().string() + ": Permission denied. " +
                             cache.jobs().string() + " belongs to user "))
       << m;
@@ -514,15 +514,15 @@ TEST(JobCacheSource, AnUnreadableCacheIsExplained) {
   FaultyCacheFilesystem shut;
   shut.fail(CacheOp::stat, "/jobs", EACCES);
   const auto closed = JobCacheSource(cache.jobs(), {}, {}, shut).open();
-  ASSERT_TRUE(closed);
-  EXPECT_NE(closed->message.find(". " + cache.cachedir().string() + " belongs to user "), std::string::npos)
-      << closed->message;
+  ASSERT_FALSE(closed);
+  EXPECT_NE(closed.error().message.find(". " + cache.cachedir().string() + " belongs to user "), std::string::npos)
+      << closed.error().message;
 
   fs::remove_all(cache.jobs());
   const auto none = JobCacheSource(cache.jobs(), {}).open();
-  ASSERT_TRUE(none);
-  EXPECT_EQ(none->error, ENOENT);
-  EXPECT_TRUE(none->message.starts_with("no job cache at " + cache.jobs().string())) << none->message;
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().error, ENOENT);
+  EXPECT_TRUE(none.error().message.starts_with("no job cache at " + cache.jobs().string())) << none.error().message;
 }
 
 }  // namespace

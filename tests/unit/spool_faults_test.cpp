@@ -474,7 +474,7 @@ TEST_F(SpoolFaults, FailedOpenAtStartIsASpoolErrorNamingThePath) {
   EXPECT_NE(what.find(errno_text(EMFILE)), std::string::npos) << what;
 
   files_.clear_faults();
-  { open(c)->append(batch("d", 2)); }  // a segment to recover
+  { testing::append_all(*open(c), batch("d", 2)); }  // a segment to recover
   files_.inject({.op = FsOp::open, .file = "seg-", .error = EIO});
   what = start_error(c, files_);
   EXPECT_NE(what.find("cannot open " + segment(1)), std::string::npos) << what;

@@ -32,6 +32,7 @@ namespace sf = spool_format;
 using std::chrono::milliseconds;
 
 using testing::ack_all;
+using testing::append_all;
 using testing::FakeSteadyTime;
 using testing::ids_of;
 using testing::read_file;
@@ -157,7 +158,7 @@ TEST(Spool, AppendTakeAckRoundTrip) {
 TEST(Spool, TakeHonoursMaxRecordsAndMaxBytesButHandsOutAtLeastOne) {
   TempDir tmp;
   Spool spool(config_for(tmp.path()));
-  spool.append(events(10));
+  append_all(spool, events(10));
   EXPECT_EQ(spool.take(4, 1u << 20, milliseconds(0)).size(), 4u);
   const auto one = spool.take(10, 1, milliseconds(0));  // smaller than any payload
   ASSERT_EQ(one.size(), 1u);
@@ -171,7 +172,7 @@ TEST(Spool, ReopenAfterDestructionResumesWithUnackedRecordsOnly) {
   TempDir tmp;
   {
     Spool spool(config_for(tmp.path()));
-    spool.append(events(5));
+    append_all(spool, events(5));
     const auto got = take_all(spool);
     ASSERT_EQ(got.size(), 5u);
     const std::vector<std::uint64_t> acked = {1, 2, 4};  // 4 is above the gap at 3: memory only
@@ -184,14 +185,14 @@ TEST(Spool, ReopenAfterDestructionResumesWithUnackedRecordsOnly) {
   const auto again = take_all(spool);
   EXPECT_EQ(ids_of(again), (std::vector<std::uint64_t>{3, 4, 5}));
   EXPECT_EQ(again[0].payload, event("e2").ndjson);
-  spool.append(events(1, "new"));
+  append_all(spool, events(1, "new"));
   EXPECT_EQ(ids_of(take_all(spool)), (std::vector<std::uint64_t>{6})) << "ids keep increasing";
 }
 
 TEST(Spool, OutOfOrderAcksAdvanceOnlyOverTheContiguousPrefix) {
   TempDir tmp;
   Spool spool(config_for(tmp.path()));
-  spool.append(events(5));
+  append_all(spool, events(5));
   take_all(spool);
   const auto ack = [&](std::vector<std::uint64_t> ids) {
     spool.ack(ids);
@@ -208,7 +209,7 @@ TEST(Spool, OutOfOrderAcksAdvanceOnlyOverTheContiguousPrefix) {
 TEST(Spool, DuplicateAndUnknownAcksAreCountedAndIgnored) {
   TempDir tmp;
   Spool spool(config_for(tmp.path()));
-  spool.append(events(3));
+  append_all(spool, events(3));
   spool.take(1, 1u << 20, milliseconds(0));
   const std::vector<std::uint64_t> ids = {1, 1, 2, 99};  // 2 was never handed out
   spool.ack(ids);
@@ -230,7 +231,7 @@ TEST(Spool, CloseWakesTakersAndLaterTakesDoNotWait) {
   spool.close();
   taker.join();  // returns: close() woke it
   EXPECT_TRUE(got.empty());
-  spool.append(events(2));  // appending after close still works (shutdown drains)
+  append_all(spool, events(2));  // appending after close still works (shutdown drains)
   EXPECT_EQ(spool.take(10, 1u << 20, milliseconds(3'600'000)).size(), 2u);
   EXPECT_TRUE(spool.take(10, 1u << 20, milliseconds(3'600'000)).empty());
 }
@@ -242,7 +243,7 @@ TEST(Spool, TakeWaitsForAnAppend) {
   std::vector<SpoolRecord> got;
   std::thread taker([&] { got = spool.take(10, 1u << 20, milliseconds(60'000)); });
   time.await_waiters(1);
-  spool.append(events(1));
+  append_all(spool, events(1));
   taker.join();
   EXPECT_EQ(ids_of(got), (std::vector<std::uint64_t>{1}));
 }
@@ -264,7 +265,7 @@ TEST(Spool, TakeReturnsEmptyWhenItsWaitRunsOut) {
 TEST(Spool, TakeReadsFromTheSegmentFilesNotMemory) {
   TempDir tmp;
   Spool spool(config_for(tmp.path()));
-  spool.append(events(3));
+  append_all(spool, events(3));
   // Damage record 2 on disk after it was appended: take() must notice.
   const auto seg = segment_files(tmp.path()).at(0);
   std::string bytes = read_file(seg);
@@ -284,7 +285,7 @@ TEST(Spool, ASegmentRemovedByHandIsCountedAsLostNotWaitedFor) {
   SpoolConfig c = config_for(tmp.path());
   c.segment_bytes = 2 * record(1, event("e0")).size();
   Spool spool(c);
-  spool.append(events(4));  // [1, 2] [3, 4]
+  append_all(spool, events(4));  // [1, 2] [3, 4]
   fs::remove(segment_files(tmp.path()).at(0));
   const auto got = take_all(spool);
   EXPECT_EQ(ids_of(got), (std::vector<std::uint64_t>{3, 4}));
@@ -301,7 +302,7 @@ TEST(Spool, SegmentsRotateAtSegmentBytesAndAreDeletedOnceAcked) {
   const std::size_t rec = record(1, event("e0")).size();
   c.segment_bytes = 3 * rec;  // three records per segment
   Spool spool(c);
-  spool.append(events(10));
+  append_all(spool, events(10));
   auto files = segment_files(tmp.path());
   ASSERT_EQ(files.size(), 4u);
   EXPECT_EQ(files[0].filename(), "seg-00000000000000000001");
@@ -331,7 +332,7 @@ TEST(Spool, SegmentsRotateAtSegmentBytesAndAreDeletedOnceAcked) {
   EXPECT_TRUE(segment_files(tmp.path()).empty());
   EXPECT_EQ(spool.stats().bytes, 0u);
   EXPECT_EQ(spool.stats().segments, 0u);
-  spool.append(events(1, "after"));
+  append_all(spool, events(1, "after"));
   EXPECT_EQ(segment_files(tmp.path()).at(0).filename(), "seg-00000000000000000011");
 }
 
@@ -341,7 +342,7 @@ TEST(Spool, TheWritersFullyAckedSegmentIsDeletedWhenItsRoomIsNeeded) {
   const std::size_t rec = record(1, job("j0")).size();
   c.max_bytes = 3 * rec;  // smaller than one segment
   Spool spool(c);
-  spool.append(std::vector<BulkDoc>{job("j0"), job("j1"), job("j2")});
+  append_all(spool, std::vector<BulkDoc>{job("j0"), job("j1"), job("j2")});
   ack_all(spool, take_all(spool));
   EXPECT_EQ(spool.stats().bytes, 3 * rec);
   const auto r = spool.append(std::vector<BulkDoc>{job("j3")});
@@ -358,7 +359,7 @@ TEST(Spool, ARecordLargerThanASegmentGetsASegmentOfItsOwn) {
   c.segment_bytes = 200;
   Spool spool(c);
   const std::vector<BulkDoc> docs = {event("a"), event(std::string(500, 'x')), event("b")};
-  spool.append(docs);
+  append_all(spool, docs);
   const auto files = segment_files(tmp.path());
   ASSERT_EQ(files.size(), 3u);
   EXPECT_EQ(fs::file_size(files[1]), record(2, docs[1]).size());
@@ -458,7 +459,7 @@ TEST(Spool, BackPressureWaitEndsAtClose) {
   SpoolConfig c = config_for(tmp.path());
   c.max_bytes = record(1, job("j0")).size();
   Spool spool(c, time);
-  spool.append(std::vector<BulkDoc>{job("j0")});
+  append_all(spool, std::vector<BulkDoc>{job("j0")});
   AppendResult blocked;
   std::thread writer([&] { blocked = spool.append(std::vector<BulkDoc>{job("j1")}, milliseconds(600'000)); });
   time.await_waiters(1);
@@ -474,7 +475,7 @@ TEST(Spool, BackPressureWaitTimesOutAtItsDeadline) {
   SpoolConfig c = config_for(tmp.path());
   c.max_bytes = record(1, job("j0")).size();
   Spool spool(c, time);
-  spool.append(std::vector<BulkDoc>{job("j0")});
+  append_all(spool, std::vector<BulkDoc>{job("j0")});
   AppendResult blocked;
   std::thread writer([&] { blocked = spool.append(std::vector<BulkDoc>{job("j1")}, milliseconds(30'000)); });
   time.await_waiters(1);
@@ -499,7 +500,7 @@ TEST(Spool, FourConcurrentTakersNeverGetTheSameRecordTwice) {
   Spool spool(c, time);
   constexpr int kRecords = 20000;
   std::thread writer([&] {
-    for (int i = 0; i < kRecords; i += 100) spool.append(events(100, "w" + std::to_string(i) + "-"));
+    for (int i = 0; i < kRecords; i += 100) append_all(spool, events(100, "w" + std::to_string(i) + "-"));
   });
   std::mutex mu;
   std::vector<std::uint64_t> all;
@@ -551,7 +552,7 @@ std::uint64_t fsyncs_after(FsyncPolicy policy, milliseconds interval, millisecon
   Spool spool(c, time);
   for (int i = 0; i < 5; ++i) {
     time.advance(between);
-    spool.append(events(2, std::to_string(i)));
+    append_all(spool, events(2, std::to_string(i)));
   }
   if (close) spool.close();
   return spool.stats().fsyncs;
@@ -573,7 +574,7 @@ TEST(Spool, StatsDescribeWhatIsOnDisk) {
   SpoolConfig c = config_for(tmp.path());
   c.segment_bytes = 10 * record(1, event("e0")).size();  // e0..e9 fill the first segment
   Spool spool(c);
-  spool.append(events(30));
+  append_all(spool, events(30));
   auto st = spool.stats();
   std::uint64_t on_disk = 0;
   for (const auto& f : segment_files(tmp.path())) on_disk += fs::file_size(f);
@@ -678,7 +679,7 @@ TEST(SpoolRecovery, StrayFilesAreIgnoredAndLeftAlone) {
   TempDir tmp;
   {
     Spool spool(config_for(tmp.path()));
-    spool.append(events(2));
+    append_all(spool, events(2));
   }
   write_file(tmp.path() / "README", "operator notes");
   write_file(tmp.path() / "seg-42", "not a segment name");
@@ -712,7 +713,7 @@ TEST(SpoolRecovery, TornTailIsTruncatedToTheLastWholeRecord) {
   EXPECT_EQ(spool.recovery().pending_records, 2u);
   EXPECT_EQ(fs::file_size(seg), r1.size() + r2.size());
   EXPECT_EQ(ids_of(take_all(spool)), (std::vector<std::uint64_t>{1, 2}));
-  spool.append(std::vector<BulkDoc>{job("j4")});
+  append_all(spool, std::vector<BulkDoc>{job("j4")});
   EXPECT_EQ(ids_of(take_all(spool)), (std::vector<std::uint64_t>{3}));
 }
 
@@ -806,7 +807,7 @@ TEST(SpoolRecovery, LedgerAheadOfTheDataIsClampedWithAWarning) {
   EXPECT_FALSE(spool.recovery().ledger_rebuilt);
   EXPECT_EQ(spool.stats().acked_id, 2u);
   EXPECT_EQ(spool.recovery().pending_records, 0u);
-  spool.append(std::vector<BulkDoc>{job("j11")});
+  append_all(spool, std::vector<BulkDoc>{job("j11")});
   EXPECT_EQ(ids_of(take_all(spool)), (std::vector<std::uint64_t>{11})) << "ids never go back";
 }
 
@@ -814,7 +815,7 @@ TEST(SpoolRecovery, MissingLedgerIsRebuiltAndEverythingIsResent) {
   TempDir tmp;
   {
     Spool spool(config_for(tmp.path()));
-    spool.append(events(3));
+    append_all(spool, events(3));
     ack_all(spool, spool.take(2, 1u << 20, milliseconds(0)));
   }
   ASSERT_TRUE(fs::remove(tmp.path() / "ledger"));
@@ -829,7 +830,7 @@ TEST(SpoolRecovery, LedgerWithABadCrcIsRebuilt) {
   TempDir tmp;
   {
     Spool spool(config_for(tmp.path()));
-    spool.append(events(3));
+    append_all(spool, events(3));
     ack_all(spool, spool.take(2, 1u << 20, milliseconds(0)));
   }
   std::string ledger = read_file(tmp.path() / "ledger");
@@ -875,7 +876,7 @@ TEST(SpoolRecovery, AStraddlingSegmentResumesAfterTheAckedId) {
   c.segment_bytes = 1 << 20;
   {
     Spool spool(c);
-    spool.append(events(6));
+    append_all(spool, events(6));
     ack_all(spool, spool.take(4, 1u << 20, milliseconds(0)));
   }
   Spool spool(c);
