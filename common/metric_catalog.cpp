@@ -22,11 +22,13 @@ constexpr std::string_view kDocClasses[] = {"job", "return", "state", "event", "
 constexpr std::string_view kDocSkipReasons[] = {"function_filter", "event_tag_filter"};
 constexpr std::string_view kSpoolDropReasons[] = {"full", "too_large", "io_error", "stopped_while_full"};
 constexpr std::string_view kCorruptFound[] = {"recovery", "read"};
-constexpr std::string_view kRequestFailures[] = {"transport", "http_429", "http_5xx",   "http_413",
-                                                 "http_auth", "http_4xx", "http_other", "bad_response"};
+constexpr std::string_view kRequestFailures[] = {"transport", "http_429",   "http_5xx",     "http_413", "http_auth",
+                                                 "http_4xx",  "http_other", "bad_response", "tls"};
 constexpr std::string_view kCheckpointErrors[] = {"unreadable",      "truncated", "bad_magic",
                                                   "unknown_version", "bad_crc",   "invalid"};
 constexpr std::string_view kDeadLetterDestinations[] = {"index", "file"};
+constexpr std::string_view kSetupFailures[] = {"transport",  "tls",           "http_auth",
+                                               "http_error", "not_an_engine", "config"};
 constexpr std::string_view kReconcileOutcomes[] = {"indexed", "running", "followed", "known", "not_read"};
 constexpr std::string_view kReconcileErrors[] = {"cache_unreadable", "state_write"};
 
@@ -41,6 +43,7 @@ constexpr MetricLabel kDocSkipLabels[] = {{"reason", kDocSkipReasons}};
 constexpr MetricLabel kSpoolDropLabels[] = {{"class", kDocClasses}, {"reason", kSpoolDropReasons}};
 constexpr MetricLabel kCorruptLabels[] = {{"found", kCorruptFound}};
 constexpr MetricLabel kRequestFailureLabels[] = {{"reason", kRequestFailures}};
+constexpr MetricLabel kSetupFailureLabels[] = {{"reason", kSetupFailures}};
 constexpr MetricLabel kCheckpointErrorLabels[] = {{"reason", kCheckpointErrors}};
 constexpr MetricLabel kDeadLetterLabels[] = {{"destination", kDeadLetterDestinations}};
 constexpr MetricLabel kReconcileOutcomeLabels[] = {{"outcome", kReconcileOutcomes}};
@@ -252,7 +255,8 @@ constexpr MetricSpec kCatalog[] = {
      gauge,
      {},
      "1 once templates are installed and shipping started"},
-    {M::indexer_setup_failures, "salttap_indexer_setup_failures_total", counter, {}, "Failed index setup attempts"},
+    {M::indexer_setup_failures, "salttap_indexer_setup_failures_total", counter, kSetupFailureLabels,
+     "Failed index setup attempts, by reason"},
 
     {M::reconcile_passes, "salttap_reconcile_passes_total", counter, {}, "Passes over the job cache begun"},
     {M::reconcile_jobs, "salttap_reconcile_jobs_total", counter, kReconcileOutcomeLabels,

@@ -40,6 +40,8 @@ std::string_view to_string(RequestFailure f) {
       return "http_other";
     case RequestFailure::bad_response:
       return "bad_response";
+    case RequestFailure::tls:
+      return "tls";
   }
   return "unknown";
 }
@@ -58,8 +60,9 @@ struct Item {
   std::optional<DeadLetter> dead_letter;  // set: payload is this record's dead-letter document
 };
 
-std::optional<RequestFailure> failure_of(long status, const BulkOutcome& outcome) {
-  if (status == 0) return RequestFailure::transport;
+std::optional<RequestFailure> failure_of(const HttpResponse& response, const BulkOutcome& outcome) {
+  const long status = response.status;
+  if (status == 0) return response.tls_failed ? RequestFailure::tls : RequestFailure::transport;
   if (status == 429) return RequestFailure::http_429;
   if (status >= 500) return RequestFailure::http_5xx;
   if (status == 413) return RequestFailure::http_413;
@@ -281,7 +284,7 @@ struct BulkShipper::Impl {
     const HttpResponse response = client.send(request);
     const double seconds = std::chrono::duration<double>(time.now() - t0).count();
     BulkOutcome outcome = classify_bulk_response(response.status, response.body, chunk.size());
-    const auto failure = failure_of(response.status, outcome);
+    const auto failure = failure_of(response, outcome);
     {
       std::lock_guard lock(mutex);
       ++stats.requests;

@@ -53,7 +53,7 @@ struct ShipperConfig {
 // Why a bulk request failed as a whole: the bounded `reason` label of
 // salttap_indexer_bulk_request_failures_total.
 enum class RequestFailure : std::uint8_t {
-  transport,  // no response: refused, timeout, TLS, aborted
+  transport,  // no response: refused, timeout, aborted (TLS: `tls`)
   http_429,
   http_5xx,
   http_413,      // too large: the batch is split
@@ -61,8 +61,9 @@ enum class RequestFailure : std::uint8_t {
   http_4xx,      // other 4xx (400: one bad document, isolated by splitting)
   http_other,    // 1xx, 3xx
   bad_response,  // 2xx whose body is not a complete bulk response (truncated): retried
+  tls,           // no response because TLS failed (the server's certificate, ours, the handshake)
 };
-inline constexpr std::size_t kRequestFailures = 8;
+inline constexpr std::size_t kRequestFailures = 9;
 std::string_view to_string(RequestFailure f);
 
 struct ShipperStats {

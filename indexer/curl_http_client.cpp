@@ -22,6 +22,30 @@ void global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+// libcurl's codes for a failed TLS handshake or certificate check (ours or the server's).
+bool tls_failure(CURLcode rc) {
+  switch (rc) {
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_CLIENTCERT:
+    case CURLE_USE_SSL_FAILED:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool host_failed(const HttpResponse& r) {
   return r.status == 0 || r.status == 502 || r.status == 503 || r.status == 504;
 }
@@ -226,12 +250,14 @@ class CurlHttpClient final : public HttpClient {
     curl_easy_getinfo(curl_, CURLINFO_SIZE_UPLOAD_T, &uploaded);
     r.bytes_sent = static_cast<std::size_t>(uploaded);
     if (rc != CURLE_OK) {
+      r.tls_failed = tls_failure(rc);
       if (t.too_large)
         r.error = fmt::format("{}: response larger than {} bytes", host.display, config_.max_response_bytes);
       else if (rc == CURLE_ABORTED_BY_CALLBACK)
         r.error = fmt::format("{}: aborted: shutting down", host.display);
       else
-        r.error = scrub(fmt::format("{}: {}", host.display, error[0] ? error : curl_easy_strerror(rc)));
+        r.error = scrub(fmt::format("{}: {}{}", host.display, r.tls_failed ? "TLS failed: " : "",
+                                    error[0] ? error : curl_easy_strerror(rc)));
       return r;
     }
     curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &r.status);

@@ -29,6 +29,9 @@ struct HttpResponse {
   std::string host;            // the base URL that answered (or failed last)
   std::string product;         // X-Elastic-Product header, if any
   std::size_t bytes_sent = 0;  // request body bytes put on the wire, over every host tried (after gzip)
+  // No response because TLS failed: the handshake, the server's certificate
+  // (unknown CA, wrong host name, expired) or our own client certificate.
+  bool tls_failed = false;
 };
 
 struct TlsConfig {

@@ -24,8 +24,19 @@ bool api_absent(const HttpResponse& r) {
   return r.status == 400 && (contains(r.body, "no handler found") || contains(r.body, "invalid_index_name_exception"));
 }
 
+SetupFailure failure_of(const HttpResponse& r) {
+  if (r.status == 0) return r.tls_failed ? SetupFailure::tls : SetupFailure::transport;
+  if (r.status == 401 || r.status == 403) return SetupFailure::http_auth;
+  return SetupFailure::http_error;
+}
+
 std::string describe_failure(const HttpResponse& r) {
-  if (r.status == 0) return fmt::format("no answer from {}: {}", r.host, r.error);
+  if (r.status == 0) {
+    // The client's errors start with the host they name: not twice.
+    std::string_view what = r.error;
+    if (what.starts_with(r.host + ": ")) what.remove_prefix(r.host.size() + 2);
+    return fmt::format("no answer from {}: {}", r.host, what);
+  }
   return fmt::format("HTTP {}: {}", r.status, engine_error_reason(r.body));
 }
 
@@ -80,9 +91,10 @@ class Setup {
     return http_.send(request);
   }
 
-  bool fail(std::string error, bool retryable) {
+  bool fail(std::string error, bool retryable, SetupFailure why) {
     report_.ok = false;
     report_.error = std::move(error);
+    report_.failure = why;
     report_.retryable = retryable;
     return false;
   }
@@ -96,14 +108,15 @@ class Setup {
     const HttpResponse r = send("GET", "/");
     ServerDetection d = detect_server(r);
     report_.server = std::move(d.info);
-    if (!d.error.empty()) return fail(std::move(d.error), transient(r));
-    if (!report_.server.usable()) return fail(report_.server.problem, false);
+    if (!d.error.empty()) return fail(std::move(d.error), transient(r), failure_of(r));
+    if (!report_.server.usable()) return fail(report_.server.problem, false, SetupFailure::not_an_engine);
     return true;
   }
 
   // False only on a fatal failure; absence or refusal degrades.
   bool install_lifecycle(int days) {
-    if (days < 1) return fail(fmt::format("retention_days must be at least 1 (got {})", days), false);
+    if (days < 1)
+      return fail(fmt::format("retention_days must be at least 1 (got {})", days), false, SetupFailure::config);
     switch (lifecycle_api(report_.server)) {
       case LifecycleApi::ilm:
         return install_ilm(days);
@@ -121,7 +134,8 @@ class Setup {
     const std::string path = fmt::format("/_ilm/policy/{}", lifecycle_policy_name(layout_));
     const HttpResponse r = send("PUT", path, ilm_policy_body(days));
     if (ok(r)) return installed(LifecycleApi::ilm, "PUT " + path);
-    if (transient(r)) return fail(fmt::format("installing ILM policy {}: {}", path, describe_failure(r)), true);
+    if (transient(r))
+      return fail(fmt::format("installing ILM policy {}: {}", path, describe_failure(r)), true, failure_of(r));
     degrade(fmt::format(
         "ILM {} ({}): templates go without index.lifecycle.name, so indices are not deleted "
         "after {} days",
@@ -146,7 +160,8 @@ class Setup {
       last = send("PUT", path, body);
       if (ok(last)) return installed(LifecycleApi::ism, "PUT " + path);
       if (last.status == 409) return update_ism(path, body, days);
-      if (transient(last)) return fail(fmt::format("installing ISM policy {}: {}", path, describe_failure(last)), true);
+      if (transient(last))
+        return fail(fmt::format("installing ISM policy {}: {}", path, describe_failure(last)), true, failure_of(last));
       if (!api_absent(last)) break;
     }
     degrade(fmt::format("ISM {} ({}): indices are not deleted after {} days",
@@ -163,7 +178,8 @@ class Setup {
     const auto* primary_term = ok(current) && !doc.HasParseError() ? member(doc, "_primary_term") : nullptr;
     if (!seq_no || !primary_term || !seq_no->IsInt64() || !primary_term->IsInt64()) {
       if (transient(current))
-        return fail(fmt::format("reading ISM policy {}: {}", path, describe_failure(current)), true);
+        return fail(fmt::format("reading ISM policy {}: {}", path, describe_failure(current)), true,
+                    failure_of(current));
       degrade(
           fmt::format("ISM policy {} exists but could not be read for an update ({}); it is left as it is, "
                       "which may not delete after {} days",
@@ -174,7 +190,8 @@ class Setup {
         fmt::format("{}?if_seq_no={}&if_primary_term={}", path, seq_no->GetInt64(), primary_term->GetInt64());
     const HttpResponse r = send("PUT", update, body);
     if (ok(r) || r.status == 409) return installed(LifecycleApi::ism, "PUT " + update);
-    if (transient(r)) return fail(fmt::format("updating ISM policy {}: {}", path, describe_failure(r)), true);
+    if (transient(r))
+      return fail(fmt::format("updating ISM policy {}: {}", path, describe_failure(r)), true, failure_of(r));
     degrade(
         fmt::format("ISM refused the update of policy {} ({}); the existing policy stays, which may not "
                     "delete after {} days",
@@ -216,8 +233,8 @@ class Setup {
         return fail(fmt::format("installing template {}: {}; the configured user needs the manage_index_templates "
                                 "privilege (Elasticsearch) or cluster:admin/indices/template/* (OpenSearch)",
                                 path, describe_failure(r)),
-                    false);
-      return fail(fmt::format("installing template {}: {}", path, describe_failure(r)), transient(r));
+                    false, SetupFailure::http_auth);
+      return fail(fmt::format("installing template {}: {}", path, describe_failure(r)), transient(r), failure_of(r));
     }
   }
 
@@ -228,6 +245,24 @@ class Setup {
 };
 
 }  // namespace
+
+std::string_view to_string(SetupFailure f) {
+  switch (f) {
+    case SetupFailure::transport:
+      return "transport";
+    case SetupFailure::tls:
+      return "tls";
+    case SetupFailure::http_auth:
+      return "http_auth";
+    case SetupFailure::http_error:
+      return "http_error";
+    case SetupFailure::not_an_engine:
+      return "not_an_engine";
+    case SetupFailure::config:
+      return "config";
+  }
+  return "unknown";
+}
 
 std::string engine_error_reason(std::string_view body) {
   rapidjson::Document doc;

@@ -12,7 +12,10 @@
 // retention. Fatal (report.ok false, report.error says what to do): the
 // engine unreachable, 401/403, not Elasticsearch/OpenSearch, a template refused.
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "indexer/http_client.h"
@@ -22,10 +25,23 @@
 
 namespace salttap::indexer {
 
+// Why setup failed: the bounded `reason` label of salttap_indexer_setup_failures_total.
+enum class SetupFailure : std::uint8_t {
+  transport,      // no answer: refused, timeout
+  tls,            // no answer because TLS failed (the server's certificate, ours, the handshake)
+  http_auth,      // 401, 403: credentials or privileges
+  http_error,     // any other HTTP error (a proxy's refusal, 5xx, a template refused)
+  not_an_engine,  // GET / answered, but not as an Elasticsearch/OpenSearch salttap can use
+  config,         // salttap's own settings (retention_days below 1)
+};
+inline constexpr std::size_t kSetupFailures = 6;
+std::string_view to_string(SetupFailure f);
+
 struct IndexSetupReport {
   bool ok = false;
-  std::string error;       // when !ok: what failed and what the operator can do
-  bool retryable = false;  // the failure may pass by itself (no answer, 429, 5xx)
+  std::string error;                               // when !ok: what failed and what the operator can do
+  SetupFailure failure = SetupFailure::transport;  // when !ok
+  bool retryable = false;                          // the failure may pass by itself (no answer, 429, 5xx)
   ServerInfo server;
   TemplateApi template_api = TemplateApi::composable;
   std::string flat_type;                        // the installed whole-object type; empty: `return_flat` is not mapped

@@ -64,7 +64,7 @@ void IndexerService::setup_then_ship() {
       return_flat_ = return_flat_enabled(report) ? 1 : 0;
       break;
     }
-    ++setup_failures_;
+    ++setup_failures_[static_cast<std::size_t>(report.failure)];
     const std::chrono::milliseconds wait = backoff.next();
     log::error("indexer: setup failed ({}); documents stay in the spool; retrying in {:.1f} s", report.error,
                static_cast<double>(wait.count()) / 1000);
@@ -126,7 +126,8 @@ void IndexerService::publish(Metrics& m) const {
   for (std::size_t c = 0; c < kDocClasses; ++c) stopped_while_full[c] = lost_at_stop_[c].load();
   publish_spool_metrics(m, *spool_, stopped_while_full, backpressure_waits_.load());
   m.gauge(MetricId::indexer_setup_done, setup_ok_ ? 1 : 0);
-  m.counter(MetricId::indexer_setup_failures, setup_failures_.load());
+  for (std::size_t i = 0; i < kSetupFailures; ++i)
+    m.counter(MetricId::indexer_setup_failures, {to_string(static_cast<SetupFailure>(i))}, setup_failures_[i].load());
 }
 
 }  // namespace salttap::indexer

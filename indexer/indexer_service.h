@@ -86,7 +86,8 @@ class IndexerService {
   HttpClient* setup_http_ = nullptr;  // while a setup attempt runs (mutex_): stop() aborts it
   std::atomic<bool> setup_ok_{false};
   std::atomic<int> return_flat_{-1};  // -1 unknown, 0 no, 1 yes
-  std::atomic<std::uint64_t> setup_attempts_{0}, setup_failures_{0};
+  std::atomic<std::uint64_t> setup_attempts_{0};
+  std::atomic<std::uint64_t> setup_failures_[kSetupFailures]{};  // by SetupFailure
   // Job/return/alert documents not spooled when stopping while full, by class.
   std::atomic<std::uint64_t> lost_at_stop_[kDocClasses]{};
   std::atomic<std::uint64_t> backpressure_waits_{0};

@@ -152,12 +152,15 @@ std::string ServerInfo::describe() const {
 ServerDetection detect_server(const HttpResponse& response) {
   ServerDetection d;
   if (response.status == 0) {
-    d.error = fmt::format("cannot reach the engine at {}: {}", response.host, response.error);
+    // The client's errors start with the host they name: not twice.
+    std::string_view what = response.error;
+    if (what.starts_with(response.host + ": ")) what.remove_prefix(response.host.size() + 2);
+    d.error = fmt::format("cannot reach the engine at {}: {}", response.host, what);
   } else if (response.status == 401 || response.status == 403) {
     d.error = fmt::format(
-        "the engine at {} answered GET / with {}: it requires authentication; configure the indexer's "
-        "credentials (username and password, or an API key) for a user allowed to manage index templates "
-        "and write the salttap indices",
+        "the engine at {} answered GET / with {}: it requires authentication and refused the credentials "
+        "sent (none, or wrong ones); configure the indexer's credentials (username and password, or an API "
+        "key) for a user allowed to manage index templates and write the salttap indices",
         response.host, response.status);
   } else if (response.status < 200 || response.status > 299) {
     d.error = fmt::format("the engine at {} answered GET / with HTTP {}: {}", response.host, response.status,

@@ -25,6 +25,7 @@ void tidy(std::string& s) {
 
 struct ErrorText {
   std::string type, text;
+  bool from_engine = true;  // the engine's {"error": ...} body; false: someone else answered (a proxy)
 };
 
 BulkOutcome all(std::size_t n, ItemOutcome outcome, int status, std::string reason, std::string error_type = {}) {
@@ -76,7 +77,20 @@ ErrorText request_error(long http_status, std::string_view body) {
     e.text = fmt::format("HTTP {}: {}", http_status, e.text);
     return e;
   }
-  return {"", fmt::format("HTTP {}: {}", http_status, body.substr(0, kMaxReason))};
+  // An HTML page (nginx, a load balancer) says what it means in its title.
+  constexpr std::string_view kOpen = "<title>", kClose = "</title>";
+  std::string_view said = body;
+  if (const auto open = body.find(kOpen); open != std::string_view::npos) {
+    const auto close = body.find(kClose, open);
+    if (close != std::string_view::npos) said = body.substr(open + kOpen.size(), close - open - kOpen.size());
+  }
+  constexpr std::size_t kMaxSaid = 200;  // room left for the note, within kMaxReason
+  if (said.size() > kMaxSaid) {
+    std::size_t cut = kMaxSaid;
+    while (cut > 0 && (static_cast<unsigned char>(said[cut]) & 0xC0) == 0x80) --cut;
+    said = said.substr(0, cut);
+  }
+  return {"", fmt::format("HTTP {}: {} (not the engine's answer: a proxy in between?)", http_status, said), false};
 }
 
 }  // namespace
@@ -98,6 +112,14 @@ BulkOutcome classify_bulk_response(long http_status, std::string_view body, std:
   }
   if (http_status < 200 || http_status > 299) {
     auto e = request_error(http_status, body);
+    if (!e.from_engine) {
+      // A proxy refused the request (nginx's 400 for a missing client
+      // certificate, a redirect): the documents never reached the engine,
+      // which alone may reject them. Kept and retried; the operator must act.
+      auto out = all(n, ItemOutcome::retry, static_cast<int>(http_status), std::move(e.text));
+      out.needs_operator = true;
+      return out;
+    }
     return all(n, ItemOutcome::reject, static_cast<int>(http_status), std::move(e.text), std::move(e.type));
   }
 

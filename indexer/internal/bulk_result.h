@@ -7,6 +7,8 @@
 //   HTTP 401/403/404/408                 every item: retry, and the operator must act
 //   HTTP 413                             every item: retry in smaller batches
 //   HTTP 400 (the whole request)         every item: rejected (dead letter)
+//   other non-2xx not in the engine's    every item: retry, and the operator must act:
+//     error JSON (a proxy's HTML page)     the engine never saw the documents
 //   HTTP 200, body not JSON, or fewer    every item: retry; with deterministic _ids
 //     items than sent (truncated)        and `create`, a resend cannot duplicate
 //   per item 2xx                         delivered
@@ -38,7 +40,7 @@ struct BulkOutcome {
   std::vector<ItemResult> items;  // one per document sent, in order
   bool whole_request = false;     // the outcome applies to the request, not to items
   bool split_batch = false;       // 413: send smaller batches
-  bool needs_operator = false;    // 401/403/404: configuration, not load
+  bool needs_operator = false;    // 401/403/404, a proxy's refusal: configuration, not load
   std::size_t delivered = 0, retry = 0, reject = 0;
 };
 

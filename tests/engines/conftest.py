@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import ROOT  # noqa: E402
+from engine import ROOT, Engine  # noqa: E402
+from tls_proxy import TlsProxy  # noqa: E402
 
 CAPTURES = ROOT / "tests" / "captures"
 
@@ -39,3 +40,21 @@ def captures() -> list[Path]:
             found.append((json.loads(first)["data"]["_stamp"], jsonl.with_suffix(".raw")))
     assert len(found) > 60, f"captures missing under {CAPTURES}"
     return [raw for _, raw in sorted(found)]
+
+
+@pytest.fixture(scope="module")
+def opensearch(tmp_path_factory) -> Engine:
+    """One OpenSearch 2.19 node for the module, stopped at its end."""
+    eng = Engine("opensearch", tmp_path_factory.mktemp("opensearch")).start()
+    yield eng
+    eng.stop()
+
+
+@pytest.fixture(scope="module")
+def tls_proxy(opensearch, tmp_path_factory) -> TlsProxy:
+    """nginx in front of the module's OpenSearch (tls_proxy.py): TLS with the test's own CA, basic
+    auth, a door that requires a client certificate and one that takes an API key; credentials
+    made fresh for the module. Stopped by its PID at the module's end."""
+    proxy = TlsProxy(tmp_path_factory.mktemp("tls-proxy"), opensearch.port)
+    yield proxy
+    proxy.stop()

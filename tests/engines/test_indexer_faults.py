@@ -45,7 +45,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import ROOT, Engine, call  # noqa: E402
+from engine import ROOT, Engine  # noqa: E402
+from indexed import (Expected, assert_ids_present, counts_by_index, expected_documents, ok,  # noqa: E402
+                     search_all, total_count)
 
 DOWN_SECONDS = float(os.environ.get("SALTTAP_FAULT_DOWN_SECONDS", "60"))
 MASTER = "fault-master"
@@ -59,55 +61,6 @@ ACKED = "all acknowledged by the engine"
 
 
 # ---------------------------------------------------------------- the salttap binary
-
-# ---------------------------------------------------------------- HTTP to the engine
-
-def ok(url: str, method: str = "GET", body=None):
-    status, got = call(url, method, body)
-    assert 200 <= status < 300, f"{method} {url}: {status} {json.dumps(got)[:2000]}"
-    return got
-
-
-def counts_by_index(url: str, prefix: str) -> dict[str, int]:
-    """Searchable documents per index under `<prefix>-*` (after a refresh)."""
-    ok(f"{url}/{prefix}-*/_refresh", "POST")
-    body = {"size": 0, "track_total_hits": True,
-            "aggs": {"i": {"terms": {"field": "_index", "size": 1000}}}}
-    got = ok(f"{url}/{prefix}-*/_search", "POST", body)
-    return {b["key"]: b["doc_count"] for b in got["aggregations"]["i"]["buckets"]}
-
-
-def total_count(url: str, prefix: str) -> int:
-    try:
-        call(f"{url}/{prefix}-*/_refresh", "POST", timeout=10)
-        status, got = call(f"{url}/{prefix}-*/_count", timeout=10)
-    except OSError:
-        return -1
-    return got["count"] if status == 200 else -1
-
-
-def search_all(url: str, index: str, query: dict, source) -> list[dict]:
-    """Every hit of `query` (at most 10,000)."""
-    got = ok(f"{url}/{index}/_search", "POST",
-             {"size": 10000, "track_total_hits": True, "query": query, "_source": source})
-    assert got["hits"]["total"]["value"] <= 10000, "more hits than one page"
-    return got["hits"]["hits"]
-
-
-def assert_ids_present(url: str, index: str, ids: list[str]) -> None:
-    """Every id is in `index` (an ids query per chunk). With the index's count equal to
-    len(ids) this proves the exact set."""
-    for i in range(0, len(ids), 2000):
-        chunk = ids[i:i + 2000]
-        got = ok(f"{url}/{index}/_search", "POST",
-                 {"size": 0, "track_total_hits": True, "query": {"ids": {"values": chunk}}})
-        found = got["hits"]["total"]["value"]
-        if found != len(chunk):
-            hits = search_all(url, index, {"ids": {"values": chunk}}, False)
-            absent = sorted(set(chunk) - {h["_id"] for h in hits})
-            pytest.fail(f"{index}: {len(chunk) - found} of {len(chunk)} expected ids absent, "
-                        f"e.g. {absent[:5]}")
-
 
 # ---------------------------------------------------------------- captures and expectations
 
@@ -185,42 +138,6 @@ def write_config(path: Path, url: str, prefix: str, spool: Path, max_docs: int =
         "backoff_initial_ms: 200, backoff_max_ms: 2000, connect_timeout_ms: 2000, "
         "request_timeout_ms: 20000}\n")
     return path
-
-
-class Expected:
-    """What `replay --output documents` says the engine must end up with."""
-
-    def __init__(self, ndjson: str):
-        lines = ndjson.splitlines()
-        assert lines and len(lines) % 2 == 0, f"odd NDJSON: {len(lines)} lines"
-        self.docs: dict[tuple[str, str], dict] = {}  # (index, id) -> the winning write
-        self.writes = len(lines) // 2
-        for action_line, source_line in zip(lines[::2], lines[1::2]):
-            (op, meta), = json.loads(action_line).items()
-            key = (meta["_index"], meta["_id"])
-            version = meta.get("version", 0)
-            prev = self.docs.get(key)
-            if prev is None or (meta.get("version_type") == "external" and version > prev["version"]):
-                self.docs[key] = {"op": op, "version": version, "line": source_line,
-                                  "source": json.loads(source_line)}
-
-    def per_index(self) -> dict[str, int]:
-        return dict(collections.Counter(index for index, _ in self.docs))
-
-    def ids(self, index: str) -> list[str]:
-        return sorted(i for ix, i in self.docs if ix == index)
-
-    def of_kind(self, prefix: str, kind: str) -> dict[str, dict]:
-        """_id -> source of the final write, for one kind of index."""
-        want = f"{prefix}-{kind}-"
-        return {i: d["source"] for (ix, i), d in self.docs.items() if ix.startswith(want)}
-
-
-def expected_documents(salttap: Path, capture: Path, config: Path) -> Expected:
-    r = subprocess.run([str(salttap), "replay", str(capture), "--output", "documents", "--config",
-                        str(config)], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, f"replay --output documents: rc={r.returncode}\n{r.stderr[-3000:]}"
-    return Expected(r.stdout)
 
 
 # ---------------------------------------------------------------- processes

@@ -100,9 +100,43 @@ TEST(BulkResult, AWholeRequest400NamesTheEnginesErrorNotItsJson) {
   EXPECT_EQ(b.items[1].status, 400);
   EXPECT_EQ(b.items[1].error_type, "json_e_o_f_exception");
   EXPECT_EQ(b.items[1].reason, "HTTP 400: json_e_o_f_exception: Unexpected end-of-input");
-  const auto html = classify_bulk_response(400, "<html>Bad Request</html>", 1);
-  EXPECT_EQ(html.items[0].reason, "HTTP 400: <html>Bad Request</html>");
-  EXPECT_EQ(html.items[0].error_type, "");
+}
+
+// nginx refuses a request without the client certificate it requires with
+// its own 400 page: the engine never saw the documents, so none is rejected.
+TEST(BulkResult, AWholeRequestRefusalThatIsNotTheEnginesKeepsEveryDocument) {
+  const auto nginx = classify_bulk_response(400, R"(<html>
+<head><title>400 No required SSL certificate was sent</title></head>
+<body>
+<center><h1>400 Bad Request</h1></center>
+<center>No required SSL certificate was sent</center>
+<hr><center>nginx/1.22.1</center>
+</body>
+</html>
+)",
+                                            3);
+  EXPECT_EQ(outcomes(nginx), (std::vector{R, R, R}));
+  EXPECT_TRUE(nginx.whole_request);
+  EXPECT_TRUE(nginx.needs_operator);
+  EXPECT_EQ(nginx.reject, 0u);
+  EXPECT_EQ(nginx.items[0].reason,
+            "HTTP 400: 400 No required SSL certificate was sent (not the engine's answer: a proxy in between?)");
+  const auto plain = classify_bulk_response(400, "Bad Request", 1);
+  EXPECT_EQ(outcomes(plain), (std::vector{R}));
+  EXPECT_EQ(plain.items[0].reason, "HTTP 400: Bad Request (not the engine's answer: a proxy in between?)");
+  const auto redirect = classify_bulk_response(301, "<html><title>301 Moved Permanently</title></html>", 2);
+  EXPECT_EQ(outcomes(redirect), (std::vector{R, R}));
+  EXPECT_TRUE(redirect.needs_operator);
+  const auto auth =
+      classify_bulk_response(401, "<html><head><title>401 Authorization Required</title></head></html>", 1);
+  EXPECT_EQ(outcomes(auth), (std::vector{R}));
+  EXPECT_EQ(auth.items[0].reason,
+            "HTTP 401: 401 Authorization Required (not the engine's answer: a proxy in between?)");
+  std::string long_page = "<title>";
+  while (long_page.size() < 700) long_page += "\u00e9";
+  const auto cut = classify_bulk_response(400, long_page + "</title>", 1);
+  EXPECT_LE(cut.items[0].reason.size(), 500u);
+  EXPECT_NE(cut.items[0].reason.find("(not the engine's answer"), std::string::npos) << "the note survives the cut";
 }
 
 TEST(BulkResult, LongReasonsAreCutOnACharacterBoundary) {

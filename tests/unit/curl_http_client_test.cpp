@@ -1,9 +1,12 @@
 // The libcurl client against real local HTTP servers, and its gzip.
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <string_view>
 #include <thread>
 
 #include "common/text.h"
@@ -246,6 +249,61 @@ TEST(CurlHttpClient, OversizedResponseIsCutOffAndReported) {
   const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false});
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.error.find("larger than 1000 bytes"), std::string::npos) << r.error;
+}
+
+// Accepts one connection and answers whatever comes with plain HTTP: a TLS
+// client sees no TLS server there.
+struct PlainTextListener {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  std::uint16_t port = 0;
+  std::thread thread;
+  PlainTextListener() {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd, 1);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    thread = std::thread([this] {
+      const int c = ::accept(fd, nullptr, nullptr);
+      if (c < 0) return;
+      constexpr std::string_view kAnswer = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+      (void)!::write(c, kAnswer.data(), kAnswer.size());
+      ::shutdown(c, SHUT_WR);
+      char sink[4096];
+      while (::read(c, sink, sizeof sink) > 0) {
+      }
+      ::close(c);
+    });
+  }
+  ~PlainTextListener() {
+    ::shutdown(fd, SHUT_RDWR);
+    thread.join();
+    ::close(fd);
+  }
+};
+
+TEST(CurlHttpClient, AFailedTlsHandshakeIsNoResponseMarkedAsTls) {
+  PlainTextListener plain;
+  HttpClientConfig config;
+  config.hosts = {"https://127.0.0.1:" + std::to_string(plain.port)};
+  config.auth.username = "elastic";
+  config.auth.password = "tls-Secret7";
+  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(r.tls_failed);
+  EXPECT_NE(r.error.find("https://127.0.0.1:" + std::to_string(plain.port) + ": TLS failed: "), std::string::npos)
+      << r.error;
+  EXPECT_EQ(r.error.find("tls-Secret7"), std::string::npos) << r.error;
+
+  DeadPort dead;  // refused before any TLS: not a TLS failure
+  config.hosts = {"https://127.0.0.1:" + std::to_string(dead.port)};
+  const HttpResponse refused = make_curl_client(config)->send({"GET", "/", "", "application/json", false});
+  EXPECT_EQ(refused.status, 0);
+  EXPECT_FALSE(refused.tls_failed) << refused.error;
+  EXPECT_EQ(refused.error.find("TLS"), std::string::npos) << refused.error;
 }
 
 }  // namespace

@@ -335,6 +335,7 @@ TEST(IndexSetup, UnauthorizedIsAClearErrorAndNothingElseIsSent) {
   EXPECT_EQ(engine.calls, 1);
   EXPECT_NE(report.error.find("401"), std::string::npos) << report.error;
   EXPECT_NE(report.error.find("requires authentication"), std::string::npos) << report.error;
+  EXPECT_EQ(report.failure, SetupFailure::http_auth);
   EXPECT_FALSE(return_flat_enabled(report));
 }
 
@@ -414,6 +415,7 @@ TEST(IndexSetup, UnreachableOrOverloadedIsRetryable) {
   EXPECT_FALSE(report.ok);
   EXPECT_TRUE(report.retryable);
   EXPECT_NE(report.error.find("Connection refused"), std::string::npos);
+  EXPECT_EQ(report.failure, SetupFailure::transport);
 
   ScriptedEngine busy(kEs8, "Elasticsearch");
   busy.on("PUT", "/_index_template/*",
@@ -421,6 +423,25 @@ TEST(IndexSetup, UnreachableOrOverloadedIsRetryable) {
   const auto r2 = install_index_setup(busy, IndexLayout{}, TemplateSettings{}, true);
   EXPECT_FALSE(r2.ok);
   EXPECT_TRUE(r2.retryable);
+  EXPECT_EQ(r2.failure, SetupFailure::http_error);
+}
+
+TEST(IndexSetup, ATlsFailureIsRetryableAndCountedAsTls) {
+  struct UnknownCa : HttpClient {
+    HttpResponse send(const HttpRequest&) override {
+      HttpResponse r;
+      r.host = "https://engine:9200";
+      r.error = "https://engine:9200: TLS failed: SSL certificate problem: unable to get local issuer certificate";
+      r.tls_failed = true;
+      return r;
+    }
+  } engine;
+  const auto report = install_index_setup(engine, IndexLayout{}, TemplateSettings{}, true);
+  EXPECT_FALSE(report.ok);
+  EXPECT_TRUE(report.retryable) << "a certificate can be fixed while salttap waits";
+  EXPECT_EQ(report.failure, SetupFailure::tls);
+  EXPECT_NE(report.error.find("TLS failed: SSL certificate problem"), std::string::npos) << report.error;
+  EXPECT_EQ(to_string(report.failure), "tls");
 }
 
 TEST(IndexSetup, NotAnEngineIsAnError) {

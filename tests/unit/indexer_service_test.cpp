@@ -165,7 +165,7 @@ TEST(IndexerService, NothingShipsBeforeSetupWhichIsRetriedWithTheBackoff) {
   }
   h.await_setup_backoff(expected.size() + 1);
   EXPECT_EQ(h.engine.http().count("POST", "/_bulk"), 0u) << "nothing ships before setup";
-  EXPECT_EQ(h.metric("salttap_indexer_setup_failures_total"), 5);
+  EXPECT_EQ(h.metric("salttap_indexer_setup_failures_total{reason=\"transport\"}"), 5);
 
   h.engine.up = true;
   // The setup's next attempt succeeds; the shipper's windows run on the same time.

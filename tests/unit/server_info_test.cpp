@@ -319,6 +319,14 @@ TEST(ServerInfo, NoAnswerNamesTheHost) {
   const auto d = detect_server(r);
   EXPECT_NE(d.error.find("http://10.0.0.1:9200"), std::string::npos);
   EXPECT_NE(d.error.find("Connection refused"), std::string::npos);
+
+  // The client's own errors start with the host: it is named once.
+  r.host = "https://es:9200";
+  r.error = "https://es:9200: TLS failed: SSL certificate problem: unable to get local issuer certificate";
+  r.tls_failed = true;
+  EXPECT_EQ(detect_server(r).error,
+            "cannot reach the engine at https://es:9200: TLS failed: SSL certificate problem: unable to get local "
+            "issuer certificate");
 }
 
 TEST(ServerInfo, OtherHttpErrorIsReported) {
