@@ -46,6 +46,17 @@ void DaemonHeartbeat::tick(TimePoint now) {
   last_events_ = s.events;
 }
 
+void DaemonHeartbeat::reloading() {
+  if (!ready_ || stopping_) return;
+  notifier_.reloading();
+  notifier_.status("reloading the config");
+}
+
+void DaemonHeartbeat::reloaded() {
+  if (!ready_ || stopping_) return;
+  notifier_.ready();
+}
+
 void DaemonHeartbeat::stopping() {
   if (stopping_) return;
   stopping_ = true;

@@ -10,6 +10,9 @@
 //     the pipeline thread on every batch (the live feed ends a batch at least
 //     every 200 ms, events or not) and while the pipeline waits for room in a
 //     full spool, so only a wedged pipeline misses it and is restarted;
+//   - RELOADING=1 when a config reload begins and READY=1 when it is over
+//     (applied or not), once READY was sent (before, systemd still waits for
+//     the start);
 //   - STOPPING=1 when the stop signal was seen.
 // Time is passed in, so tests drive it.
 
@@ -51,6 +54,8 @@ class DaemonHeartbeat {
 
   void tick(TimePoint now);
   void stopping();
+  void reloading();
+  void reloaded();
   bool ready_sent() const { return ready_; }
 
  private:
