@@ -252,7 +252,8 @@ TEST(ReloadableOutlets, AReplacedOutletDrainsAndKeepsCountingInItsNamesTotals) {
   outlets.current().webhook->send(alert);
 
   alerting::OutletsConfig other;
-  other.webhook = alerting::WebhookConfig{"http://127.0.0.1:1/hook"};
+  other.webhook = alerting::WebhookConfig{};
+  other.webhook->url = "http://127.0.0.1:1/hook";
   EXPECT_FALSE(outlets.replace(alerting::OutletsConfig{}));
   EXPECT_TRUE(outlets.replace(other));
   EXPECT_EQ(builds, 2);
