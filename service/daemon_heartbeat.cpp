@@ -32,9 +32,10 @@ void DaemonHeartbeat::tick(TimePoint now) {
   const DaemonSnapshot s = snapshot_();
   if (!ready_ && (s.bus_connected || now - start_ >= options_.ready_grace)) {
     ready_ = true;
+    // Logged first: whoever sees READY finds the line already written.
+    log::info("run: told systemd READY ({})", s.bus_connected ? "on the bus" : "the bus is not up yet");
     notifier_.status(status_line(s, 0));
     notifier_.ready();
-    log::info("run: told systemd READY ({})", s.bus_connected ? "on the bus" : "the bus is not up yet");
     last_status_ = now;
     last_events_ = s.events;
     return;
