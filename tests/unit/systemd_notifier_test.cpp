@@ -235,6 +235,11 @@ TEST(DaemonHeartbeat, AReloadIsReloadingThenReadyOnceTheStartIsOver) {
   EXPECT_EQ(reloading[1], "STATUS=reloading the config");
   heartbeat.reloaded();
   EXPECT_EQ(socket.take(), Messages{"READY=1"});
+  heartbeat.tick(kStart + 200ms);
+  EXPECT_EQ(socket.take(), (Messages{"STATUS=0.0 events/s, bus connected, spool 0 pending, engine setup pending"}))
+      << "the reloading STATUS replaced at the next tick";
+  heartbeat.tick(kStart + 300ms);
+  EXPECT_EQ(socket.take(), Messages{});
 
   heartbeat.stopping();
   socket.take();
