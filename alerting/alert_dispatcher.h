@@ -20,6 +20,11 @@ class AlertDispatcher {
   explicit AlertDispatcher(correlator::AlertConfig config, std::string master_id = {})
       : config_(config), master_id_(std::move(master_id)) {}
   void add(std::shared_ptr<AlertOutlet> outlet) { outlets_.push_back(std::move(outlet)); }
+  // A config reload: the alerts made from now on follow `config`, and go to
+  // `outlets` (in place of every outlet added so far). The counts go on.
+  void set_config(const correlator::AlertConfig& config) { config_ = config; }
+  void set_outlets(std::vector<std::shared_ptr<AlertOutlet>> outlets) { outlets_ = std::move(outlets); }
+  const correlator::AlertConfig& config() const { return config_; }
   // Wire as (part of) the Correlator's sink.
   void on_job(correlator::JobUpdate update, const correlator::Job& job, const correlator::MinionRegistry& minions);
   // An alert not made from a job (spool_full): counted and sent to every outlet.

@@ -3,6 +3,7 @@
 // and, per outlet, delivered, retried and dropped (docs/operations.md, "Metrics").
 
 #include <initializer_list>
+#include <span>
 
 #include "alerting/alert_dispatcher.h"
 #include "alerting/async_alert_outlet.h"
@@ -10,10 +11,14 @@
 
 namespace salttap::alerting {
 
-// salttap_alerting_alerts_total{kind}; for each outlet that is not null,
+// salttap_alerting_alerts_total{kind}; for the outlets that are not null,
 // salttap_alerting_{deliveries,delivery_retries,dropped_alerts}_total with
-// outlet="<its name>".
-void publish_alert_metrics(Metrics& m, const AlertDispatcher& d,
-                           std::initializer_list<const AsyncAlertOutlet*> outlets);
+// outlet="<its name>", summed over the outlets of one name (an outlet a
+// config reload replaced keeps counting in its name's totals).
+void publish_alert_metrics(Metrics& m, const AlertDispatcher& d, std::span<const AsyncAlertOutlet* const> outlets);
+inline void publish_alert_metrics(Metrics& m, const AlertDispatcher& d,
+                                  std::initializer_list<const AsyncAlertOutlet*> outlets) {
+  publish_alert_metrics(m, d, std::span<const AsyncAlertOutlet* const>(outlets.begin(), outlets.size()));
+}
 
 }  // namespace salttap::alerting

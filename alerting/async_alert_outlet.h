@@ -27,6 +27,10 @@ struct RetryPolicy {
   int max_attempts = 8;
   BackoffPolicy backoff{std::chrono::milliseconds(1000), std::chrono::milliseconds(60'000)};
   std::size_t queue_cap = 10'000;
+  bool operator==(const RetryPolicy& o) const {
+    return max_attempts == o.max_attempts && backoff.initial == o.backoff.initial && backoff.max == o.backoff.max &&
+           queue_cap == o.queue_cap;
+  }
 };
 
 struct OutletStats {

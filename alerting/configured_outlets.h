@@ -20,12 +20,16 @@ namespace salttap::alerting {
 // Where alert events go: fired into `pull`, the framing probed against `pub`.
 struct BusTarget {
   tap::Endpoint pub, pull;
+  bool operator==(const BusTarget& o) const {
+    return pub.describe() == o.pub.describe() && pull.describe() == o.pull.describe();
+  }
 };
 
 struct OutletsConfig {
   bool log = true;
   std::optional<WebhookConfig> webhook;
   std::optional<BusTarget> fire;  // alerts.fire_event
+  bool operator==(const OutletsConfig&) const = default;
 };
 
 struct AlertOutlets {

@@ -21,6 +21,7 @@ struct WebhookConfig {
   std::chrono::milliseconds timeout{10'000};
   indexer::TlsConfig tls;
   RetryPolicy retry;
+  bool operator==(const WebhookConfig&) const = default;
 };
 
 // The HttpClient settings for `config`: its URL's origin as the one host, its

@@ -5,7 +5,7 @@
 #   /usr/share/salttap/{mappings,dashboards,alerting}
 #   /usr/share/doc/salttap/{copyright,changelog.gz,install.md}, /usr/share/man/man1/salttap.1.gz
 # Depends comes from dpkg-shlibdeps (the libraries the binary links), plus
-# adduser for the postinst.
+# adduser for the postinst and procps for the unit's ExecReload (/bin/kill).
 include(GNUInstallDirs)
 
 set(SALTTAP_PACKAGE_MAINTAINER "salttap maintainers <maintainers@salttap.example>" CACHE STRING
@@ -46,7 +46,7 @@ set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, procps")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "salt-master")
 set(CPACK_DEBIAN_COMPRESSION_TYPE xz)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Salt job, return and event indexer for Elasticsearch / OpenSearch")

@@ -13,6 +13,7 @@ using enum MetricType;
 // iterate (DocClass, DropReason, RequestFailure, AlertKind...); Metrics
 // refuses any other value, so a new enumerator must be added here too.
 constexpr std::string_view kBuildVersions[] = {SALTTAP_VERSION};
+constexpr std::string_view kReloadResults[] = {"ok", "error"};
 constexpr std::string_view kFrameSkipReasons[] = {"undecodable", "oversize", "invalid", "truncated"};
 constexpr std::string_view kEventDropReasons[] = {"queue_full"};
 constexpr std::string_view kAlertKinds[] = {"failed", "missing", "risky", "spool_full"};
@@ -33,6 +34,7 @@ constexpr std::string_view kReconcileOutcomes[] = {"indexed", "running", "follow
 constexpr std::string_view kReconcileErrors[] = {"cache_unreadable", "state_write"};
 
 constexpr MetricLabel kBuildLabels[] = {{"version", kBuildVersions, true}};
+constexpr MetricLabel kReloadLabels[] = {{"result", kReloadResults}};
 constexpr MetricLabel kFrameSkipLabels[] = {{"reason", kFrameSkipReasons}};
 constexpr MetricLabel kEventDropLabels[] = {{"reason", kEventDropReasons}};
 constexpr MetricLabel kAlertKindLabels[] = {{"kind", kAlertKinds}};
@@ -52,6 +54,14 @@ constexpr MetricLabel kReconcileErrorLabels[] = {{"error", kReconcileErrors}};
 using M = MetricId;
 constexpr MetricSpec kCatalog[] = {
     {M::build_info, "salttap_build_info", gauge, kBuildLabels, "1; the version salttap --version prints"},
+
+    {M::config_reloads, "salttap_config_reloads_total", counter, kReloadLabels,
+     "Config reloads (SIGHUP): applied, or refused with the running config kept"},
+    {M::config_last_reload_timestamp_seconds,
+     "salttap_config_last_reload_timestamp_seconds",
+     gauge,
+     {},
+     "When the last reload was applied (Unix time; 0: none since start)"},
 
     {M::tap_read_bytes, "salttap_tap_read_bytes_total", counter, {}, "Bytes read from the master's event bus"},
     {M::tap_frames, "salttap_tap_frames_total", counter, {}, "Frames read"},

@@ -6,7 +6,7 @@
 // documents the same table; tests/unit/metric_catalog_test.cpp checks that the
 // two agree and that every name follows the scheme:
 //   salttap_<component>_<what>[_<unit>][_total]
-// component: build, tap, correlator, alerting, indexer, spool, reconcile; units
+// component: build, config, tap, correlator, alerting, indexer, spool, reconcile; units
 // in base units (seconds, bytes); counters, and only counters, end in _total.
 
 #include <cstddef>
@@ -23,6 +23,9 @@ std::string_view to_string(MetricType type);
 enum class MetricId : std::uint8_t {
   // the binary
   build_info,
+  // config (run: reloads on SIGHUP)
+  config_reloads,
+  config_last_reload_timestamp_seconds,
   // tap
   tap_read_bytes,
   tap_frames,

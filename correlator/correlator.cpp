@@ -46,8 +46,22 @@ Correlator::Correlator(CorrelatorConfig config, const Clock& clock, Sink sink, s
       sink_(std::move(sink)),
       auditor_(std::move(auditor)),
       redactor_(std::move(redactor)) {
+  split_noise_funs();
+}
+
+void Correlator::split_noise_funs() {
+  noise_exact_.clear();
+  noise_globs_.clear();
   for (const auto& f : config_.noise_funs)
     (f.find_first_of("*?[") == std::string::npos ? noise_exact_ : noise_globs_).push_back(f);
+}
+
+void Correlator::reconfigure(CorrelatorConfig config, std::shared_ptr<const Auditor> auditor,
+                             std::shared_ptr<const Redactor> redactor) {
+  config_ = std::move(config);
+  auditor_ = std::move(auditor);
+  redactor_ = std::move(redactor);
+  split_noise_funs();
 }
 
 std::size_t Correlator::memory_bytes() const {

@@ -90,6 +90,17 @@ class Correlator {
   // emitted as final.
   void settle_all();
 
+  // A config reload (`run`, SIGHUP): what comes after uses the new settings,
+  // rules and redaction; what is tracked stays as it is. Open jobs keep their
+  // expected minions and the deadline they got when they opened (a job is
+  // judged by the rules it began under); timers already set (a settled job's
+  // late_grace, an orphan's settle time) keep their time. New jobs, returns
+  // and find_job answers use the new config; a lower max_jobs evicts at the
+  // next event. Null auditor / redactor: none.
+  void reconfigure(CorrelatorConfig config, std::shared_ptr<const Auditor> auditor,
+                   std::shared_ptr<const Redactor> redactor);
+  const CorrelatorConfig& config() const { return config_; }
+
   // Every tracked job as plain data (correlator_snapshot.h).
   CorrelatorSnapshot snapshot() const;
   // Takes the snapshot's jobs in, after the ones already tracked, with their
@@ -134,6 +145,7 @@ class Correlator {
   void settle(Job& job);
   void evict(const std::string& jid, bool early);
   void enforce_cap();
+  void split_noise_funs();
 
   CorrelatorConfig config_;
   const Clock& clock_;

@@ -89,6 +89,16 @@ DocumentBuilder::DocumentBuilder(DocumentOptions options, std::shared_ptr<const 
                                  const Clock& clock)
     : options_(std::move(options)), redactor_(std::move(redactor)), clock_(clock) {}
 
+void DocumentBuilder::reconfigure(const DocumentOptions& next, std::shared_ptr<const correlator::Redactor> redactor) {
+  options_.events = next.events;
+  options_.events_include = next.events_include;
+  options_.events_exclude = next.events_exclude;
+  options_.functions_blacklist = next.functions_blacklist;
+  options_.functions_whitelist = next.functions_whitelist;
+  options_.text_cap = next.text_cap;
+  redactor_ = std::move(redactor);
+}
+
 std::vector<BulkDoc> DocumentBuilder::take_docs() {
   std::vector<BulkDoc> out;
   out.swap(docs_);

@@ -86,6 +86,12 @@ class DocumentBuilder final : public correlator::CorrelatorObserver {
   void on_alert(const correlator::Alert& alert);
   void on_event(const tap::Event& event);
 
+  // A config reload (`run`, SIGHUP): the filters (events, events_include,
+  // events_exclude, functions_blacklist, functions_whitelist), text_cap and
+  // the redactor are taken from `next` for the documents built from now on;
+  // where documents go (layout, master_id, classes, versions) stays.
+  void reconfigure(const DocumentOptions& next, std::shared_ptr<const correlator::Redactor> redactor);
+
   // Once index setup knows whether the returns template maps `return_flat`.
   void set_return_flat(bool on) { options_.return_flat = on; }
 

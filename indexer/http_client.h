@@ -39,6 +39,7 @@ struct TlsConfig {
   std::string ca_file;      // PEM bundle; empty: the system's
   std::string client_cert;  // PEM
   std::string client_key;   // PEM
+  bool operator==(const TlsConfig&) const = default;
 };
 
 struct AuthConfig {

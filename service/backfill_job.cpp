@@ -42,6 +42,8 @@ BackfillJob::BackfillJob(const Config& config, jobcache::JobCacheSource& source,
                          std::function<bool()> give_up)
     : config_(backfill_config(config)), source_(source), sink_(sink), now_(now), give_up_(std::move(give_up)) {}
 
+void BackfillJob::reconfigure(const Config& config) { config_ = backfill_config(config); }
+
 bool BackfillJob::step(std::size_t max_jobs) {
   for (std::size_t i = 0; i < max_jobs; ++i) {
     jobcache::JobRead read;

@@ -57,6 +57,10 @@ class BackfillJob {
   // (`run`'s reconcile follows recent jobs live, service/reconciler.h).
   void set_claim(std::function<bool(jobcache::JobRead&)> claim) { claim_ = std::move(claim); }
 
+  // A config reload (`run`'s reconcile): the jobs read from now on are
+  // indexed with `config`.
+  void reconfigure(const Config& config);
+
   // Reads and indexes at most `max_jobs` more jobs; false once the cache is
   // exhausted (retries included).
   [[nodiscard]] bool step(std::size_t max_jobs);

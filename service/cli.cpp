@@ -290,6 +290,7 @@ int run_cli(int argc, char** argv) {
     if (run_cmd->parsed()) {
       run.limits.max_frame_bytes = max_frame_mib << 20;
       run.config = config;
+      run.config_path = config_path;
       run.drain = std::chrono::milliseconds(static_cast<long>(drain_seconds * 1000));
       use_master_config(run.bus);
       return run_daemon(run);

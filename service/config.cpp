@@ -142,10 +142,16 @@ Config load_config(const std::string& path) {
 }
 
 alerting::OutletsConfig alert_outlets_config(const Config& config, const BusOptions& bus) {
+  std::optional<alerting::BusTarget> fire;
+  if (config.alert_fire_event) fire = alerting::BusTarget{bus.pub(), bus.pull()};
+  return alert_outlets_config(config, fire);
+}
+
+alerting::OutletsConfig alert_outlets_config(const Config& config, const std::optional<alerting::BusTarget>& fire) {
   alerting::OutletsConfig o;
   o.log = config.alert_log;
   o.webhook = config.webhook;
-  if (config.alert_fire_event) o.fire = alerting::BusTarget{bus.pub(), bus.pull()};
+  if (config.alert_fire_event) o.fire = fire;
   return o;
 }
 

@@ -101,5 +101,8 @@ Config load_config(const std::string& path);
 // The alert outlets `config` asks for (`run`, `watch --jobs`); the bus
 // endpoints are resolved only when alert events are fired.
 alerting::OutletsConfig alert_outlets_config(const Config& config, const BusOptions& bus);
+// The same with the bus target given (`run` resolves it once: the bus is not
+// reloaded); `fire` is used only when the config fires alert events.
+alerting::OutletsConfig alert_outlets_config(const Config& config, const std::optional<alerting::BusTarget>& fire);
 
 }  // namespace salttap::service

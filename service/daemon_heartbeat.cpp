@@ -1,5 +1,7 @@
 #include "service/daemon_heartbeat.h"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 #include "common/log.h"
@@ -27,23 +29,37 @@ void DaemonHeartbeat::tick(TimePoint now) {
       last_watchdog_ = now;
     }
   }
-  const bool status_due = now - last_status_ >= options_.status_every;
+  const bool status_due = status_now_ || now - last_status_ >= options_.status_every;
   if (ready_ && !status_due) return;
   const DaemonSnapshot s = snapshot_();
   if (!ready_ && (s.bus_connected || now - start_ >= options_.ready_grace)) {
     ready_ = true;
+    // Logged first: whoever sees READY finds the line already written.
+    log::info("run: told systemd READY ({})", s.bus_connected ? "on the bus" : "the bus is not up yet");
     notifier_.status(status_line(s, 0));
     notifier_.ready();
-    log::info("run: told systemd READY ({})", s.bus_connected ? "on the bus" : "the bus is not up yet");
     last_status_ = now;
     last_events_ = s.events;
     return;
   }
   if (!ready_ || !status_due) return;
-  const double seconds = std::chrono::duration<double>(now - last_status_).count();
+  const double seconds = std::max(std::chrono::duration<double>(now - last_status_).count(), 0.001);
   notifier_.status(status_line(s, static_cast<double>(s.events - last_events_) / seconds));
+  status_now_ = false;
   last_status_ = now;
   last_events_ = s.events;
+}
+
+void DaemonHeartbeat::reloading() {
+  if (!ready_ || stopping_) return;
+  notifier_.reloading();
+  notifier_.status("reloading the config");
+}
+
+void DaemonHeartbeat::reloaded() {
+  if (!ready_ || stopping_) return;
+  notifier_.ready();
+  status_now_ = true;  // the next tick replaces the "reloading" STATUS
 }
 
 void DaemonHeartbeat::stopping() {

@@ -10,6 +10,10 @@
 //     the pipeline thread on every batch (the live feed ends a batch at least
 //     every 200 ms, events or not) and while the pipeline waits for room in a
 //     full spool, so only a wedged pipeline misses it and is restarted;
+//   - RELOADING=1 (and STATUS=reloading the config) when a config reload
+//     begins, READY=1 when it is over (applied or not) and STATUS= again at
+//     the next tick; only once READY was sent (before, systemd still waits
+//     for the start);
 //   - STOPPING=1 when the stop signal was seen.
 // Time is passed in, so tests drive it.
 
@@ -51,6 +55,8 @@ class DaemonHeartbeat {
 
   void tick(TimePoint now);
   void stopping();
+  void reloading();
+  void reloaded();
   bool ready_sent() const { return ready_; }
 
  private:
@@ -61,6 +67,7 @@ class DaemonHeartbeat {
   bool ready_ = false;
   bool stopping_ = false;
   bool watchdog_sent_ = false;
+  bool status_now_ = false;  // a STATUS at the next tick, whenever the last one was
   TimePoint last_watchdog_{};
   TimePoint last_status_{};
   std::uint64_t last_events_ = 0;

@@ -36,7 +36,20 @@ DocumentPipeline::DocumentPipeline(const Config& config, const Clock& clock)
           config.auditor, config.redactor) {
   builder_.set_minions(&correlator_.minions());
   correlator_.set_observer(&builder_);
-  alerts_.add(std::make_shared<alerting::IndexAlertOutlet>(builder_));
+  index_outlet_ = std::make_shared<alerting::IndexAlertOutlet>(builder_);
+  alerts_.add(index_outlet_);
+}
+
+void DocumentPipeline::set_alert_outlets(const std::vector<std::shared_ptr<alerting::AlertOutlet>>& outlets) {
+  std::vector<std::shared_ptr<alerting::AlertOutlet>> all{index_outlet_};
+  all.insert(all.end(), outlets.begin(), outlets.end());
+  alerts_.set_outlets(std::move(all));
+}
+
+void DocumentPipeline::reconfigure(const Config& next) {
+  correlator_.reconfigure(next.correlator, next.auditor, next.redactor);
+  builder_.reconfigure(next.indexer.documents, next.redactor);
+  alerts_.set_config(next.alerts);
 }
 
 void DocumentPipeline::on_event(const tap::Event& event) {

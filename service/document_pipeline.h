@@ -27,6 +27,13 @@ class DocumentPipeline {
 
   // Extra alert outlets (log, webhook, bus event); the alerts index is built in.
   void add_alert_outlet(std::shared_ptr<alerting::AlertOutlet> outlet) { alerts_.add(std::move(outlet)); }
+  // A config reload: the extra outlets become `outlets` (the alerts index stays).
+  void set_alert_outlets(const std::vector<std::shared_ptr<alerting::AlertOutlet>>& outlets);
+  // A config reload (service/config_reload.h): the correlator's settings,
+  // audit rules and redaction, the document filters and the alert settings
+  // of `next` apply from the next event on; open jobs stay open
+  // (Correlator::reconfigure). The master id and where documents go stay.
+  void reconfigure(const Config& next);
 
   void on_event(const tap::Event& event);
   void advance() { correlator_.advance(); }
@@ -50,6 +57,7 @@ class DocumentPipeline {
   indexer::DocumentBuilder builder_;
   alerting::AlertDispatcher alerts_;
   correlator::Correlator correlator_;
+  std::shared_ptr<alerting::AlertOutlet> index_outlet_;
 };
 
 }  // namespace salttap::service

@@ -63,6 +63,11 @@ void Reconciler::start() {
   }
 }
 
+void Reconciler::reconfigure(const Config& next) {
+  config_ = next;
+  if (pass_) pass_->job->reconfigure(next);
+}
+
 void Reconciler::plan(std::optional<Micros> since) {
   if (!planned_)
     planned_since_ = since;

@@ -72,6 +72,11 @@ class Reconciler {
   bool tick(bool connected, std::uint64_t dropped, bool quiet);
   // At shutdown: the state file, with coverage until now.
   void stop();
+  // A config reload: the correlator's settings (which jobs are recent
+  // enough to follow, noise_funs), audit, redaction and document filters of
+  // `next` apply to the jobs read from now on, in the pass in progress too.
+  // reconcile: itself is not reloaded (service/config_reload.h).
+  void reconfigure(const Config& next);
 
   const ReconcileCounts& counts() const { return counts_; }
   // Of the passes so far (indexed, still running, filtered, failed...).

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "alerting/configured_outlets.h"
+#include "alerting/reloadable_outlets.h"
 #include "common/access_advice.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
@@ -15,11 +16,13 @@
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
 #include "service/checkpoint_keeper.h"
+#include "service/config_reload.h"
 #include "service/daemon_heartbeat.h"
 #include "service/document_pipeline.h"
 #include "service/document_sinks.h"
 #include "service/event_loop.h"
 #include "service/job_cache_location.h"
+#include "service/pipeline_reload.h"
 #include "service/reconcile_state.h"
 #include "service/reconciler.h"
 #include "service/signals.h"
@@ -44,24 +47,35 @@ indexer::IndexerConfig effective_indexer_config(const Config& config, const tap:
   return ix;
 }
 
+Config run_config(Config file, const tap::MasterBus& master) {
+  file.indexer = effective_indexer_config(file, master);
+  if (file.master_id.empty()) file.master_id = master.id;  // else the host name (effective_master_id)
+  return file;
+}
+
 int run_daemon(const RunOptions& options) {
   install_stop_signals();
+  install_reload_signal();
   // Warn, not refuse: masters before Salt 3006's packages, and many installs
   // since, run as root with the bus socket and job cache root's alone; a
   // refusal would stop the record there, where a warning leaves the choice.
   if (const auto warning = root_warning(::geteuid())) log::warn("run: {}", *warning);
   const tap::MasterBus master = options.bus.master();
-  Config cfg = options.config;
-  cfg.indexer = effective_indexer_config(cfg, master);
-  if (cfg.master_id.empty()) cfg.master_id = master.id;  // else the host name (effective_master_id)
+  const Config cfg = run_config(options.config, master);
   log::info("run: indexing to {} ({}), spool {}", fmt::join(cfg.indexer.http.hosts, ", "), cfg.indexer.source,
             cfg.indexer.spool.dir.string());
 
   indexer::IndexerService indexer(cfg.indexer);
   SystemClock clock;
   DocumentPipeline pipeline(cfg, clock);
-  alerting::AlertOutlets outlets = alerting::make_alert_outlets(alert_outlets_config(cfg, options.bus));
-  for (const auto& o : outlets.all) pipeline.add_alert_outlet(o);
+  // The bus target of alert events, resolved once when first needed: the bus is not reloaded.
+  std::optional<alerting::BusTarget> fire_target;
+  const auto outlets_for = [&](const Config& c) {
+    if (c.alert_fire_event && !fire_target) fire_target = alerting::BusTarget{options.bus.pub(), options.bus.pull()};
+    return alert_outlets_config(c, fire_target);
+  };
+  alerting::ReloadableOutlets outlets(outlets_for(cfg));
+  for (const auto& o : outlets.current().all) pipeline.add_alert_outlet(o);
   SpoolSink sink(indexer);
   std::unique_ptr<CheckpointKeeper> checkpoint;
   if (cfg.checkpoint.enabled) {
@@ -98,6 +112,14 @@ int run_daemon(const RunOptions& options) {
         [&indexer] { return indexer.pending(); }, clock);
   }
 
+  PipelineReload reload_target(pipeline, outlets, outlets_for, reconciler.get());
+  ConfigReloader reloader(
+      cfg, options.config_path.empty() ? std::string("the defaults (no --config)") : options.config_path,
+      [&] {
+        return run_config(options.config_path.empty() ? default_config() : load_config(options.config_path), master);
+      },
+      reload_target, clock);
+
   SystemdNotifier notifier;
   DaemonHeartbeat heartbeat(notifier, real_steady_time().now(), [&] {
     return DaemonSnapshot{source->stats().events.load(), source->stats().connected.load(), indexer.pending(),
@@ -118,6 +140,13 @@ int run_daemon(const RunOptions& options) {
   bool reconcile_busy = false;
   loop.after_batch = [&] {
     if (checkpoint) checkpoint->maybe_write();  // the batch's documents are in the spool already
+    if (take_reload_request()) {
+      // Between two batches: no event is half-processed, the batch's documents are spooled.
+      heartbeat.reloading();
+      reloader.reload();
+      heartbeat.reloaded();
+      if (metrics_server) last_publish -= std::chrono::hours(1);  // the outcome on /metrics now
+    }
     if (reconciler) {
       const tap::QueueStats q = queue.stats();
       reconcile_busy = reconciler->tick(source->stats().connected.load(), q.dropped, q.depth == 0);
@@ -127,6 +156,7 @@ int run_daemon(const RunOptions& options) {
     if (!metrics_server || now - last_publish < std::chrono::seconds(1)) return;
     last_publish = now;
     publish_build_info(metrics);
+    publish_reload_metrics(metrics, reloader.stats());
     tap::publish_tap_metrics(metrics, source->stats(), queue.stats());
     correlator::publish_correlator_metrics(metrics, pipeline.correlator());
     outlets.publish(metrics, pipeline.alerts());

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include "common/log.h"
@@ -23,6 +24,14 @@ void SystemdNotifier::status(std::string_view text) {
   std::string message = "STATUS=";
   for (char c : text) message.push_back(c == '\n' ? ' ' : c);  // one assignment per line
   send(message);
+}
+
+void SystemdNotifier::reloading() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  const auto usec =
+      static_cast<std::uint64_t>(now.tv_sec) * 1'000'000u + static_cast<std::uint64_t>(now.tv_nsec) / 1000u;
+  send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec));
 }
 
 void SystemdNotifier::send(std::string_view message) {

@@ -8,6 +8,8 @@ whose device and inode it names in JOURNAL_STREAM, as systemd does.
   - WATCHDOG=1 keeps coming while the bus is idle;
   - STATUS= shows the bus connected, the engine state, and an event rate
     above zero once jobs run;
+  - SIGHUP (the unit's ExecReload=): RELOADING=1 with MONOTONIC_USEC, the
+    config read again, then READY=1 again;
   - SIGTERM: STOPPING=1, then exit 0;
   - every log line carries the syslog priority journald reads, no time stamp;
   - run as root, it warns that it needs no root.
@@ -131,6 +133,13 @@ def test_run_under_systemd_notify_watchdog_and_journal(lab, salttap_bin, tmp_pat
             lab.salt(["*", "test.ping"], check=False, timeout=60)
             notify.wait_new(lambda m: m.startswith("STATUS="), "the next STATUS=", diagnostics)
         notify.wait_for(busy, "a STATUS with events/s above zero", diagnostics)
+
+        # systemctl reload: RELOADING=1 (with the monotonic time), the reload, READY=1 again.
+        proc.send_signal(signal.SIGHUP)
+        notify.wait_for(lambda m: re.fullmatch(r"RELOADING=1\nMONOTONIC_USEC=\d+", m) is not None,
+                        "RELOADING=1", diagnostics)
+        notify.wait_new(lambda m: m == "READY=1", "READY=1 after the reload", diagnostics)
+        assert f"reload: reloaded {config}" in log_path.read_text(), diagnostics()
 
         proc.send_signal(signal.SIGTERM)
         notify.wait_for(lambda m: m == "STOPPING=1", "STOPPING=1", diagnostics)

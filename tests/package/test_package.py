@@ -87,7 +87,7 @@ def test_the_package_holds_the_binary_the_unit_the_config_and_the_shared_files(d
     assert fields["Version"] == project_version()
     assert fields["Architecture"] == "amd64"
     depends = fields["Depends"]
-    for lib in ("libc6", "libzmq5", "libcurl4", "libyaml-cpp0.7", "libsystemd0", "adduser"):
+    for lib in ("libc6", "libzmq5", "libcurl4", "libyaml-cpp0.7", "libsystemd0", "adduser", "procps"):
         assert re.search(rf"\b{re.escape(lib)}\b", depends), f"{lib} not in Depends: {depends}"
 
 

@@ -20,6 +20,7 @@
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
 #include "service/checkpoint_file.h"
+#include "service/config_reload.h"
 #include "service/reconciler.h"
 #include "tap/tap_metrics.h"
 #include "tests/support/fake_http.h"
@@ -73,6 +74,7 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   Metrics m;
 
   publish_build_info(m);
+  service::publish_reload_metrics(m, service::ReloadStats{});
   tap::publish_tap_metrics(m, tap::TapStats{}, tap::QueueStats{});
 
   const ManualClock clock(0);

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -208,6 +209,42 @@ TEST(DaemonHeartbeat, WatchdogAtHalfTheIntervalUntilStopping) {
       (Messages{"STOPPING=1", "STATUS=stopping: draining the bulk requests in flight; the spool keeps the rest"}));
   heartbeat.stopping();
   heartbeat.tick(kStart + 10s);
+  EXPECT_EQ(socket.take(), Messages{}) << "nothing after STOPPING";
+}
+
+TEST(DaemonHeartbeat, AReloadIsReloadingThenReadyOnceTheStartIsOver) {
+  NotifySocket socket;
+  SystemdNotifier notifier;
+  DaemonSnapshot s;
+  DaemonHeartbeat heartbeat(notifier, kStart, [&] { return s; });
+  heartbeat.reloading();
+  heartbeat.reloaded();
+  EXPECT_EQ(socket.take(), Messages{}) << "systemd still waits for READY: a reload says nothing";
+  s.bus_connected = true;
+  heartbeat.tick(kStart + 100ms);
+  socket.take();
+
+  heartbeat.reloading();
+  const Messages reloading = socket.take();
+  ASSERT_EQ(reloading.size(), 2u);
+  // RELOADING=1 with the monotonic clock's now, as systemd asks.
+  EXPECT_TRUE(reloading[0].starts_with("RELOADING=1\nMONOTONIC_USEC=")) << reloading[0];
+  const std::string usec = reloading[0].substr(reloading[0].find('=', 12) + 1);
+  EXPECT_FALSE(usec.empty());
+  EXPECT_TRUE(std::all_of(usec.begin(), usec.end(), [](char c) { return c >= '0' && c <= '9'; })) << usec;
+  EXPECT_EQ(reloading[1], "STATUS=reloading the config");
+  heartbeat.reloaded();
+  EXPECT_EQ(socket.take(), Messages{"READY=1"});
+  heartbeat.tick(kStart + 200ms);
+  EXPECT_EQ(socket.take(), (Messages{"STATUS=0.0 events/s, bus connected, spool 0 pending, engine setup pending"}))
+      << "the reloading STATUS replaced at the next tick";
+  heartbeat.tick(kStart + 300ms);
+  EXPECT_EQ(socket.take(), Messages{});
+
+  heartbeat.stopping();
+  socket.take();
+  heartbeat.reloading();
+  heartbeat.reloaded();
   EXPECT_EQ(socket.take(), Messages{}) << "nothing after STOPPING";
 }
 
