@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "correlator/correlator.h"
 #include "correlator/job_json.h"
 #include "tests/support/events.h"
@@ -332,6 +334,16 @@ TEST_F(CorrelatorTest, ARerunIsLinkedToItsJobByItsReturnsMetadata) {
   ret("3", "e", R"("return": true, "retcode": 0, "success": true, "metadata": {"salttap_rerun_of": "3"})");
   ASSERT_EQ(out_.size(), 2u);
   EXPECT_FALSE(json_has(out_[1], "rerun_of")) << out_[1].json;
+
+  // The job cache's `new` carries the publish's metadata (jobcache/cached_job.cpp):
+  // linked even when no minion answered.
+  new_job("4", "test.arg", R"(["a"])", R"(, "metadata": {"salttap_rerun_of": "1"})");
+  at(3600);
+  const auto settled = of(JobUpdate::settled);
+  const auto four = std::find_if(settled.begin(), settled.end(), [](const Emitted& e) { return e.jid == "4"; });
+  ASSERT_NE(four, settled.end());
+  EXPECT_EQ(four->status, JobStatus::missing);
+  EXPECT_TRUE(json_has(*four, R"("rerun_of":"1")")) << four->json;
 }
 
 TEST_F(CorrelatorTest, ArgumentsChangedByRedactionAreMarked) {
