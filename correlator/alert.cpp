@@ -65,9 +65,12 @@ std::optional<Alert> make_alert(const Job& job, const MinionRegistry& reg, const
     w.Null();
   else
     w.RawValue(job.args_json.data(), job.args_json.size(), rapidjson::kArrayType);
+  // Only when `args` is not what was published: a re-run must not use it.
+  if (job.args_redacted) w.Key("args_redacted"), w.Bool(true);
   w.Key("user"), str(w, job.user);
   w.Key("tgt"), str(w, job.tgt);
   w.Key("tgt_type"), str(w, job.tgt_type);
+  if (!job.rerun_of.empty()) w.Key("rerun_of"), str(w, job.rerun_of);
   w.Key("status"), str(w, to_string(status));
   w.Key("started_at"), str(w, format_utc(job.started_at));
   w.Key("settled_at"), str(w, format_utc(job.settled_at));

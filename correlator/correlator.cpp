@@ -143,6 +143,22 @@ std::string Correlator::redact_text(const std::string& text) const {
   return out;
 }
 
+// A re-run names the job it repeats in the metadata Salt copies from the
+// publish into every return (`metadata: {salttap_rerun_of: <jid>}`,
+// docs/remediation.md). Anything but a plain jid is ignored.
+void Correlator::note_rerun_of(Job& job, const tap::Event& e) {
+  if (!job.rerun_of.empty()) return;
+  const msgpack::object* meta = e.find("metadata");
+  if (!meta || meta->type != msgpack::type::MAP) return;
+  const msgpack::object* of = map_find(*meta, "salttap_rerun_of");
+  const auto jid = of ? as_string(*of) : std::nullopt;
+  if (!jid || jid->empty() || jid->size() > 64 || *jid == job.jid) return;
+  const bool plain = std::all_of(jid->begin(), jid->end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (plain) job.rerun_of = std::string(*jid);
+}
+
 bool Correlator::is_noise(const tap::Event& e) const {
   const auto fun = e.string_field("fun");
   if (!fun) return false;
@@ -178,7 +194,16 @@ void Correlator::describe_call(Job& job, const msgpack::object* fun, const msgpa
     const msgpack::object safe = redactor_ ? redactor_->redact(*args, zone) : *args;
     job.args_json.clear();
     tap::append_msgpack_json(job.args_json, safe);
-    if (job.args_json.size() > kMaxArgsJson) job.args_json = "\"<arguments over 64 KiB not kept>\"";
+    job.args_redacted = false;
+    if (redactor_) {
+      std::string published;
+      tap::append_msgpack_json(published, *args);
+      job.args_redacted = published != job.args_json;
+    }
+    if (job.args_json.size() > kMaxArgsJson) {
+      job.args_json = "\"<arguments over 64 KiB not kept>\"";
+      job.args_redacted = true;
+    }
   }
   if (auditor_) {
     job.risk =
@@ -224,6 +249,7 @@ void Correlator::on_new(std::string_view jid, const tap::Event& e) {
     }
   }
   describe_call(job, e.find("fun"), e.find("arg"), e.find("tgt"), e);
+  note_rerun_of(job, e);
   job.deadline = job.started_at + config_.deadline_for(job.fun);
   if (observer_) observer_->job_opened(job);
   if (job.pending == 0) return settle(job);  // matched nothing, or every return came first
@@ -243,6 +269,7 @@ void Correlator::on_ret(std::string_view jid, std::string_view minion_name, cons
     describe_call(*found, e.find("fun"), e.find("fun_args"), e.find("tgt"), e);
   }
   Job& job = *found;
+  note_rerun_of(job, e);
   const bool without_new = job.kind == JobKind::scheduled || job.kind == JobKind::orphan;
 
   std::size_t s;

@@ -138,6 +138,7 @@ class Correlator {
   void on_minion_event(std::string_view tag, const tap::Event& e);
   bool is_noise(const tap::Event& e) const;
   std::string redact_text(const std::string& text) const;
+  static void note_rerun_of(Job& job, const tap::Event& e);
   void describe_call(Job& job, const msgpack::object* fun, const msgpack::object* args, const msgpack::object* tgt,
                      const tap::Event& e);
   void schedule(Job& job, Micros at);

@@ -90,8 +90,9 @@ Micros Job::deadline_of(MinionId m) const {
 
 std::size_t Job::memory_bytes() const {
   std::size_t bytes = sizeof(Job) + jid.capacity() + fun.capacity() + user.capacity() + tgt.capacity() +
-                      tgt_type.capacity() + args_json.capacity() + minions.capacity() * sizeof(MinionId) +
-                      flags.capacity() + extended.capacity() * sizeof(extended[0]);
+                      tgt_type.capacity() + args_json.capacity() + rerun_of.capacity() +
+                      minions.capacity() * sizeof(MinionId) + flags.capacity() +
+                      extended.capacity() * sizeof(extended[0]);
   for (const auto& f : failed_states)
     bytes += sizeof(f) + f.second.id.capacity() + f.second.name.capacity() + f.second.comment.capacity();
   for (const auto& f : failures) bytes += sizeof(f) + f.second.capacity();

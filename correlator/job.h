@@ -38,7 +38,9 @@ struct Job {
   std::string user;
   std::string tgt;  // comma-joined when a list
   std::string tgt_type;
-  std::string args_json;  // the publish arguments as JSON, secrets redacted
+  std::string args_json;       // the publish arguments as JSON, secrets redacted
+  bool args_redacted = false;  // args_json is not what was published (a secret redacted, or cut)
+  std::string rerun_of;        // the jid this job re-runs: `salttap_rerun_of` in its returns' metadata
   Micros started_at = 0;
   Micros deadline = 0;  // base deadline for every expected minion
   Micros settled_at = 0;

@@ -39,6 +39,7 @@ void append_job_json(std::string& out, const Job& job, const MinionRegistry& reg
   key(w, "user"), str(w, job.user);
   key(w, "tgt"), str(w, job.tgt);
   key(w, "tgt_type"), str(w, job.tgt_type);
+  if (!job.rerun_of.empty()) key(w, "rerun_of"), str(w, job.rerun_of);
   key(w, "started_at"), str(w, format_utc(job.started_at));
   key(w, "settled_at");
   if (job.settled)

@@ -118,6 +118,11 @@ CachedJob::Next CachedJob::publish_event(tap::Event& out, std::string& error) {
     body.add_string("jid", jid_);
     for (const char* key : {"tgt_type", "tgt", "user", "fun", "arg"})
       if (const msgpack::object* v = map_find(load_, key)) body.add(key, *v);
+    // The publish's `metadata` (the bus carries it in the returns only): a
+    // re-run's link to the job it repeats (docs/remediation.md) survives a
+    // job whose minions all missed it.
+    if (const msgpack::object* kw = map_find(load_, "kwargs"); kw && kw->type == msgpack::type::MAP)
+      if (const msgpack::object* meta = map_find(*kw, "metadata")) body.add("metadata", *meta);
     msgpack::zone zone;
     msgpack::object minions;
     minions.type = msgpack::type::ARRAY;

@@ -16,7 +16,8 @@ namespace {
 using correlator::Job;
 using correlator::MinionId;
 
-constexpr std::size_t kJobFields = 24;  // docs/checkpoint.md, "Job"
+constexpr std::size_t kJobFields = 26;       // docs/checkpoint.md, "Job"
+constexpr std::size_t kJobFieldsFirst = 24;  // as written before re-runs (items 24, 25) existed
 
 std::uint32_t crc32_of(std::string_view bytes) {
   uLong crc = ::crc32(0L, Z_NULL, 0);
@@ -104,6 +105,8 @@ void pack_job(Packer& p, const Job& j) {
   for (const auto& r : j.risk.reasons) pack_str(p, r);
   p.pack(j.settled);
   p.pack(j.updates);
+  pack_str(p, j.rerun_of);
+  p.pack(j.args_redacted);
 }
 
 // Reading: any deviation from the documented shape throws Invalid.
@@ -158,7 +161,10 @@ MinionId minion(const msgpack::object& o, std::size_t names, std::string_view wh
 }
 
 Job read_job(const msgpack::object& o, std::size_t names) {
-  const msgpack::object* f = array_of(o, "job", kJobFields);
+  const msgpack::object* f = array_of(o, "job");
+  const std::size_t fields = size_of(o);
+  if (fields != kJobFields && fields != kJobFieldsFirst)
+    throw Invalid(fmt::format("job: {} items, expected {} or {}", fields, kJobFieldsFirst, kJobFields));
   Job j;
   j.jid = read_str(f[0], "job.jid");
   if (j.jid.empty()) throw Invalid("job.jid: empty");
@@ -250,6 +256,12 @@ Job read_job(const msgpack::object& o, std::size_t names) {
     j.risk.reasons.push_back(read_str(reasons[i], "job.risk.reasons[]"));
   j.settled = read_bool(f[22], "job.settled");
   j.updates = static_cast<std::uint32_t>(read_uint(f[23], "job.updates", UINT32_MAX));
+  if (fields == kJobFields) {
+    j.rerun_of = read_str(f[24], "job.rerun_of");
+    j.args_redacted = read_bool(f[25], "job.args_redacted");
+  } else {
+    j.args_redacted = true;  // not known: never trusted for a re-run
+  }
   return j;
 }
 

@@ -301,9 +301,12 @@ class SaltLab:
 
     def __init__(self, version: str, minions: Iterable[str] = DEFAULT_MINIONS,
                  base: Path | None = None, log_level: str = "info",
-                 reactors: dict[str, str] | None = None):
+                 reactors: dict[str, str] | None = None, master_extra: dict | None = None,
+                 sls_files: dict[str, str] | None = None):
         """reactors: {tag glob: reactor SLS text}, written to <base>/srv/reactor/
-        and mapped in the master's `reactor:` option (fixed at master start)."""
+        and mapped in the master's `reactor:` option (fixed at master start).
+        master_extra: more master options (see set_master_options to change them).
+        sls_files: more files for <base>/srv/salt, beside SLS_FILES."""
         self.version = version
         self.venv = venv_dir(version)
         self.bin = self.venv / "bin"
@@ -315,6 +318,8 @@ class SaltLab:
         self.log_dir = self.base / "logs"
         self.log_level = log_level
         self.reactors = dict(reactors or {})
+        self.master_extra = dict(master_extra or {})
+        self.sls_files = {**SLS_FILES, **(sls_files or {})}
         self.env = dict(os.environ)
         self.env["PATH"] = f"{self.bin}:{self.env.get('PATH', '/usr/bin:/bin')}"
         self.env["PYTHONUNBUFFERED"] = "1"
@@ -362,7 +367,7 @@ class SaltLab:
         srv = self.base / "srv" / "salt"
         srv.mkdir(parents=True, exist_ok=True)
         (self.base / "srv" / "pillar").mkdir(parents=True, exist_ok=True)
-        for name, text in SLS_FILES.items():
+        for name, text in self.sls_files.items():
             (srv / name).write_text(text)
 
         names = ["publish_port", "ret_port", "tcp_master_pub_port", "tcp_master_pull_port",
@@ -419,6 +424,7 @@ class SaltLab:
         if reactor_map:
             master["reactor"] = reactor_map
             master["reactor_worker_threads"] = 2
+        master.update(self.master_extra)
         self._check_sock_dir_rule(master)
         self.master_conf_dir.mkdir(parents=True, exist_ok=True)
         (self.master_conf_dir / "master").write_text(_yaml(master))
@@ -527,6 +533,14 @@ class SaltLab:
         self.wait_master_up(timeout)
         if wait_minions:
             self.wait_minions(timeout=timeout)
+
+    def set_master_options(self, extra: dict) -> None:
+        """Replace master_extra and rewrite the master config (the same ports and
+        paths); the running master reads it at its next (re)start."""
+        base = {k: v for k, v in self.master_opts.items() if k not in self.master_extra}
+        self.master_extra = dict(extra)
+        self.master_opts = {**base, **self.master_extra}
+        (self.master_conf_dir / "master").write_text(_yaml(self.master_opts))
 
     def stop(self) -> None:
         """Stop every daemon by process group, in parallel (minions take a while)."""

@@ -105,6 +105,45 @@ TEST(Alerts, RiskThresholdIsConfigurable) {
   EXPECT_EQ(h.outlet->alerts[0].kind, AlertKind::risky);
 }
 
+// What the remediation reactor reads (docs/remediation.md): the arguments
+// as published, whether redaction changed them, and the link of a re-run.
+TEST(Alerts, ThePayloadSaysWhetherArgsAreAsPublishedAndWhatARerunRepeats) {
+  Harness h;
+  h.feed(
+      "salt/job/1/new",
+      R"({"jid": "1", "fun": "test.arg", "arg": ["a", {"__kwarg__": true, "k": "v"}], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a", "b"]})");
+  h.feed("salt/job/1/ret/a", R"({"fun": "test.arg", "return": "", "retcode": 1, "success": false})");
+  h.feed("salt/job/1/ret/b", R"({"fun": "test.arg", "return": "", "retcode": 0, "success": true})");
+  h.feed(
+      "salt/job/2/new",
+      R"({"jid": "2", "fun": "test.arg", "arg": ["a", {"__kwarg__": true, "k": "v"}], "tgt": "a", "tgt_type": "list", "user": "root", "minions": ["a"]})");
+  h.feed("salt/job/2/ret/a",
+         R"({"fun": "test.arg", "return": "", "retcode": 1, "success": false, "metadata": {"salttap_rerun_of": "1"}})");
+  h.feed(
+      "salt/job/3/new",
+      R"({"jid": "3", "fun": "test.arg", "arg": [{"__kwarg__": true, "password": "hunter2"}], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
+  h.feed("salt/job/3/ret/a", R"({"fun": "test.arg", "return": "", "retcode": 1, "success": false})");
+  ASSERT_EQ(h.outlet->alerts.size(), 3u);
+
+  const auto first = parse(h.outlet->alerts[0].json);
+  EXPECT_EQ(first["args"].Size(), 2u);
+  EXPECT_STREQ(first["args"][1]["k"].GetString(), "v");
+  EXPECT_FALSE(first.HasMember("args_redacted")) << h.outlet->alerts[0].json;
+  EXPECT_FALSE(first.HasMember("rerun_of"));
+  EXPECT_EQ(first["failed"].Size(), 1u);
+  EXPECT_STREQ(first["failed"][0].GetString(), "a");
+  EXPECT_STREQ(first["risk"]["level"].GetString(), "none");
+
+  const auto rerun = parse(h.outlet->alerts[1].json);
+  ASSERT_TRUE(rerun.HasMember("rerun_of")) << h.outlet->alerts[1].json;
+  EXPECT_STREQ(rerun["rerun_of"].GetString(), "1");
+
+  const auto secret = parse(h.outlet->alerts[2].json);
+  EXPECT_EQ(h.outlet->alerts[2].json.find("hunter2"), std::string::npos);
+  ASSERT_TRUE(secret.HasMember("args_redacted")) << h.outlet->alerts[2].json;
+  EXPECT_TRUE(secret["args_redacted"].GetBool());
+}
+
 TEST(SpoolFullAlert, IsDispatchedToEveryOutletAndCounted) {
   AlertDispatcher dispatcher({}, "master-1");
   auto first = std::make_shared<RecordingOutlet>();

@@ -117,6 +117,8 @@ void expect_same_job(const Job& a, const Job& b) {
   EXPECT_EQ(a.risk.reasons, b.risk.reasons);
   EXPECT_EQ(a.settled, b.settled);
   EXPECT_EQ(a.updates, b.updates);
+  EXPECT_EQ(a.rerun_of, b.rerun_of);
+  EXPECT_EQ(a.args_redacted, b.args_redacted);
 }
 
 // A job with every field set to something other than its default.
@@ -149,6 +151,8 @@ Job full_job() {
   j.risk.reasons = {"state_on_all: a state run on every minion", "other: reason"};
   j.settled = true;
   j.updates = 2;
+  j.rerun_of = "20261201234400000001";
+  j.args_redacted = true;
   return j;
 }
 
@@ -168,6 +172,19 @@ TEST(CheckpointFormat, EveryJobFieldSurvivesTheFile) {
   expect_same_job(d.snapshot.jobs[0], s.jobs[0]);
   expect_same_job(d.snapshot.jobs[1], s.jobs[1]);
   EXPECT_EQ(encode_checkpoint(d.snapshot, 42), bytes);  // and back to the same bytes
+}
+
+// A file written before a job had items 24 and 25 (rerun_of, args_redacted)
+// still restores: no rerun_of, and the arguments never trusted for a re-run.
+TEST(CheckpointFormat, AJobOfTwentyFourItemsIsStillRead) {
+  const fs::path file = fs::path(SALTTAP_SOURCE_DIR) / "tests/fuzz/corpus/checkpoint/every-field-24-items";
+  const DecodedCheckpoint d = decode_checkpoint(read_bytes(file));
+  ASSERT_FALSE(d.error) << d.why;
+  ASSERT_FALSE(d.snapshot.jobs.empty());
+  for (const Job& j : d.snapshot.jobs) {
+    EXPECT_TRUE(j.rerun_of.empty()) << j.jid;
+    EXPECT_TRUE(j.args_redacted) << j.jid;
+  }
 }
 
 TEST(CheckpointFormat, TheHeaderIsMagicVersionLengthCrc) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "correlator/correlator.h"
 #include "correlator/job_json.h"
 #include "tests/support/events.h"
@@ -312,6 +314,55 @@ TEST_F(CorrelatorTest, StateCommentsAndReasonsAreRedactedToo) {
   ASSERT_EQ(out_.size(), 1u);
   EXPECT_EQ(out_[0].json.find("hunter2"), std::string::npos);
   EXPECT_TRUE(json_has(out_[0], "password=" + std::string(kRedactedMarker)));
+}
+
+// A re-run names the job it repeats in the metadata Salt copies into every
+// return (not into `new`): the job carries it from its first such return.
+TEST_F(CorrelatorTest, ARerunIsLinkedToItsJobByItsReturnsMetadata) {
+  new_job("2", "test.arg", R"(["a"])");
+  ret("2", "a", R"("return": true, "retcode": 0, "success": true, "metadata": {"salttap_rerun_of": "1"})", "test.arg");
+  ASSERT_EQ(out_.size(), 1u);
+  EXPECT_TRUE(json_has(out_[0], R"("rerun_of":"1")")) << out_[0].json;
+
+  // Nothing else is a link: no metadata, another key, not a string, not a
+  // plain jid, or the job itself.
+  new_job("3", "test.ping", R"(["a","b","c","d","e"])");
+  ret("3", "a");
+  ret("3", "b", R"("return": true, "retcode": 0, "success": true, "metadata": {"other": "1"})");
+  ret("3", "c", R"("return": true, "retcode": 0, "success": true, "metadata": {"salttap_rerun_of": 1})");
+  ret("3", "d", R"("return": true, "retcode": 0, "success": true, "metadata": {"salttap_rerun_of": "1; rm"})");
+  ret("3", "e", R"("return": true, "retcode": 0, "success": true, "metadata": {"salttap_rerun_of": "3"})");
+  ASSERT_EQ(out_.size(), 2u);
+  EXPECT_FALSE(json_has(out_[1], "rerun_of")) << out_[1].json;
+
+  // The job cache's `new` carries the publish's metadata (jobcache/cached_job.cpp):
+  // linked even when no minion answered.
+  new_job("4", "test.arg", R"(["a"])", R"(, "metadata": {"salttap_rerun_of": "1"})");
+  at(3600);
+  const auto settled = of(JobUpdate::settled);
+  const auto four = std::find_if(settled.begin(), settled.end(), [](const Emitted& e) { return e.jid == "4"; });
+  ASSERT_NE(four, settled.end());
+  EXPECT_EQ(four->status, JobStatus::missing);
+  EXPECT_TRUE(json_has(*four, R"("rerun_of":"1")")) << four->json;
+}
+
+TEST_F(CorrelatorTest, ArgumentsChangedByRedactionAreMarked) {
+  Job seen;
+  corr_ = std::make_unique<Correlator>(
+      CorrelatorConfig{}, clock_, [&](JobUpdate, const Job& job) { seen = job; },
+      std::make_shared<Auditor>(Auditor::default_rules()), std::make_shared<Redactor>());
+  feed(
+      "salt/job/1/new",
+      R"({"jid": "1", "fun": "test.arg", "arg": ["x", {"__kwarg__": true, "password": "hunter2"}], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
+  ret("1", "a", R"("return": true, "retcode": 0, "success": true)", "test.arg");
+  EXPECT_EQ(seen.jid, "1");
+  EXPECT_TRUE(seen.args_redacted);
+  feed(
+      "salt/job/2/new",
+      R"({"jid": "2", "fun": "test.arg", "arg": ["x", {"__kwarg__": true, "k": "v"}], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
+  ret("2", "a", R"("return": true, "retcode": 0, "success": true)", "test.arg");
+  EXPECT_EQ(seen.jid, "2");
+  EXPECT_FALSE(seen.args_redacted);
 }
 
 }  // namespace

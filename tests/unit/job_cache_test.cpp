@@ -218,6 +218,25 @@ TEST(JobReader, APublishJobsEventsAreTheBusOnes) {
                 R"("fun_args":["false"],"user":"root","_stamp":"2026-11-29T19:24:29.500000Z"}})"}));
 }
 
+// The load keeps the publish's kwargs: its `metadata` goes into `new`, so a
+// re-run whose minions never answered is still linked to its job.
+TEST(JobReader, APublishsMetadataIsInItsNewEvent) {
+  CacheDir cache;
+  const auto dir = cache.publish(kJid, "test.arg", {"minion-a"}, R"(["x"])");
+  CacheDir::write_json(dir / ".load.p", R"({"cmd": "publish", "tgt": ["minion-a"], "fun": "test.arg", "arg": ["x"],)"
+                                        R"( "tgt_type": "list", "ret": "", "jid": ")" +
+                                            std::string(kJid) +
+                                            R"(", "user": "root", "kwargs": {"show_jid": false,)"
+                                            R"( "metadata": {"salttap_rerun_of": "20261129190000000001"}}})");
+  JobRead r = JobReader({}).read(dir);
+  ASSERT_EQ(r.outcome, JobOutcome::ready) << r.error;
+  const auto events = events_of(*r.job);
+  ASSERT_FALSE(events.empty());
+  EXPECT_NE(events[0].find(R"("arg":["x"],"metadata":{"salttap_rerun_of":"20261129190000000001"},"minions")"),
+            std::string::npos)
+      << events[0];
+}
+
 TEST(JobReader, ABareReturnFromBefore2018IsTheReturnItself) {
   CacheDir cache;
   const auto dir = cache.publish(kJid, "test.echo", {"minion-a", "minion-b"});
