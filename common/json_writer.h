@@ -13,8 +13,9 @@ namespace salttap::json {
 struct StringOut {
   using Ch = char;
   std::string& s;
-  void Put(char c) { s.push_back(c); }
-  void Flush() {}
+  // RapidJSON's output-stream concept names these two.
+  void Put(char c) { s.push_back(c); }  // NOLINT(readability-identifier-naming)
+  void Flush() {}                       // NOLINT(readability-identifier-naming)
 };
 using Writer = rapidjson::Writer<StringOut>;
 using PrettyWriter = rapidjson::PrettyWriter<StringOut>;

@@ -49,9 +49,9 @@ struct DocumentOptions {
   // when not empty, keeps only jobs with at least one matching function.
   std::vector<std::string> functions_blacklist = {"saltutil.find_job", "saltutil.running"};
   std::vector<std::string> functions_whitelist;
-  std::size_t text_cap = 32 * 1024;  // return_text, data_text, changes_text, args_text
-  std::size_t list_cap = 1000;       // minion names per list in a job document
-  bool return_flat = true;           // the server has flattened / flat_object (index_setup)
+  std::size_t text_cap = std::size_t{32} * 1024;  // return_text, data_text, changes_text, args_text
+  std::size_t list_cap = 1000;                    // minion names per list in a job document
+  bool return_flat = true;                        // the server has flattened / flat_object (index_setup)
   JobVersionClock job_versions = JobVersionClock::emission;
 };
 

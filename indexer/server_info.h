@@ -23,6 +23,7 @@ std::string_view to_string(Flavor flavor);
 
 struct ServerVersion {
   int major = 0, minor = 0, patch = 0;
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads the defaulted <=>
   friend auto operator<=>(const ServerVersion&, const ServerVersion&) = default;
 };
 

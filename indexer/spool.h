@@ -129,7 +129,7 @@ class Spool final : public RecordSource {
   // Both must outlive the Spool.
   explicit Spool(SpoolConfig config, SteadyTime& time = real_steady_time(),
                  SpoolFilesystem& files = posix_spool_filesystem());
-  ~Spool();
+  ~Spool() override;
   Spool(const Spool&) = delete;
   Spool& operator=(const Spool&) = delete;
 

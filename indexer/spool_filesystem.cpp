@@ -25,7 +25,7 @@ int retry(Call call) {
 
 class PosixSpoolFilesystem final : public SpoolFilesystem {
  public:
-  int kind_of(const path& p, FileKind& kind) override {
+  int kind_of(const Path& p, FileKind& kind) override {
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) {
       kind = FileKind::missing;
@@ -35,15 +35,15 @@ class PosixSpoolFilesystem final : public SpoolFilesystem {
     return 0;
   }
 
-  int create_directories(const path& dir) override {
+  int create_directories(const Path& dir) override {
     std::error_code ec;
     fs::create_directories(dir, ec);
     return ec ? ec.value() : 0;
   }
 
-  int check_writable(const path& dir) override { return ::access(dir.c_str(), W_OK | X_OK) == 0 ? 0 : errno; }
+  int check_writable(const Path& dir) override { return ::access(dir.c_str(), W_OK | X_OK) == 0 ? 0 : errno; }
 
-  int list_directory(const path& dir, std::vector<DirectoryEntry>& entries) override {
+  int list_directory(const Path& dir, std::vector<DirectoryEntry>& entries) override {
     entries.clear();
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -57,11 +57,11 @@ class PosixSpoolFilesystem final : public SpoolFilesystem {
     return ec ? ec.value() : 0;
   }
 
-  int rename(const path& from, const path& to) override { return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno; }
+  int rename(const Path& from, const Path& to) override { return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno; }
 
-  int remove(const path& p) override { return ::unlink(p.c_str()) == 0 ? 0 : errno; }
+  int remove(const Path& p) override { return ::unlink(p.c_str()) == 0 ? 0 : errno; }
 
-  int open(const path& p, int flags, int& fd) override {
+  int open(const Path& p, int flags, int& fd) override {
     return retry([&] { return fd = ::open(p.c_str(), flags | O_CLOEXEC, 0644); });
   }
 

@@ -26,23 +26,23 @@ struct DirectoryEntry {
 
 class SpoolFilesystem {
  public:
-  using path = std::filesystem::path;
+  using Path = std::filesystem::path;
   virtual ~SpoolFilesystem() = default;
 
   // --- paths ---
   // FileKind::missing (and 0) when nothing is there.
-  virtual int kind_of(const path& p, FileKind& kind) = 0;
+  virtual int kind_of(const Path& p, FileKind& kind) = 0;
   // mkdir -p.
-  virtual int create_directories(const path& dir) = 0;
+  virtual int create_directories(const Path& dir) = 0;
   // access(W_OK | X_OK): files can be created in `dir`.
-  virtual int check_writable(const path& dir) = 0;
-  virtual int list_directory(const path& dir, std::vector<DirectoryEntry>& entries) = 0;
-  virtual int rename(const path& from, const path& to) = 0;
-  virtual int remove(const path& p) = 0;  // unlink
+  virtual int check_writable(const Path& dir) = 0;
+  virtual int list_directory(const Path& dir, std::vector<DirectoryEntry>& entries) = 0;
+  virtual int rename(const Path& from, const Path& to) = 0;
+  virtual int remove(const Path& p) = 0;  // unlink
 
   // --- descriptors ---
   // open(2) with O_CLOEXEC added; files are created 0644.
-  virtual int open(const path& p, int flags, int& fd) = 0;
+  virtual int open(const Path& p, int flags, int& fd) = 0;
   virtual int close(int fd) = 0;
   // flock(LOCK_EX | LOCK_NB): EWOULDBLOCK while another process holds it.
   virtual int lock_exclusive(int fd) = 0;

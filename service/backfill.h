@@ -19,16 +19,14 @@
 namespace salttap::service {
 
 // Exit codes (docs/commands.md#backfill).
-enum BackfillExit : int {
-  kBackfillDone = 0,             // every job read; every document acknowledged (or counted: --dry-run)
-  kBackfillError = 1,            // config, spool or engine settings: nothing done
-  kBackfillUsage = 2,            // bad options
-  kBackfillNoJobCache = 3,       // the master keeps no local job cache: nothing to read
-  kBackfillCacheUnreadable = 4,  // the jobs directory cannot be read (missing, permissions)
-  kBackfillJobsSkipped = 5,      // done, but some jobs could not be read (counted, logged)
-  kBackfillNotAcknowledged = 6,  // documents still in the spool when --ship-timeout ran out
-  kBackfillInterrupted = 7,      // SIGINT / SIGTERM: stopped early; the spool keeps what it took
-};
+inline constexpr int kBackfillDone = 0;        // every job read; every document acknowledged (or counted: --dry-run)
+inline constexpr int kBackfillError = 1;       // config, spool or engine settings: nothing done
+inline constexpr int kBackfillUsage = 2;       // bad options
+inline constexpr int kBackfillNoJobCache = 3;  // the master keeps no local job cache: nothing to read
+inline constexpr int kBackfillCacheUnreadable = 4;  // the jobs directory cannot be read (missing, permissions)
+inline constexpr int kBackfillJobsSkipped = 5;      // done, but some jobs could not be read (counted, logged)
+inline constexpr int kBackfillNotAcknowledged = 6;  // documents still in the spool when --ship-timeout ran out
+inline constexpr int kBackfillInterrupted = 7;      // SIGINT / SIGTERM: stopped early; the spool keeps what it took
 
 struct BackfillOptions {
   Config config = default_config();

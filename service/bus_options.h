@@ -6,7 +6,7 @@
 #include "tap/endpoint.h"
 #include "tap/master_config.h"
 
-namespace CLI {
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's own namespace
 class App;
 }
 

@@ -125,7 +125,7 @@ std::size_t size_of(const msgpack::object& o) { return o.via.array.size; }
 
 std::string read_str(const msgpack::object& o, std::string_view what) {
   if (o.type != msgpack::type::STR) throw Invalid(fmt::format("{}: not a string", what));
-  return std::string(o.via.str.ptr, o.via.str.size);
+  return {o.via.str.ptr, o.via.str.size};
 }
 
 std::uint64_t read_uint(const msgpack::object& o, std::string_view what, std::uint64_t max) {

@@ -83,7 +83,7 @@ void load_checkpoint(const YAML::Node& n, Config& c) {
   if (!n) return;
   c.checkpoint.enabled = get<bool>(n, "enabled", "checkpoint", true);
   c.checkpoint.path = get<std::string>(n, "path", "checkpoint", "");
-  const double interval = get<double>(n, "interval_seconds", "checkpoint", 10);
+  const auto interval = get<double>(n, "interval_seconds", "checkpoint", 10);
   if (!(interval >= 0.1 && interval <= 86400)) throw ConfigError("checkpoint.interval_seconds: between 0.1 and 86400");
   c.checkpoint.interval = std::chrono::milliseconds(static_cast<long>(interval * 1000));
 }

@@ -115,7 +115,7 @@ std::string job_detail(const JobRow& job, const std::vector<ReturnRow>& returns,
   Table t{{{"MINION"}, {"STATUS"}, {"RETCODE", false, true}, {"DETAIL", true}}, {}};
   for (const auto& r : returns) {
     std::string detail = failed_states_of(job, r.minion, r);
-    if (!detail.empty()) detail = "failed states: " + detail;
+    if (!detail.empty()) detail.insert(0, "failed states: ");
     if (detail.empty()) detail = r.reason;
     if (detail.empty()) detail = r.return_text;
     t.rows.push_back({{or_dash(r.minion)},

@@ -34,6 +34,7 @@ int list_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout, 
     after = page.after_key;
   }
   std::vector<MinionRow> rows;
+  rows.reserve(minions.size());
   for (auto& [_, row] : minions) rows.push_back(std::move(row));
   // Flaky first: most failed or missing returns, then the most jobs, then by name.
   std::stable_sort(rows.begin(), rows.end(), [](const MinionRow& a, const MinionRow& b) {

@@ -93,7 +93,7 @@ std::optional<ReconcileState> parse_reconcile_state(std::string_view text, std::
     }
     const auto jid = value_of(line, "open");
     if (!jid || !plausible_jid(*jid)) {
-      error = "a line after the third is neither \"open <jid>\" nor \"open_truncated\"";
+      error = R"(a line after the third is neither "open <jid>" nor "open_truncated")";
       return std::nullopt;
     }
     if (s.open.size() == kMaxOpenJids) {

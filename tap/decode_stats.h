@@ -18,7 +18,7 @@ enum class DecodeError : std::uint8_t {
   no_separator,       // no "\n\n" after the tag
   data_not_msgpack,   // the data after the tag does not parse
   over_limit,         // a size, count or depth limit was exceeded
-  count_,
+  count_,             // NOLINT(readability-identifier-naming): the number of reasons, not one of them
 };
 std::string_view to_string(DecodeError e);
 

@@ -29,7 +29,7 @@ struct ReaderOptions {
   // The ZeroMQ reader's reconnect sleep runs on it (the stream reader's is an
   // Asio timer on the io_context). nullptr: real time.
   SteadyTime* steady_time = nullptr;
-  std::size_t read_chunk = 256 * 1024;
+  std::size_t read_chunk = std::size_t{256} * 1024;
 };
 
 class EventSource {

@@ -31,7 +31,7 @@ class StreamDecoder {
   void deliver(std::optional<Event> event);
 
   // Frames this large were gathered across reads: take their buffer, no copy.
-  static constexpr std::size_t kHandOverBytes = 64 * 1024;
+  static constexpr std::size_t kHandOverBytes = std::size_t{64} * 1024;
 
   FrameDecoder frames_;
   EventDecoder events_;

@@ -44,11 +44,22 @@ ItemOutcome expected_item_outcome(int status) {
   return ItemOutcome::reject;
 }
 
-// What the whole request means when the status alone decides (not 2xx).
-ItemOutcome expected_request_outcome(long status) {
-  if (status == 0 || status == 429 || status >= 500 || status == 413 || status == 401 || status == 403 ||
-      status == 404 || status == 408)
-    return ItemOutcome::retry;
+// Statuses that decide alone, whatever the body says.
+bool status_decides(long status) {
+  return status == 0 || status == 429 || status >= 500 || status == 413 || status == 401 || status == 403 ||
+         status == 404 || status == 408;
+}
+
+// The engine's own error answer, {"error": ...}; anything else came from someone in between (a proxy).
+bool engine_error(std::string_view body) {
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
+  return !doc.HasParseError() && doc.IsObject() && doc.HasMember("error");
+}
+
+// What the whole request means (not 2xx): only the engine can reject documents.
+ItemOutcome expected_request_outcome(long status, std::string_view body) {
+  if (status_decides(status) || !engine_error(body)) return ItemOutcome::retry;
   return ItemOutcome::reject;
 }
 
@@ -79,13 +90,14 @@ void check(long status, std::string_view body, std::size_t sent, long body_items
   FUZZ_CHECK(out.delivered == delivered && out.retry == retry && out.reject == reject);
   FUZZ_CHECK(delivered + retry + reject == sent);
   FUZZ_CHECK(out.split_batch == (status == 413));
-  FUZZ_CHECK(out.needs_operator == (status == 401 || status == 403 || status == 404));
+  const bool proxy_refused = !is_2xx(status) && !status_decides(status) && !engine_error(body);
+  FUZZ_CHECK(out.needs_operator == (status == 401 || status == 403 || status == 404 || proxy_refused));
 
   // A request-level answer: the same outcome, status and reason for every document.
   const bool items_usable = is_2xx(status) && body_items >= 0 && static_cast<std::size_t>(body_items) == sent;
   FUZZ_CHECK(out.whole_request == !items_usable);
   if (out.whole_request) {
-    const ItemOutcome want = is_2xx(status) ? ItemOutcome::retry : expected_request_outcome(status);
+    const ItemOutcome want = is_2xx(status) ? ItemOutcome::retry : expected_request_outcome(status, body);
     for (const ItemResult& r : out.items) {
       FUZZ_CHECK(r.outcome == want);
       FUZZ_CHECK(r.status == static_cast<int>(status));

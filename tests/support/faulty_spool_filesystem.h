@@ -88,31 +88,31 @@ class FaultySpoolFilesystem final : public indexer::SpoolFilesystem {
     return failures_;
   }
 
-  int kind_of(const path& p, indexer::FileKind& kind) override {
+  int kind_of(const Path& p, indexer::FileKind& kind) override {
     if (const int e = fault(FsOp::kind_of, name_of(p))) return e;
     return real_.kind_of(p, kind);
   }
-  int create_directories(const path& dir) override {
+  int create_directories(const Path& dir) override {
     if (const int e = fault(FsOp::create_directories, name_of(dir))) return e;
     return real_.create_directories(dir);
   }
-  int check_writable(const path& dir) override {
+  int check_writable(const Path& dir) override {
     if (const int e = fault(FsOp::check_writable, name_of(dir))) return e;
     return real_.check_writable(dir);
   }
-  int list_directory(const path& dir, std::vector<indexer::DirectoryEntry>& entries) override {
+  int list_directory(const Path& dir, std::vector<indexer::DirectoryEntry>& entries) override {
     if (const int e = fault(FsOp::list_directory, name_of(dir))) return e;
     return real_.list_directory(dir, entries);
   }
-  int rename(const path& from, const path& to) override {
+  int rename(const Path& from, const Path& to) override {
     if (const int e = fault(FsOp::rename, name_of(from))) return e;
     return real_.rename(from, to);
   }
-  int remove(const path& p) override {
+  int remove(const Path& p) override {
     if (const int e = fault(FsOp::remove, name_of(p))) return e;
     return real_.remove(p);
   }
-  int open(const path& p, int flags, int& fd) override {
+  int open(const Path& p, int flags, int& fd) override {
     if (const int e = fault(FsOp::open, name_of(p))) return e;
     const int e = real_.open(p, flags, fd);
     if (e == 0) {
@@ -191,7 +191,7 @@ class FaultySpoolFilesystem final : public indexer::SpoolFilesystem {
     std::string name;
   };
 
-  static std::string name_of(const path& p) {
+  static std::string name_of(const Path& p) {
     // "dir/" names "dir" (create_directories may be given a trailing slash).
     return p.has_filename() ? p.filename().string() : p.parent_path().filename().string();
   }

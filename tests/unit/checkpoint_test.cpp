@@ -178,8 +178,9 @@ TEST(CheckpointFormat, EveryJobFieldSurvivesTheFile) {
 // still restores: no rerun_of, and the arguments never trusted for a re-run.
 TEST(CheckpointFormat, AJobOfTwentyFourItemsIsStillRead) {
   const fs::path file = fs::path(SALTTAP_SOURCE_DIR) / "tests/fuzz/corpus/checkpoint/every-field-24-items";
-  const DecodedCheckpoint d = decode_checkpoint(read_bytes(file));
-  ASSERT_FALSE(d.error) << d.why;
+  const auto decoded = decode_checkpoint(read_bytes(file));
+  ASSERT_TRUE(decoded) << decoded.error().why;
+  const DecodedCheckpoint& d = decoded.value();
   ASSERT_FALSE(d.snapshot.jobs.empty());
   for (const Job& j : d.snapshot.jobs) {
     EXPECT_TRUE(j.rerun_of.empty()) << j.jid;
