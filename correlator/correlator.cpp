@@ -191,15 +191,11 @@ void Correlator::describe_call(Job& job, const msgpack::object* fun, const msgpa
   job.tgt_type = string_or_empty(e, "tgt_type");
   if (args) {
     msgpack::zone zone;
-    const msgpack::object safe = redactor_ ? redactor_->redact(*args, zone) : *args;
+    std::size_t redactions = 0;  // the redactor counts what it replaced: no second encoding to compare
+    const msgpack::object safe = redactor_ ? redactor_->redact(*args, zone, &redactions) : *args;
     job.args_json.clear();
     tap::append_msgpack_json(job.args_json, safe);
-    job.args_redacted = false;
-    if (redactor_) {
-      std::string published;
-      tap::append_msgpack_json(published, *args);
-      job.args_redacted = published != job.args_json;
-    }
+    job.args_redacted = redactions > 0;
     if (job.args_json.size() > kMaxArgsJson) {
       job.args_json = "\"<arguments over 64 KiB not kept>\"";
       job.args_redacted = true;

@@ -89,13 +89,17 @@ DocumentBuilder::DocumentBuilder(DocumentOptions options, std::shared_ptr<const 
                                  const Clock& clock)
     : options_(std::move(options)), redactor_(std::move(redactor)), clock_(clock) {}
 
+void DocumentOptions::take_reloadable(const DocumentOptions& next) {
+  events = next.events;
+  events_include = next.events_include;
+  events_exclude = next.events_exclude;
+  functions_blacklist = next.functions_blacklist;
+  functions_whitelist = next.functions_whitelist;
+  text_cap = next.text_cap;
+}
+
 void DocumentBuilder::reconfigure(const DocumentOptions& next, std::shared_ptr<const correlator::Redactor> redactor) {
-  options_.events = next.events;
-  options_.events_include = next.events_include;
-  options_.events_exclude = next.events_exclude;
-  options_.functions_blacklist = next.functions_blacklist;
-  options_.functions_whitelist = next.functions_whitelist;
-  options_.text_cap = next.text_cap;
+  options_.take_reloadable(next);
   redactor_ = std::move(redactor);
 }
 

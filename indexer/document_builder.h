@@ -53,6 +53,12 @@ struct DocumentOptions {
   std::size_t list_cap = 1000;                    // minion names per list in a job document
   bool return_flat = true;                        // the server has flattened / flat_object (index_setup)
   JobVersionClock job_versions = JobVersionClock::emission;
+
+  // What a config reload may change: the filters (events, events_include,
+  // events_exclude, functions_blacklist, functions_whitelist) and text_cap,
+  // taken from `next`; where documents go (layout, master_id, classes,
+  // versions) stays.
+  void take_reloadable(const DocumentOptions& next);
 };
 
 struct DocumentStats {
@@ -86,10 +92,8 @@ class DocumentBuilder final : public correlator::CorrelatorObserver {
   void on_alert(const correlator::Alert& alert);
   void on_event(const tap::Event& event);
 
-  // A config reload (`run`, SIGHUP): the filters (events, events_include,
-  // events_exclude, functions_blacklist, functions_whitelist), text_cap and
-  // the redactor are taken from `next` for the documents built from now on;
-  // where documents go (layout, master_id, classes, versions) stays.
+  // A config reload (`run`, SIGHUP): DocumentOptions::take_reloadable(next)
+  // and the redactor, for the documents built from now on.
   void reconfigure(const DocumentOptions& next, std::shared_ptr<const correlator::Redactor> redactor);
 
   // Once index setup knows whether the returns template maps `return_flat`.

@@ -75,14 +75,7 @@ ReloadPlan plan_reload(const Config& running, const Config& loaded) {
   n.alert_log = loaded.alert_log;
   n.webhook = loaded.webhook;
   n.alert_fire_event = loaded.alert_fire_event;
-  indexer::DocumentOptions& docs = n.indexer.documents;
-  const indexer::DocumentOptions& from = loaded.indexer.documents;
-  docs.events = from.events;
-  docs.events_include = from.events_include;
-  docs.events_exclude = from.events_exclude;
-  docs.functions_blacklist = from.functions_blacklist;
-  docs.functions_whitelist = from.functions_whitelist;
-  docs.text_cap = from.text_cap;
+  n.indexer.documents.take_reloadable(loaded.indexer.documents);
   return plan;
 }
 
