@@ -398,11 +398,22 @@ def report(res: dict) -> bool:
                   f"then the document (subset, extrapolated) | {n_ret:,} of {n:,} | {ret:.1f} "
                   f"({n / (n_ret / ret):,.0f} for all) | {n_ret / ret:,.0f} | | {rate['salttap'] / (n_ret / ret):.0f}x | "
                   f"{cpu('returner', 'client_cpu_s')} | {cpu('returner', 'engine_cpu_s')} |")
+        if all("baseline" in r for r in res["rounds"]):
+            bl = statistics.median(r["baseline"]["seconds"] for r in res["rounds"])
+            print(f"| salttap, baseline build ({s['baseline']}) | {n:,} | {bl:.1f} | {n / bl:,.0f} | {mb / bl:.1f} | "
+                  f"{rate['salttap'] / (n / bl):.2f}x | {cpu('baseline', 'client_cpu_s')} | "
+                  f"{cpu('baseline', 'engine_cpu_s')} |")
         print(f"| salttap document building only (--output documents > /dev/null) | {n:,} | {build:.1f} | "
               f"{n / build:,.0f} | {mb / build:.1f} | | | |")
         per_round = ", ".join(f"{n / r['salttap']['seconds'] / (n / r['curl']['seconds']):.2f}" for r in res["rounds"])
         ratios = [r["curl"]["seconds"] / r["salttap"]["seconds"] for r in res["rounds"]]
         print(f"\nsalttap/curl rate per round (order rotates): {per_round}; median {statistics.median(ratios):.2f}")
+        if all("baseline" in r for r in res["rounds"]):
+            vs_base = [r["baseline"]["seconds"] / r["salttap"]["seconds"] for r in res["rounds"]]
+            base_curl = [r["curl"]["seconds"] / r["baseline"]["seconds"] for r in res["rounds"]]
+            print(f"salttap/baseline rate per round: {', '.join(f'{x:.2f}' for x in vs_base)}; median "
+                  f"{statistics.median(vs_base):.2f}; baseline/curl per round: "
+                  f"{', '.join(f'{x:.2f}' for x in base_curl)}")
 
         r1 = rate["salttap"] / rate["curl"]
         rows.append(("salttap >= 80% of the curl rate", f"{r1 * 100:.0f}%", r1 >= 0.8))
@@ -495,16 +506,17 @@ def run_rounds(res: dict, work: Path, bodies: list[Path], subset, expect: dict) 
                 sec = run_salttap(o.salttap, o.stream, cfg, work / "salttap-warmup.log")[0]
             log(f"warm-up {i + 1}/{o.warmup}: {'curl' if i % 2 == 0 else 'salttap'} pass, {sec:.1f} s, "
                 f"engine CPU {process_cpu(engine.pid) - cpu0:.1f} s (not counted)")
-        ways = ["salttap", "curl", "one_per_request"]
+        ways = ["salttap", "curl", "one_per_request"] + (["baseline"] if o.baseline else [])
         for rnd in range(o.rounds):
-            order = ways[rnd % 3:] + ways[:rnd % 3]
+            order = ways[rnd % len(ways):] + ways[:rnd % len(ways)]
             r = {"order": order}
             for way in order:
                 delete_indices(url, o.prefix)
                 engine_cpu0 = process_cpu(engine.pid)
-                if way == "salttap":
+                if way in ("salttap", "baseline"):
                     shutil.rmtree(work / "spool", ignore_errors=True)
-                    sec, cpu = run_salttap(o.salttap, o.stream, cfg, work / f"salttap-{rnd}.log")
+                    sec, cpu = run_salttap(o.salttap if way == "salttap" else o.baseline, o.stream, cfg,
+                                           work / f"{way}-{rnd}.log")
                     want = expect
                 elif way == "curl":
                     sec, cpu = run_curl(url, bodies, work, o.in_flight, o.gzip)
@@ -584,6 +596,8 @@ def main() -> int:
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--ship-only", action="store_true",
                     help="diagnostic: also time salttap's shipper alone (spool filled beforehand), outside the rotation")
+    ap.add_argument("--baseline", help="another salttap build, measured as a fourth way in the same rotation "
+                    "(e.g. the tree before a change): its row and per-round ratios are printed too")
     ap.add_argument("--warmup", type=int, default=3, help="unmeasured passes before the rounds (curl, salttap, curl, ...)")
     ap.add_argument("--report", help="print the tables of an earlier results JSON and exit")
     OPTS = ap.parse_args()
