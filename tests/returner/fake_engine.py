@@ -1,8 +1,8 @@
 """A small fake search engine for the returner's unit tests.
 
 It answers `POST /<pattern>/_search` from documents held in memory, with just
-the query language the returner sends: bool filter / must_not of term, terms
-and wildcard; sort; size; search_after; a composite terms aggregation. Every
+the query language the returner sends: bool filter / must_not of term, terms,
+range and wildcard; sort; size; search_after; a composite terms aggregation. Every
 request is recorded (path, headers, body). `status` and `raw_answer` make it
 answer with an error or with bytes that are not JSON; `fail_next`
 makes the next requests fail.
@@ -34,6 +34,9 @@ def _matches(doc: dict, clause: dict) -> bool:
         return want in values
     if kind == "terms":
         return any(v in want for v in values)
+    if kind == "range":  # jids and times: fixed-width strings compare as values do
+        bounds = {"lt": str.__lt__, "lte": str.__le__, "gt": str.__gt__, "gte": str.__ge__}
+        return any(isinstance(v, str) and all(bounds[op](v, b) for op, b in want.items()) for v in values)
     if kind == "wildcard":
         return any(isinstance(v, str) and fnmatch.fnmatchcase(v, want) for v in values)
     raise ValueError(f"query clause not supported by the fake: {clause}")

@@ -205,6 +205,9 @@ def test_get_jids_merges_local_and_indexed_jobs(run, engine):
     assert [j["JID"] for j in newest] == [JID]
     assert [j["JID"] for j in five] == [old, JID]
     assert five[0]["Function"] == "test.ping"
+    # The engine is asked only for jobs older than the cache's oldest one.
+    listing = [r["body"] for r in engine.searches() if r["body"].get("sort") == [{"jid": "asc"}]]
+    assert listing and all({"range": {"jid": {"lt": JID}}} in b["query"]["bool"]["filter"] for b in listing)
 
 
 def test_get_jids_filter_leaves_find_job_out(run, engine):
