@@ -34,7 +34,10 @@ struct TemplateSettings {
   int number_of_shards = 1;  // the returner's defaults
   int number_of_replicas = 0;
   std::optional<int> retention_days;  // ILM (Elasticsearch) / ISM (OpenSearch) delete after N days
-  int template_priority = 200;        // above the engines' built-ins (100)
+  // index.refresh_interval ("500ms", "1s", ...); empty: the engine's own
+  // (1 s). It bounds how soon a shipped document is searchable.
+  std::string refresh_interval;
+  int template_priority = 200;  // above the engines' built-ins (100)
 };
 
 }  // namespace salttap::indexer

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "common/yaml_fields.h"
 #include "service/config.h"
@@ -20,6 +21,15 @@ using yaml::strings;
 std::chrono::milliseconds ms(const YAML::Node& n, const char* key, const std::string& where,
                              std::chrono::milliseconds fallback) {
   return std::chrono::milliseconds(get<long>(n, key, where, static_cast<long>(fallback.count())));
+}
+
+// An engine time value as index settings take it: digits and a unit, or -1 (never).
+bool is_time_value(std::string_view v) {
+  if (v == "-1") return true;
+  const std::size_t digits = v.find_first_not_of("0123456789");
+  if (digits == 0 || digits == std::string_view::npos) return false;
+  const std::string_view unit = v.substr(digits);
+  return unit == "ms" || unit == "s" || unit == "m" || unit == "h" || unit == "d";
 }
 
 SecretSource secret(const YAML::Node& n, const std::string& key, const std::string& where) {
@@ -142,7 +152,7 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
   const std::string w = "indexer";
   only_keys(n, w,
             {"enabled", "hosts", "index_prefix", "index_date", "number_of_shards", "number_of_replicas",
-             "retention_days", "install_templates", "states_index", "events", "functions_blacklist",
+             "retention_days", "refresh_interval", "install_templates", "states_index", "events", "functions_blacklist",
              "functions_whitelist", "text_cap_bytes", "tls", "auth", "bulk", "spool"});
   if (n.IsNull()) return;
   c.enabled = get<bool>(n, "enabled", w, true);
@@ -161,6 +171,12 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
     const int days = get<int>(n, "retention_days", w, 0);
     if (days < 1) throw ConfigError("indexer.retention_days: at least 1");
     c.templates.retention_days = days;
+  }
+  if (n["refresh_interval"] && !n["refresh_interval"].IsNull()) {
+    std::string every = get<std::string>(n, "refresh_interval", w, "");
+    if (!is_time_value(every))
+      throw ConfigError(fmt::format("indexer.refresh_interval: '{}' is not a time like 500ms, 1s or 2m", every));
+    c.templates.refresh_interval = std::move(every);
   }
   c.install_templates = get<bool>(n, "install_templates", w, c.install_templates);
   docs.states = get<bool>(n, "states_index", w, docs.states);

@@ -52,6 +52,7 @@ const IndexLayout& layout() {
 TemplateSettings settings() {
   TemplateSettings s;
   s.retention_days = 30;
+  s.refresh_interval = "250ms";
   return s;
 }
 
@@ -221,6 +222,17 @@ std::string samples_for(const IndexLayout& l, bool with_flat, std::set<std::stri
     action = !action;
   }
   return out;
+}
+
+TEST_F(SetupEngineTest, AnIndexCreatedAfterSetupTakesTheRefreshInterval) {
+  const std::string index = fmt::format("{}-jobs-2026.12.03", layout().prefix);
+  EXPECT_EQ(call("PUT", "/" + index).first, 200);
+  auto [status, body] = call("GET", "/" + index + "/_settings?flat_settings=true");
+  ASSERT_EQ(status, 200) << serialize(body);
+  const Value& got = body[index.c_str()]["settings"];
+  ASSERT_TRUE(got.HasMember("index.refresh_interval")) << serialize(got);
+  EXPECT_STREQ(got["index.refresh_interval"].GetString(), "250ms");
+  call("DELETE", "/" + index);
 }
 
 TEST_F(SetupEngineTest, EverySampleDocumentIndexesWithItsFieldsTyped) {

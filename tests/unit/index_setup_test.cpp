@@ -154,6 +154,7 @@ TEST(IndexSetup, ComposablePathWithIlmOnElasticsearch8) {
   EXPECT_EQ(at(returns, "/template/settings/index.number_of_replicas")->GetInt(), 0);
   EXPECT_TRUE(at(returns, "/template/settings/index.mapping.ignore_malformed")->GetBool());
   EXPECT_STREQ(at(returns, "/template/settings/index.lifecycle.name")->GetString(), "salt-retention");
+  EXPECT_EQ(at(returns, "/template/settings/index.refresh_interval"), nullptr) << "the engine's own unless asked";
   EXPECT_FALSE(at(returns, "/template/mappings/dynamic")->GetBool());
   EXPECT_STREQ(at(returns, "/template/mappings/properties/return_flat/type")->GetString(), "flattened");
   EXPECT_EQ(at(returns, "/template/mappings/properties/return_flat/depth_limit")->GetInt(), 20);
@@ -165,6 +166,7 @@ TEST(IndexSetup, LegacyTemplatesBeforeElasticsearch78) {
   es.on("PUT", "/_template/*", reply(200));
   TemplateSettings settings;
   settings.number_of_replicas = 2;
+  settings.refresh_interval = "250ms";
   const auto report = install_index_setup(es, IndexLayout{}, settings, true);
 
   ASSERT_TRUE(report.ok) << report.error;
@@ -176,6 +178,7 @@ TEST(IndexSetup, LegacyTemplatesBeforeElasticsearch78) {
   EXPECT_EQ(at(jobs, "/priority"), nullptr);
   EXPECT_EQ(at(jobs, "/template"), nullptr);
   EXPECT_EQ(at(jobs, "/settings/index.number_of_replicas")->GetInt(), 2);
+  EXPECT_STREQ(at(jobs, "/settings/index.refresh_interval")->GetString(), "250ms");
   EXPECT_EQ(at(jobs, "/settings/index.lifecycle.name"), nullptr);
   EXPECT_STREQ(at(jobs, "/mappings/properties/jid/type")->GetString(), "keyword");
 }

@@ -94,6 +94,7 @@ indexer:
   hosts: ["http://b:9200"]
   index_prefix: fleet
   retention_days: 14
+  refresh_interval: 200ms
   events: {exclude: ["salt/auth"]}
   bulk: {max_docs: 500, in_flight: 4, gzip: false}
   spool: {dir: /tmp/sp, max_bytes: 1048576, segment_bytes: 65536, fsync: every_batch}
@@ -103,6 +104,7 @@ indexer:
   EXPECT_EQ(ix.templates.number_of_shards, 3);
   EXPECT_EQ(ix.documents.layout.prefix, "fleet");
   EXPECT_EQ(ix.templates.retention_days, 14);
+  EXPECT_EQ(ix.templates.refresh_interval, "200ms");
   EXPECT_EQ(ix.documents.events_exclude, (std::vector<std::string>{"salt/auth"}));
   EXPECT_EQ(ix.shipper.batch.max_docs, 500u);
   EXPECT_EQ(ix.shipper.in_flight, 4u);
@@ -158,6 +160,8 @@ TEST_F(ConfigFile, MistakesAreNamed) {
   EXPECT_NE(error_of("indexer: {auth: {username: u, api_key: k}}\n").find("not both"), std::string::npos);
   EXPECT_NE(error_of("indexer: {tls: {client_cert: c}}\n").find("go together"), std::string::npos);
   EXPECT_NE(error_of("indexer: {retention_days: 0}\n").find("at least 1"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {refresh_interval: fast}\n").find("not a time like"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {refresh_interval: 5}\n").find("not a time like"), std::string::npos);
   EXPECT_NE(error_of("elasticsearch: {number_of_shards: many}\n").find("wrong type"), std::string::npos);
 }
 
