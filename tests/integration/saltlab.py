@@ -302,10 +302,11 @@ class SaltLab:
     def __init__(self, version: str, minions: Iterable[str] = DEFAULT_MINIONS,
                  base: Path | None = None, log_level: str = "info",
                  reactors: dict[str, str] | None = None, master_extra: dict | None = None,
-                 sls_files: dict[str, str] | None = None):
+                 sls_files: dict[str, str] | None = None, minion_extra: dict | None = None):
         """reactors: {tag glob: reactor SLS text}, written to <base>/srv/reactor/
         and mapped in the master's `reactor:` option (fixed at master start).
         master_extra: more master options (see set_master_options to change them).
+        minion_extra: more options for every minion.
         sls_files: more files for <base>/srv/salt, beside SLS_FILES."""
         self.version = version
         self.venv = venv_dir(version)
@@ -319,6 +320,7 @@ class SaltLab:
         self.log_level = log_level
         self.reactors = dict(reactors or {})
         self.master_extra = dict(master_extra or {})
+        self.minion_extra = dict(minion_extra or {})
         self.sls_files = {**SLS_FILES, **(sls_files or {})}
         self.env = dict(os.environ)
         self.env["PATH"] = f"{self.bin}:{self.env.get('PATH', '/usr/bin:/bin')}"
@@ -470,6 +472,7 @@ class SaltLab:
                 "mine_enabled": False,
                 "max_event_size": MAX_EVENT_SIZE,
                 "file_client": "remote",
+                **self.minion_extra,
             }
             self._check_sock_dir_rule(opts)
             self.minion_conf_dir(mid).mkdir(parents=True, exist_ok=True)
