@@ -106,6 +106,8 @@ void Correlator::on_event(const tap::Event& e) {
     on_runner(tap::tag_part(tag, 2), tap::tag_part(tag, 3), JobKind::runner, e);
   } else if (tag.starts_with("salt/wheel/")) {
     on_runner(tap::tag_part(tag, 2), tap::tag_part(tag, 3), JobKind::wheel, e);
+  } else if (tag.starts_with("syndic/") && e.find("minions")) {
+    on_syndic_minions(tap::tag_part(tag, 1), tap::tag_part(tag, 2), e);
   } else {
     on_minion_event(tag, e);
   }
@@ -229,8 +231,19 @@ void Correlator::on_new(std::string_view jid, const tap::Event& e) {
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     job.expect(ids);
   }
-  // `missing`: list-target entries without an accepted key; the CLI reports them failed.
-  if (const msgpack::object* list = e.find("missing"); list && list->type == msgpack::type::ARRAY) {
+  // `missing`: list-target entries without an accepted key; the CLI reports
+  // them failed. On a master of masters they are the syndics' minions,
+  // expected like the others.
+  const msgpack::object* missing_list = e.find("missing");
+  if (missing_list && missing_list->type == msgpack::type::ARRAY && config_.order_masters) {
+    const msgpack::object* list = missing_list;
+    std::vector<MinionId> ids;
+    for (std::uint32_t i = 0; i < list->via.array.size; ++i)
+      if (auto name = as_string(list->via.array.ptr[i])) ids.push_back(minions_.intern(*name));
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    job.expect(ids);
+  } else if (const msgpack::object* list = missing_list; list && list->type == msgpack::type::ARRAY) {
     for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
       auto name = as_string(list->via.array.ptr[i]);
       if (!name) continue;
@@ -315,6 +328,34 @@ void Correlator::on_ret(std::string_view jid, std::string_view minion_name, cons
   } else if (job.pending == 0) {
     settle(job);
   }
+}
+
+// On a master of masters, `syndic/<syndic id>/<jid>` {minions: [...]}: the
+// minions a syndic published the job to below it. The master's `new` listed
+// the syndic itself (it is a minion of this master) and none of them: they
+// become expected, and the syndic is not, since it never returns for itself.
+void Correlator::on_syndic_minions(std::string_view syndic, std::string_view jid, const tap::Event& e) {
+  ++stats_.other_events;
+  Job* found = find_job(jid);
+  const msgpack::object* list = e.find("minions");
+  if (!found || found->settled || found->kind != JobKind::job || list->type != msgpack::type::ARRAY) return;
+  Job& job = *found;
+  std::vector<MinionId> ids;
+  for (std::uint32_t i = 0; i < list->via.array.size; ++i)
+    if (auto name = as_string(list->via.array.ptr[i])) ids.push_back(minions_.intern(*name));
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  job.expect(ids);
+  const MinionId sid = minions_.intern(syndic);
+  if (std::binary_search(ids.begin(), ids.end(), sid)) return;  // also a minion below itself
+  if (const auto s = job.find(sid); s && (job.flags[*s] & kOutcomeMask) == kPending) {
+    if (job.flags[*s] & kExpected) --job.expected;
+    --job.pending;
+    job.minions.erase(job.minions.begin() + static_cast<std::ptrdiff_t>(*s));
+    job.flags.erase(job.flags.begin() + static_cast<std::ptrdiff_t>(*s));
+    std::erase_if(job.extended, [&](const auto& x) { return x.first == sid; });
+  }
+  if (job.pending == 0) settle(job);
 }
 
 void Correlator::on_find_job_ret(MinionId minion, const tap::Event& e) {

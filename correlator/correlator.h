@@ -134,6 +134,7 @@ class Correlator {
   void on_new(std::string_view jid, const tap::Event& e);
   void on_ret(std::string_view jid, std::string_view minion, const tap::Event& e, Job* job);
   void on_find_job_ret(MinionId minion, const tap::Event& e);
+  void on_syndic_minions(std::string_view syndic, std::string_view jid, const tap::Event& e);
   void on_runner(std::string_view jid, std::string_view what, JobKind kind, const tap::Event& e);
   void on_minion_event(std::string_view tag, const tap::Event& e);
   bool is_noise(const tap::Event& e) const;

@@ -29,6 +29,10 @@ struct CorrelatorConfig {
   std::vector<std::string> noise_funs = {"saltutil.find_job", "saltutil.running"};  // tracked, never reported
   std::size_t max_failed_states = 50;                                               // per job, in summaries
   std::size_t max_failures = 100;  // failed minions with reasons, per job
+  // A master of masters (the master config's `order_masters`): a list
+  // target's minions without a key here are not failed at once, they may
+  // answer through a syndic; they are pending until the deadline.
+  bool order_masters = false;
 
   Micros deadline_for(const std::string& fun) const;
 };

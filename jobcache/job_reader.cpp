@@ -185,12 +185,15 @@ JobOutcome JobReader::read_minions(CachedJob& job, std::string& error) const {
     return JobOutcome::unreadable;
   }
   bool have_minions_file = false;
+  std::vector<std::string> syndics;  // .minions.<syndic id>.p: that id is a syndic, not a minion
   std::string name;
   bool is_dir = false;
   while (entries->next(name, is_dir, e)) {
     if (name.starts_with('.')) {
       if (!is_minion_list_file(name)) continue;
       have_minions_file = have_minions_file || name == kMinionsFile;
+      if (name != kMinionsFile)
+        syndics.emplace_back(name.substr(9, name.size() - 9 - 2));  // between ".minions." and ".p"
       const fs::path file = job.dir_ / name;
       std::string bytes;
       if (const int re = fs_.read_file(file, options_.limits.max_frame_bytes, bytes); re != 0) {
@@ -232,6 +235,13 @@ JobOutcome JobReader::read_minions(CachedJob& job, std::string& error) const {
     error = (job.dir_ / kMinionsFile).string() + ": missing (written right after .load.p)";
     return JobOutcome::incomplete;
   }
+  // A master of masters lists a syndic among the minions it published to;
+  // the syndic answers with its minions' returns, never one of its own.
+  std::erase_if(job.expected_, [&](const std::string& id) {
+    return std::find(syndics.begin(), syndics.end(), id) != syndics.end() &&
+           std::none_of(job.returns_.begin(), job.returns_.end(),
+                        [&](const CachedReturn& r) { return r.minion == id; });
+  });
   std::sort(job.expected_.begin(), job.expected_.end());
   job.expected_.erase(std::unique(job.expected_.begin(), job.expected_.end()), job.expected_.end());
   std::sort(job.returns_.begin(), job.returns_.end(), [](const CachedReturn& a, const CachedReturn& b) {

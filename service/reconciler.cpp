@@ -3,10 +3,29 @@
 #include <algorithm>
 #include <vector>
 
+#include <absl/container/flat_hash_set.h>
+
 #include "common/log.h"
 #include "correlator/job.h"
+#include "tap/tag.h"
 
 namespace salttap::service {
+namespace {
+
+// The minions whose return the live job has taken (succeeded or failed):
+// pending, missing and unknown ones may still get one from the cache.
+absl::flat_hash_set<std::string_view> answered(const correlator::Correlator& c, const correlator::Job& job) {
+  absl::flat_hash_set<std::string_view> out;
+  job.for_each_minion(
+      [](std::uint8_t f) {
+        const std::uint8_t o = f & correlator::kOutcomeMask;
+        return o == correlator::kSucceeded || o == correlator::kFailed;
+      },
+      [&](correlator::MinionId m) { out.insert(c.minions().name(m)); });
+  return out;
+}
+
+}  // namespace
 
 // One pass over the cache: its source and the backfill that reads it.
 struct Reconciler::Pass {
@@ -50,7 +69,14 @@ void Reconciler::start() {
       plan(std::nullopt);
       break;
     case ReconcileStateFile::Read::found: {
-      const Micros from = std::min(saved.live_until - rc_.overlap, saved.open_since.value_or(saved.live_until));
+      // From the oldest job open at the record, or taken back from the
+      // checkpoint (written at another moment: a job it holds open may have
+      // settled before the record, and its returns are to be read). Less the
+      // overlap for these too: the cache places a job at its jid's time, a
+      // little before the `_stamp` of its `new`, which the correlator keeps.
+      Micros from = std::min(saved.live_until, saved.open_since.value_or(saved.live_until));
+      live_.correlator().for_each_open([&](const correlator::Job& job) { from = std::min(from, job.started_at); });
+      from -= rc_.overlap;
       if (!saved.open_truncated) {
         record_settled_before_ = saved.live_until - rc_.overlap;
         record_open_.insert(saved.open.begin(), saved.open.end());
@@ -109,11 +135,12 @@ void Reconciler::end_pass() {
   const jobcache::JobCacheStats& c = pass_->source->stats();
   log::info(
       "reconcile: pass done: {} jobs read of {} directories: {} indexed from the cache ({} still running), {} "
-      "followed live, {} known live; {} outside the window; not read: {} incomplete, {} undecodable, {} unreadable",
+      "followed live, {} known live ({} of their returns read from the cache); {} outside the window; not read: {} "
+      "incomplete, {} undecodable, {} unreadable",
       c.read, c.job_dirs, n.jobs_indexed, n.jobs_running, counts_.jobs_followed - pass_->before.jobs_followed,
-      counts_.jobs_known - pass_->before.jobs_known, c.count(jobcache::JobOutcome::outside_window),
-      c.count(jobcache::JobOutcome::incomplete), c.count(jobcache::JobOutcome::undecodable),
-      c.count(jobcache::JobOutcome::unreadable));
+      counts_.jobs_known - pass_->before.jobs_known, counts_.returns_passed - pass_->before.returns_passed,
+      c.count(jobcache::JobOutcome::outside_window), c.count(jobcache::JobOutcome::incomplete),
+      c.count(jobcache::JobOutcome::undecodable), c.count(jobcache::JobOutcome::unreadable));
   done_.jobs_indexed += n.jobs_indexed;
   done_.jobs_running += n.jobs_running;
   done_.jobs_filtered += n.jobs_filtered;
@@ -130,6 +157,7 @@ bool Reconciler::claim(jobcache::JobRead& read) {
   const correlator::Job* live = live_.correlator().find(job.jid());
   if (live && live->kind != correlator::JobKind::orphan && live->kind != correlator::JobKind::scheduled) {
     ++counts_.jobs_known;
+    if (job.shape() == jobcache::JobShape::publish) pass_returns(read, *live);
     return true;
   }
   if (!live && record_settled_before_ && job.started_at() < *record_settled_before_ &&
@@ -146,26 +174,56 @@ bool Reconciler::claim(jobcache::JobRead& read) {
   return true;
 }
 
-void Reconciler::follow(jobcache::JobRead& read) {
-  jobcache::CachedJob& job = *read.job;
+bool Reconciler::read_whole(jobcache::JobRead& read, std::vector<tap::Event>& events) {
   // Read whole first: a job caught mid-write goes back to the source, and
   // the live correlator never sees half of it.
-  std::vector<tap::Event> events;
+  jobcache::CachedJob& job = *read.job;
   std::string error;
   while (true) {
     tap::Event event;
     const auto next = job.next_event(event, error);
-    if (next == jobcache::CachedJob::Next::end) break;
+    if (next == jobcache::CachedJob::Next::end) return true;
     if (next == jobcache::CachedJob::Next::failed) {
       const std::string jid = job.jid();
       const bool again = pass_->source->retry_later(std::move(read));
       log::warn("reconcile: job {}: {}; {}", jid, error, again ? "reading it again later" : "skipped");
-      return;
+      return false;
     }
     events.push_back(std::move(event));
   }
+}
+
+void Reconciler::follow(jobcache::JobRead& read) {
+  std::vector<tap::Event> events;
+  if (!read_whole(read, events)) return;
   for (const tap::Event& e : events) live_.correlator().on_event(e);
   ++counts_.jobs_followed;
+}
+
+// A job the live correlator holds may still lack returns the cache has: it
+// was taken back from the checkpoint of a salttap that died (or stopped)
+// while they came, or their events were lost in a gap. Those returns go to
+// the live job as if the bus had brought them now: in time while it is open,
+// late (replacing `missing`) once it settled without them, so its last
+// document carries the real verdict. Returns it took live are not read.
+void Reconciler::pass_returns(jobcache::JobRead& read, const correlator::Job& live) {
+  const jobcache::CachedJob& job = *read.job;
+  const correlator::Correlator& c = live_.correlator();
+  const auto seen = answered(c, live);
+  const bool lacking = std::any_of(job.returns().begin(), job.returns().end(),
+                                   [&](const jobcache::CachedReturn& r) { return !seen.contains(r.minion); });
+  if (!lacking) return;
+  std::vector<tap::Event> events;
+  if (!read_whole(read, events)) return;
+  // `seen` views names in the minion registry, which a return of a new
+  // minion grows: every return is picked before the first is handed over.
+  std::vector<const tap::Event*> missed;
+  for (const tap::Event& e : events) {
+    const std::string_view tag = e.tag();
+    if (tap::tag_part(tag, 3) == "ret" && !seen.contains(tap::tag_part(tag, 4))) missed.push_back(&e);
+  }
+  for (const tap::Event* e : missed) live_.correlator().on_event(*e);
+  counts_.returns_passed += missed.size();
 }
 
 bool Reconciler::tick(bool connected, std::uint64_t dropped, bool quiet) {

@@ -10,8 +10,13 @@
 // the cache from there (less an overlap) with a JobCacheSource and decides,
 // job by job, on the pipeline thread between live batches:
 //
-//   known     the live correlator holds the job (it saw its `new`), or the
-//             last run's record says that run settled it: skipped
+//   known     the live correlator holds the job (it saw its `new`, or took
+//             it back from the checkpoint), or the last run's record says
+//             that run settled it: skipped, but for the cached returns of
+//             minions the live job has not seen answer (they came while
+//             salttap was down, or sat in the tap's queue when it died):
+//             those go to the live correlator, in time while the job is
+//             open, late once it settled with them missing
 //   followed  its late_grace has not passed (or live returns opened it as an
 //             orphan): its cached events go to the live correlator, which
 //             adopts an orphan, settles the job and takes later returns as
@@ -29,10 +34,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "common/steady_time.h"
+#include "correlator/job.h"
 #include "jobcache/cache_filesystem.h"
 #include "jobcache/job_cache_source.h"
 #include "service/backfill_job.h"
@@ -44,10 +51,11 @@
 namespace salttap::service {
 
 struct ReconcileCounts {
-  std::uint64_t passes = 0;         // passes begun
-  std::uint64_t passes_failed = 0;  // the cache could not be read (logged)
-  std::uint64_t jobs_known = 0;     // the live correlator had them
-  std::uint64_t jobs_followed = 0;  // fed to the live correlator
+  std::uint64_t passes = 0;          // passes begun
+  std::uint64_t passes_failed = 0;   // the cache could not be read (logged)
+  std::uint64_t jobs_known = 0;      // the live correlator had them
+  std::uint64_t jobs_followed = 0;   // fed to the live correlator
+  std::uint64_t returns_passed = 0;  // cached returns handed to jobs the live correlator held
   std::uint64_t state_write_errors = 0;
 };
 
@@ -91,6 +99,10 @@ class Reconciler {
   void end_pass();
   bool claim(jobcache::JobRead& read);
   void follow(jobcache::JobRead& read);
+  void pass_returns(jobcache::JobRead& read, const correlator::Job& live);
+  // The job's events, read whole; false when it went back to the source
+  // (caught mid-write) or was skipped.
+  bool read_whole(jobcache::JobRead& read, std::vector<tap::Event>& events);
   void write_state();
 
   Config config_;

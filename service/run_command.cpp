@@ -50,6 +50,7 @@ indexer::IndexerConfig effective_indexer_config(const Config& config, const tap:
 Config run_config(Config file, const tap::MasterBus& master) {
   file.indexer = effective_indexer_config(file, master);
   if (file.master_id.empty()) file.master_id = master.id;  // else the host name (effective_master_id)
+  file.correlator.order_masters = master.order_masters;
   return file;
 }
 

@@ -130,6 +130,7 @@ MasterBus load_master_config_or_throw_yaml(const std::string& path, bool require
   bus.job_cache = get<bool>(cfg, "job_cache", true);
   bus.master_job_cache = get<std::string>(cfg, "master_job_cache", "local_cache");
   bus.ext_job_cache = get<std::string>(cfg, "ext_job_cache", "");
+  bus.order_masters = get<bool>(cfg, "order_masters", false);
   return bus;
 }
 

@@ -35,6 +35,9 @@ struct MasterBus {
   bool job_cache = true;
   std::string master_job_cache = "local_cache";
   std::string ext_job_cache;
+  // A master of masters (`order_masters: True`): list-target minions without
+  // a key here may answer through a syndic.
+  bool order_masters = false;
 
   Endpoint pub() const;   // master_event_pub.ipc or the TCP pub port
   Endpoint pull() const;  // master_event_pull.ipc or the TCP pull port

@@ -302,10 +302,16 @@ class SaltLab:
     def __init__(self, version: str, minions: Iterable[str] = DEFAULT_MINIONS,
                  base: Path | None = None, log_level: str = "info",
                  reactors: dict[str, str] | None = None, master_extra: dict | None = None,
-                 sls_files: dict[str, str] | None = None):
+                 sls_files: dict[str, str] | None = None, minion_extra: dict | None = None,
+                 syndic_of: "SaltLab | None" = None):
         """reactors: {tag glob: reactor SLS text}, written to <base>/srv/reactor/
         and mapped in the master's `reactor:` option (fixed at master start).
         master_extra: more master options (see set_master_options to change them).
+        minion_extra: more options for every minion.
+        syndic_of: a lab whose master (with `order_masters: True`) this lab's
+        master answers to through a salt-syndic, started after the master
+        (its config: the syndic_* master options and conf/minion; its log
+        <root>/log/syndic.log). Give this master its own `id` in master_extra.
         sls_files: more files for <base>/srv/salt, beside SLS_FILES."""
         self.version = version
         self.venv = venv_dir(version)
@@ -319,6 +325,9 @@ class SaltLab:
         self.log_level = log_level
         self.reactors = dict(reactors or {})
         self.master_extra = dict(master_extra or {})
+        self.minion_extra = dict(minion_extra or {})
+        self.syndic_of = syndic_of
+        self.syndic: Daemon | None = None
         self.sls_files = {**SLS_FILES, **(sls_files or {})}
         self.env = dict(os.environ)
         self.env["PATH"] = f"{self.bin}:{self.env.get('PATH', '/usr/bin:/bin')}"
@@ -424,11 +433,42 @@ class SaltLab:
         if reactor_map:
             master["reactor"] = reactor_map
             master["reactor_worker_threads"] = 2
+        if self.syndic_of is not None:
+            top = self.syndic_of
+            master.update({
+                "syndic_master": "127.0.0.1",
+                "syndic_master_port": top.ports["ret_port"],
+                "syndic_log_file": str(mr / "log" / "syndic.log"),
+                "syndic_pidfile": str(mr / "run" / "salt-syndic.pid"),
+                # the syndic reads this master's bus: its own sock_dir would be the minion default
+                "syndic_sock_dir": str(self.sock_dir),
+            })
         master.update(self.master_extra)
         self._check_sock_dir_rule(master)
         self.master_conf_dir.mkdir(parents=True, exist_ok=True)
         (self.master_conf_dir / "master").write_text(_yaml(master))
         self.master_opts = master
+        if self.syndic_of is not None:
+            # salt-syndic takes its id, pki_dir and the upper master's publish port from
+            # the minion config beside the master's.
+            (self.master_conf_dir / "minion").write_text(_yaml({
+                "id": f"{master['id']}-syndic",
+                "root_dir": str(mr),
+                "pki_dir": str(mr / "syndic-pki"),
+                "publish_port": self.syndic_of.ports["publish_port"],
+                "ipv6": False,
+                "acceptance_wait_time": 1,
+                "acceptance_wait_time_max": 2,
+                "random_reauth_delay": 0,
+                "recon_default": 200,
+                "recon_max": 1000,
+                "recon_randomize": False,
+                "master_tries": -1,
+                "enable_fqdns_grains": False,
+                "enable_gpu_grains": False,
+                "max_event_size": MAX_EVENT_SIZE,
+                "log_level_logfile": self.log_level,
+            }))
 
         self.minion_opts = {}
         for mid in self.minion_ids:
@@ -470,6 +510,7 @@ class SaltLab:
                 "mine_enabled": False,
                 "max_event_size": MAX_EVENT_SIZE,
                 "file_client": "remote",
+                **self.minion_extra,
             }
             self._check_sock_dir_rule(opts)
             self.minion_conf_dir(mid).mkdir(parents=True, exist_ok=True)
@@ -496,6 +537,11 @@ class SaltLab:
         self.master.start()
         self.wait_master_up(timeout)
         self.timings["master_up"] = time.monotonic() - t0
+        if self.syndic_of is not None:
+            self.syndic = Daemon("syndic", [str(self.bin / "salt-syndic"), "-c", str(self.master_conf_dir)],
+                                 self.log_dir, Path(self.master_opts["syndic_log_file"]), self.env,
+                                 term_timeout=3.0)
+            self.syndic.start()
         for mid in self.minion_ids:
             self.start_minion(mid, wait=False)
         self.wait_minions(timeout=timeout)
@@ -544,7 +590,7 @@ class SaltLab:
 
     def stop(self) -> None:
         """Stop every daemon by process group, in parallel (minions take a while)."""
-        daemons = list(self.minions.values()) + ([self.master] if self.master else [])
+        daemons = list(self.minions.values()) + [d for d in (self.master, self.syndic) if d]
         threads = [threading.Thread(target=d.stop, name=f"stop-{d.name}") for d in daemons]
         for t in threads:
             t.start()
@@ -716,7 +762,7 @@ class SaltLab:
 
     def logs(self) -> str:
         parts = [f"==== saltlab {self.version} in {self.base} ports={self.ports}"]
-        for d in ([self.master] if self.master else []) + list(self.minions.values()):
+        for d in [d for d in (self.master, self.syndic) if d] + list(self.minions.values()):
             parts.append(d.logs())
         return "\n".join(parts)
 

@@ -247,6 +247,44 @@ TEST_F(CorrelatorTest, UnacceptedListTargetsFailAtOnce) {
   EXPECT_TRUE(json_has(out_[0], R"({"minion":"ghost","reason":"no accepted key for this minion"})"));
 }
 
+// A master of masters (order_masters): the list target's minions sit behind a
+// syndic, so the master has no key for them; they answer through it.
+TEST_F(CorrelatorTest, OnAMasterOfMastersUnacceptedListTargetsAreAwaited) {
+  CorrelatorConfig c;
+  c.order_masters = true;
+  make(c);
+  new_job("1", "test.ping", "[]", R"(, "missing": ["s1"])");
+  EXPECT_TRUE(out_.empty());
+  feed("syndic/syn/1", R"({"minions": ["s1"]})");
+  ret("1", "s1");
+  ASSERT_EQ(out_.size(), 1u);
+  EXPECT_EQ(out_[0].status, JobStatus::succeeded);
+  EXPECT_TRUE(json_has(out_[0], R"("expected":["s1"],"succeeded":["s1"],"failed":[],"missing":[])"));
+}
+
+// The master's `new` lists the syndic (a minion of this master); the syndic
+// then names the minions below it, and never returns for itself.
+TEST_F(CorrelatorTest, ASyndicIsReplacedByTheMinionsItPublishedTo) {
+  new_job("1", "test.ping", R"(["syn", "a"])");
+  feed("syndic/syn/1", R"({"minions": ["s1", "s2"]})");
+  ret("1", "a");
+  ret("1", "s1");
+  EXPECT_TRUE(out_.empty());
+  ret("1", "s2");
+  ASSERT_EQ(out_.size(), 1u);
+  EXPECT_EQ(out_[0].status, JobStatus::succeeded);
+  EXPECT_TRUE(json_has(out_[0], R"("expected":["a","s1","s2"],"succeeded":["a","s1","s2"])"));
+  at(3000);  // past every deadline: nobody is missing
+  EXPECT_EQ(corr_->stats().missing_minions, 0u);
+  // A silent minion below the syndic is missing like any other.
+  new_job("2", "test.ping", R"(["syn"])");
+  feed("syndic/syn/2", R"({"minions": ["s1"]})");
+  at(3100);
+  ASSERT_EQ(of(JobUpdate::settled).size(), 2u);
+  EXPECT_EQ(of(JobUpdate::settled)[1].status, JobStatus::missing);
+  EXPECT_TRUE(json_has(of(JobUpdate::settled)[1], R"("missing":["s1"])"));
+}
+
 TEST_F(CorrelatorTest, SettledJobsAreEvictedAfterTheGracePeriod) {
   new_job("1", "test.ping", R"(["a"])");
   ret("1", "a");

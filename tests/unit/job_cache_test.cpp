@@ -270,6 +270,19 @@ TEST(JobReader, SyndicListsAddExpectedMinionsAndAnEmptyReturnDirIsNoReturn) {
   EXPECT_FALSE(r.job->complete());
 }
 
+// A master of masters lists each syndic among its minions in .minions.p; the
+// syndic never returns for itself, its minions do.
+TEST(JobReader, ASyndicIsNotAnExpectedMinion) {
+  CacheDir cache;
+  const auto dir = cache.publish(kJid, "test.ping", {"lower-syndic"});
+  CacheDir::write_json(dir / ".minions.lower-syndic.p", R"(["minion-s"])");
+  cache.ret(dir, "minion-s", "true", 0, at("2026-11-29T19:24:29"));
+  JobRead r = JobReader({}).read(dir);
+  ASSERT_EQ(r.outcome, JobOutcome::ready) << r.error;
+  EXPECT_EQ(r.job->expected(), std::vector<std::string>{"minion-s"});
+  EXPECT_TRUE(r.job->complete());
+}
+
 TEST(JobReader, SkipsWhatTheLivePathSkipsAndSaysWhy) {
   CacheDir cache;
   // saltutil.find_job: noise; only the load is read.

@@ -43,6 +43,13 @@ TEST(MasterConfig, TheJobCacheSettingsForBackfill) {
   EXPECT_EQ(bus.ext_job_cache, "mysql");
 }
 
+TEST(MasterConfig, AMasterOfMasters) {
+  EXPECT_FALSE(load_master_config("/nonexistent/salt/master").order_masters);
+  TempDir dir;
+  write(dir.path() / "master", "order_masters: True\n");
+  EXPECT_TRUE(load_master_config((dir.path() / "master").string()).order_masters);
+}
+
 TEST(MasterConfig, RootDirIsPrependedLikeSaltDoes) {
   EXPECT_EQ(prepend_root_dir("/srv/salt-root", "/var/run/salt/master"), "/srv/salt-root/var/run/salt/master");
   EXPECT_EQ(prepend_root_dir("/srv/salt-root/", "/srv/salt-root/sock"), "/srv/salt-root/sock");

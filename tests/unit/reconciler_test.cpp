@@ -171,18 +171,127 @@ TEST_F(Reconcile, ABadRecordIsReportedAndTheWholeCacheRead) {
   EXPECT_NE(find(sink_.docs_, "m1/20261129100000000000"), nullptr);
 }
 
-TEST_F(Reconcile, AJobTheLiveCorrelatorSawIsLeftToIt) {
+tap::Event new_event(const char* jid, const char* minions) {
+  return ev(std::string("salt/job/") + jid + "/new",
+            std::string(R"({"jid": ")") + jid + R"(", "fun": "test.ping", "minions": )" + minions +
+                R"(, "tgt": "*", "user": "root", "_stamp": "2026-11-29T19:24:28.536894"})");
+}
+
+tap::Event ret_event(const char* jid, const char* minion, const char* stamp) {
+  return ev(std::string("salt/job/") + jid + "/ret/" + minion,
+            std::string(R"({"jid": ")") + jid + R"(", "id": ")" + minion +
+                R"(", "fun": "test.ping", "return": true, "retcode": 0, "success": true, "_stamp": ")" + stamp +
+                R"("})");
+}
+
+TEST_F(Reconcile, AJobTheLiveCorrelatorSawWhollyIsLeftToIt) {
   const auto dir = cache_.publish(kRecent, "test.ping", {"minion-a"});
   cache_.ret(dir, "minion-a", "true", 0, at("2026-11-29T19:24:29"));
-  live_.on_event(ev(std::string("salt/job/") + kRecent + "/new",
-                    std::string(R"({"jid": ")") + kRecent +
-                        R"(", "fun": "test.ping", "minions": ["minion-a"], "tgt": "*", "user": "root",
-                            "_stamp": "2026-11-29T19:24:28.536894"})"));
+  live_.on_event(new_event(kRecent, R"(["minion-a"])"));
+  live_.on_event(ret_event(kRecent, "minion-a", "2026-11-29T19:24:29"));
+  live_docs();
   reconciler().start();
   finish_pass();
   EXPECT_EQ(reconciler().counts().jobs_known, 1u);
   EXPECT_EQ(reconciler().counts().jobs_followed, 0u);
+  EXPECT_EQ(reconciler().counts().returns_passed, 0u);
   EXPECT_TRUE(sink_.docs_.empty());
+  EXPECT_TRUE(live_docs().empty());
+  EXPECT_EQ(live_.correlator().stats().duplicate_returns, 0u);
+}
+
+// The job was open when salttap died; the checkpoint brings it back, but
+// minion-b's return came while salttap was down: only the cache has it.
+TEST_F(Reconcile, AJobTakenBackFromTheCheckpointGetsTheReturnsThatCameWhileSalttapWasDown) {
+  config_.correlator.missing_after = 60 * kMicrosPerSecond;
+  live_.reconfigure(config_);
+  const auto dir = cache_.publish(kRecent, "test.ping", {"minion-a", "minion-b"});
+  cache_.ret(dir, "minion-a", "true", 0, at("2026-11-29T19:24:29"));
+  cache_.ret(dir, "minion-b", "true", 0, at("2026-11-29T19:24:31"));
+  {
+    ManualClock then;
+    then.set(at("2026-11-29T19:24:29"));
+    correlator::Correlator before(config_.correlator, then, [](correlator::JobUpdate, const correlator::Job&) {});
+    before.on_event(new_event(kRecent, R"(["minion-a", "minion-b"])"));
+    before.on_event(ret_event(kRecent, "minion-a", "2026-11-29T19:24:29"));
+    ASSERT_EQ(live_.correlator().restore(before.snapshot()), 1u);
+  }
+  reconciler().start();
+  finish_pass();
+  EXPECT_EQ(reconciler().counts().jobs_known, 1u);
+  EXPECT_EQ(reconciler().counts().returns_passed, 1u);  // minion-a's was taken before the restart
+  EXPECT_TRUE(sink_.docs_.empty());                     // the live path writes it
+  const auto docs = live_docs();
+  const Doc* job = find(docs, std::string("m1/") + kRecent);
+  ASSERT_NE(job, nullptr);
+  EXPECT_STREQ(job->source["kind"].GetString(), "job");
+  EXPECT_STREQ(job->source["status"].GetString(), "succeeded");
+  EXPECT_EQ(job->source["counts"]["succeeded"].GetInt(), 2);
+  const Doc* ret = find(docs, std::string("m1/") + kRecent + "/minion-b");
+  ASSERT_NE(ret, nullptr);
+  EXPECT_STREQ(ret->source["status"].GetString(), "succeeded");
+  EXPECT_FALSE(ret->source["late"].GetBool());                                 // the job was still open
+  EXPECT_EQ(find(docs, std::string("m1/") + kRecent + "/minion-a"), nullptr);  // not read again
+}
+
+// The checkpoint and the coverage record are written at different moments:
+// the record may say the job settled (it is not among its open jobs, and it
+// began well before the coverage) while the checkpoint still holds it open.
+// The pass reads from the oldest job the correlator took back.
+TEST_F(Reconcile, APassReadsFromTheOldestJobTakenBackFromTheCheckpoint) {
+  config_.correlator.missing_after = 60 * kMicrosPerSecond;
+  live_.reconfigure(config_);
+  now_.set(at("2026-11-29T19:25:00"));
+  const auto dir = cache_.publish(kRecent, "test.ping", {"minion-a"});
+  cache_.ret(dir, "minion-a", "true", 0, at("2026-11-29T19:24:30"));
+  write_state(format_reconcile_state({at("2026-11-29T19:24:50"), std::nullopt, {}, false}));
+  {
+    ManualClock then;
+    then.set(at("2026-11-29T19:24:29"));
+    correlator::Correlator before(config_.correlator, then, [](correlator::JobUpdate, const correlator::Job&) {});
+    before.on_event(new_event(kRecent, R"(["minion-a"])"));
+    ASSERT_EQ(live_.correlator().restore(before.snapshot()), 1u);
+  }
+  reconciler().start();
+  finish_pass();
+  EXPECT_EQ(reconciler().cache_stats().count(jobcache::JobOutcome::outside_window), 0u);
+  EXPECT_EQ(reconciler().counts().returns_passed, 1u);
+  const auto docs = live_docs();
+  const Doc* job = find(docs, std::string("m1/") + kRecent);
+  ASSERT_NE(job, nullptr);
+  EXPECT_STREQ(job->source["status"].GetString(), "succeeded");
+}
+
+// The restored job's deadline passed while salttap was down: it settled at
+// start with minion-b missing. The cache's return turns that around, late.
+TEST_F(Reconcile, ARestoredJobThatSettledWithAMinionMissingTakesItsCachedReturnLate) {
+  config_.correlator.missing_after = 3 * kMicrosPerSecond;
+  live_.reconfigure(config_);
+  const auto dir = cache_.publish(kRecent, "test.ping", {"minion-a", "minion-b"});
+  cache_.ret(dir, "minion-a", "true", 0, at("2026-11-29T19:24:29"));
+  cache_.ret(dir, "minion-b", "true", 0, at("2026-11-29T19:24:30"));
+  live_.on_event(new_event(kRecent, R"(["minion-a", "minion-b"])"));
+  live_.on_event(ret_event(kRecent, "minion-a", "2026-11-29T19:24:29"));
+  live_.advance();  // past the deadline
+  auto docs = live_docs();
+  const Doc* missing = find(docs, std::string("m1/") + kRecent);
+  ASSERT_NE(missing, nullptr);
+  ASSERT_STREQ(missing->source["status"].GetString(), "missing");
+  const std::int64_t missing_version = missing->version;
+
+  reconciler().start();
+  finish_pass();
+  EXPECT_EQ(reconciler().counts().returns_passed, 1u);
+  docs = live_docs();
+  const Doc* job = find(docs, std::string("m1/") + kRecent);
+  ASSERT_NE(job, nullptr);
+  EXPECT_STREQ(job->source["status"].GetString(), "succeeded");
+  EXPECT_EQ(job->source["counts"]["missing"].GetInt(), 0);
+  EXPECT_GT(job->version, missing_version);  // replaces the missing verdict in the index
+  const Doc* ret = find(docs, std::string("m1/") + kRecent + "/minion-b");
+  ASSERT_NE(ret, nullptr);
+  EXPECT_STREQ(ret->source["status"].GetString(), "succeeded");
+  EXPECT_TRUE(ret->source["late"].GetBool());
 }
 
 TEST_F(Reconcile, ARecentJobIsFollowedLiveAndTakesItsLaterReturnsAsTheBusBringsThem) {

@@ -1,0 +1,295 @@
+"""Bursts of real Salt jobs and the truth of the master's job cache, for the
+restart and multi-master tests.
+
+- Burst: fires a list of jobs asynchronously with Salt's own LocalClient, from
+  the lab's Salt virtualenv (one process for the whole burst), one job every
+  `interval` seconds, and reports each jid as it is published. A publish the
+  master refuses (it is restarting) is tried again until it goes through, so
+  a burst outlives a master restart.
+- cache_truth: what the master's job cache says of each job (its function,
+  expected minions and each minion's return: succeeded or failed), read with
+  Salt's own payload module; the verdict salttap must index for it.
+- Engine helpers: every job and return document of a set of jids.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import saltlab
+from test_index_real_salt import call
+
+NOISE = {"saltutil.find_job", "saltutil.running"}
+
+# Runs in the Salt venv: argv[1] master config, argv[2] the plan (JSON list of
+# {tgt, fun, arg, tgt_type, jid?}), argv[3] seconds between two publishes.
+_FIRE = r"""
+import json, sys, time
+import salt.client
+client = salt.client.LocalClient(c_path=sys.argv[1])
+plan = json.loads(sys.argv[2])
+interval = float(sys.argv[3])
+for i, job in enumerate(plan):
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            jid = client.cmd_async(job["tgt"], job["fun"], job.get("arg", []), tgt_type=job.get("tgt_type", "glob"),
+                                   jid=job.get("jid", ""))
+        except Exception as e:  # the master is away: try again
+            jid, err = 0, repr(e)
+        else:
+            err = "refused"
+        if jid:
+            break
+        if time.monotonic() > deadline:
+            print(f"FAILED {i} {err}", flush=True)
+            sys.exit(1)
+        print(f"RETRY {i} {err}", flush=True)
+        time.sleep(0.5)
+    print(f"JID {i} {jid}", flush=True)
+    time.sleep(interval)
+print("DONE", flush=True)
+"""
+
+# Runs in the Salt venv: argv[1] the master's jobs directory. Prints one JSON
+# object: {jid: {fun, minions, returns: {minion: {failed, retcode}}}} of every
+# job published by the master (runner, wheel and minion-return jobs left out).
+_TRUTH = r"""
+import json, os, sys
+import salt.payload
+
+def load(path):
+    with open(path, "rb") as f:
+        return salt.payload.load(f)
+
+def failed(ret):
+    if not isinstance(ret, dict) or "return" not in ret:
+        return False, None
+    code = ret.get("retcode")
+    bad = ret.get("success") is False or (isinstance(code, int) and code != 0)
+    value = ret.get("return")
+    if isinstance(value, dict):
+        for v in value.values():
+            if isinstance(v, dict) and v.get("result") is False:
+                bad = True
+    return bad, code
+
+out = {}
+root = sys.argv[1]
+for bucket in os.listdir(root):
+    for name in os.listdir(os.path.join(root, bucket)):
+        d = os.path.join(root, bucket, name)
+        try:
+            jid = open(os.path.join(d, "jid")).read().strip()
+            ld = load(os.path.join(d, ".load.p"))
+        except (OSError, ValueError):
+            continue
+        fun = ld.get("fun")
+        if not isinstance(fun, str) or fun.startswith(("runner.", "wheel.")) or "tgt" not in ld:
+            continue
+        minions = set()
+        for f in os.listdir(d):
+            if f == ".minions.p" or (f.startswith(".minions.") and f.endswith(".p")):
+                got = load(os.path.join(d, f))
+                minions.update(got if isinstance(got, list) else got.get("minions", []))
+        rets = {}
+        for m in os.listdir(d):
+            p = os.path.join(d, m, "return.p")
+            if os.path.isfile(p):
+                bad, code = failed(load(p))
+                rets[m] = {"failed": bad, "retcode": code}
+        out[jid] = {"fun": fun, "minions": sorted(minions), "returns": rets, "tgt": ld.get("tgt"),
+                    "tgt_type": ld.get("tgt_type")}
+print(json.dumps(out))
+"""
+
+
+class Burst:
+    """A burst of jobs fired in the background; .jids fills as they go out."""
+
+    def __init__(self, lab: saltlab.SaltLab, plan: list[dict], interval: float, name: str = "burst"):
+        self.lab, self.plan = lab, plan
+        self.jids: dict[int, str] = {}
+        self.retries = 0
+        self.lines: list[str] = []
+        self.done = False
+        self._cond = threading.Condition()
+        argv = [str(lab.bin / "python"), "-c", _FIRE, str(lab.master_conf_dir / "master"), json.dumps(plan),
+                str(interval)]
+        self._log = open(lab.log_dir / f"{name}.log", "a")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=self._log, env=lab.env, start_new_session=True, text=True)
+        saltlab._register(self.proc.pid, name)
+        self._reader = threading.Thread(target=self._read, daemon=True, name=f"{name}-out")
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            line = line.strip()
+            self._log.write(line + "\n")
+            self._log.flush()
+            with self._cond:
+                self.lines.append(line)
+                parts = line.split()
+                if parts[:1] == ["JID"]:
+                    self.jids[int(parts[1])] = parts[2]
+                elif parts[:1] == ["RETRY"]:
+                    self.retries += 1
+                elif parts[:1] == ["DONE"]:
+                    self.done = True
+                self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    def wait_fired(self, n: int, timeout: float = 180) -> None:
+        """Until at least n jobs went out (or the burst ended: check .done / .jids)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self.jids) < n and not self.done:
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self._reader.is_alive()):
+                    raise AssertionError(f"{len(self.jids)} of {n} jobs fired; last lines: {self.lines[-10:]}")
+                self._cond.wait(min(left, 0.5))
+
+    def wait_done(self, timeout: float = 300) -> list[str]:
+        self.wait_fired(len(self.plan), timeout)
+        rc = self.proc.wait(timeout=60)
+        assert rc == 0 and len(self.jids) == len(self.plan), f"burst exit {rc}: {self.lines[-10:]}"
+        return [self.jids[i] for i in range(len(self.plan))]
+
+    def stop(self) -> None:
+        saltlab.stop_process_group(self.proc, term_timeout=5)
+        self._reader.join(timeout=5)
+        self._log.close()
+
+
+def cache_truth(lab: saltlab.SaltLab) -> dict[str, dict]:
+    """Every published job of the lab's job cache, as the cache tells it."""
+    jobs = Path(lab.master_opts["cachedir"]) / "jobs"
+    r = lab.run([str(lab.bin / "python"), "-c", _TRUTH, str(jobs)], timeout=120)
+    return {jid: job for jid, job in json.loads(r.stdout).items() if job["fun"] not in NOISE}
+
+
+def verdict(job: dict) -> tuple[str, dict[str, str]]:
+    """The job's status and each expected (or returning) minion's, from the cache."""
+    per = {}
+    for m in set(job["minions"]) | set(job["returns"]):
+        ret = job["returns"].get(m)
+        per[m] = "missing" if ret is None else ("failed" if ret["failed"] else "succeeded")
+    values = set(per.values())
+    status = "failed" if "failed" in values else "missing" if "missing" in values else "succeeded"
+    return status, per
+
+
+def all_hits(url: str, index: str, query: dict) -> list[dict]:
+    """Every hit (with _id and _index) of `query` in `index`, up to 10,000."""
+    call(f"{url}/{index}/_refresh", "POST")
+    status, got = call(f"{url}/{index}/_search", "POST", {"size": 10000, "query": query})
+    if status in (404, 503):
+        return []
+    assert status == 200, f"search {index}: {status} {got}"
+    return got["hits"]["hits"]
+
+
+def engine_view(url: str, jids: list[str], master: str | None = None) -> tuple[dict, dict]:
+    """(jid -> [job _source, ...], (jid, minion) -> [return _source, ...]) of these jids
+    (of one master's documents when `master` is given)."""
+    query: dict = {"bool": {"filter": [{"terms": {"jid": jids}}]}}
+    if master is not None:
+        query["bool"]["filter"].append({"term": {"master": master}})
+    jobs: dict[str, list] = {}
+    for h in all_hits(url, "salt-jobs-*", query):
+        jobs.setdefault(h["_source"]["jid"], []).append(h["_source"])
+    rets: dict[tuple, list] = {}
+    for h in all_hits(url, "salt-returns-*", query):
+        rets.setdefault((h["_source"]["jid"], h["_source"]["minion"]), []).append(h["_source"])
+    return jobs, rets
+
+
+def mismatches(url: str, truth: dict[str, dict], master: str | None = None) -> list[str]:
+    """What the engine says otherwise than the job cache, job by job: [] when every
+    job is there exactly once with the cache's verdict and one return per minion."""
+    jobs, rets = engine_view(url, list(truth), master)
+    bad = []
+    for jid, job in truth.items():
+        status, per = verdict(job)
+        docs = jobs.get(jid, [])
+        if len(docs) != 1:
+            bad.append(f"{jid} {job['fun']}: {len(docs)} job documents")
+            continue
+        doc = docs[0]
+        if doc["status"] != status or doc["kind"] != "job":
+            bad.append(f"{jid} {job['fun']}: {doc['kind']} {doc['status']}, the cache says {status} "
+                       f"({per}; engine counts {doc.get('counts')})")
+        for m, want in per.items():
+            got = rets.get((jid, m), [])
+            if len(got) != 1 or got[0]["status"] != want:
+                bad.append(f"{jid} {m}: returns {[g['status'] for g in got]}, the cache says {want}")
+    return bad
+
+
+class SalttapRun:
+    """`salttap run` beside one lab, its config and state in `state_dir`; started,
+    killed and restarted by PID. Each start is its own EventWatcher (stderr kept)."""
+
+    def __init__(self, lab: saltlab.SaltLab, salttap_bin: Path, url: str, state_dir: Path, name: str,
+                 master_id: str | None = None, missing_after: int = 15, extra: str = ""):
+        self.lab, self.bin, self.name = lab, salttap_bin, name
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self.config = state_dir / "salttap.yaml"
+        self.config.write_text(
+            (f"master_id: {master_id}\n" if master_id else "")
+            + f"correlator: {{missing_after_seconds: {missing_after}}}\n"
+            "checkpoint: {interval_seconds: 1}\n"
+            "reconcile: {state_interval_seconds: 1}\n"
+            "indexer:\n"
+            f"  hosts: [\"{url}\"]\n"
+            f"  spool: {{dir: {state_dir / 'spool'}}}\n"
+            "  bulk: {max_docs: 500, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
+            "backoff_max_ms: 2000}\n" + extra)
+        self.taps: list[saltlab.EventWatcher] = []
+        self.metrics = ""
+
+    @property
+    def tap(self) -> saltlab.EventWatcher:
+        return self.taps[-1]
+
+    def start(self, wait: bool = True) -> saltlab.EventWatcher:
+        from test_index_real_salt import _healthz, _no_events, wait_until
+        port, = saltlab.free_ports(1)
+        self.metrics = f"http://127.0.0.1:{port}"
+        argv = [str(self.bin), "run", "--config", str(self.config),
+                "--master-config", str(self.lab.master_conf_dir / "master"),
+                "--metrics-listen", f"127.0.0.1:{port}", "--drain-seconds", "2"]
+        tap = saltlab.EventWatcher(argv, name=f"{self.name}-{len(self.taps) + 1}", log_dir=self.lab.log_dir,
+                                   parse=_no_events)
+        self.taps.append(tap)
+        if wait:
+            wait_until(lambda: tap.proc.poll() is None and _healthz(self.metrics), 60,
+                       "salttap /healthz (tap connected, index setup done)", tap.diagnostics)
+        return tap
+
+    def sigkill(self) -> None:
+        import signal
+        self.tap.proc.send_signal(signal.SIGKILL)
+        self.tap.proc.wait(timeout=30)
+        self.tap.stop()
+
+    def sigterm(self) -> int:
+        import signal
+        self.tap.proc.send_signal(signal.SIGTERM)
+        return self.tap.proc.wait(timeout=60)
+
+    def stderr(self) -> str:
+        return "\n".join(line for t in self.taps for line in t.stderr_lines)
+
+    def diagnostics(self) -> str:
+        return "\n".join(t.diagnostics() for t in self.taps[-2:])
+
+    def stop(self) -> None:
+        for t in self.taps:
+            t.stop()

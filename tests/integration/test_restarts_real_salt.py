@@ -1,0 +1,184 @@
+"""Restarts under load, against the newest Salt of SALTTAP_SALT_VERSIONS and a real OpenSearch 2.19.
+
+A lab of its own: a master, minion-a and minion-b, and an accepted key for `ghost`, a
+minion that never runs (a job targeting it has a minion missing). Jobs are fired
+asynchronously with Salt's LocalClient (tests/integration/burst.py): pings on `minion-*`
+(succeeded), a failing state run on minion-a (failed), pings on minion-a and ghost
+(missing), pings on one minion, and `test.sleep 3` on `minion-*`, open for a while.
+
+1. `salttap run` is SIGKILLed three times during a 200-job burst, each time right after a
+   sleep job is in its checkpoint; it is started again once that job's returns are in the
+   job cache, so they came while salttap was dead. At the end every job of the master's job
+   cache is in the engine exactly once (one job document per jid), with the cache's verdict
+   and one return document per minion with its status. The restored sleep jobs take the
+   returns they missed from the cache (the log says how many).
+2. The master restarts in the middle of a burst while salttap taps it: salttap logs the
+   gap, reconnects, reads the gap from the job cache, and again every job is there once
+   with its verdict and returns.
+
+Run:  SALTTAP_BIN=$PWD/build/dev/salttap .cache/venv/tools/bin/python -m pytest \
+          tests/integration/test_restarts_real_salt.py -v
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+
+import pytest
+
+import saltlab
+from burst import Burst, SalttapRun, cache_truth, mismatches, verdict
+from conftest import INSTALL_ERRORS, NEWEST
+from test_index_real_salt import wait_until
+
+MISSING_AFTER = 15     # correlator.missing_after_seconds: every job's deadline
+SETTLE_TIMEOUT = 180   # until the engine agrees with the cache: a hang guard on a busy 2-core box
+SLEEP = 3              # the sleep jobs: still running when salttap is killed
+INTERVAL = 0.25        # seconds between two publishes of a burst
+
+# A burst on a loaded 2-core machine: the master may answer a return in seconds, not
+# milliseconds. The lab's minions give up a return after 3 tries of 1-2 s (they
+# start fast); these wait longer, so no return is lost to the load, and run jobs in
+# threads: a process per job costs more than the jobs themselves.
+BURST_MASTER = {"worker_threads": 4}
+BURST_MINION = {"return_retry_timer": 10, "return_retry_timer_max": 20, "return_retry_tries": 5,
+                "multiprocessing": False}
+
+pytestmark = pytest.mark.usefixtures("salttap_only")
+
+
+def plan(n: int) -> list[dict]:
+    """Every 20 jobs: a sleep (0), a failing state run (5), two pings with ghost
+    missing (10, 15), pings on both minions or one otherwise."""
+    jobs = []
+    for i in range(n):
+        k = i % 20
+        if k == 0:
+            jobs.append({"tgt": "minion-*", "fun": "test.sleep", "arg": [SLEEP]})
+        elif k == 5:
+            jobs.append({"tgt": ["minion-a"], "tgt_type": "list", "fun": "state.apply", "arg": ["fail"]})
+        elif k in (10, 15):
+            jobs.append({"tgt": ["minion-a", "ghost"], "tgt_type": "list", "fun": "test.ping"})
+        elif k % 2:
+            jobs.append({"tgt": "minion-*", "fun": "test.ping"})
+        else:
+            jobs.append({"tgt": f"minion-{'ab'[k % 4 // 2]}", "fun": "test.ping"})
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def restart_lab(request):
+    if NEWEST in INSTALL_ERRORS:
+        pytest.fail(INSTALL_ERRORS[NEWEST], pytrace=False)
+    lab = saltlab.SaltLab(NEWEST, master_extra=BURST_MASTER, minion_extra=BURST_MINION)
+    failed_before = request.session.testsfailed
+    try:
+        lab.start()
+        # An accepted key whose minion never runs: jobs on it have a minion missing.
+        keys = lab.master_root / "pki" / "minions"
+        shutil.copy(keys / "minion-a", keys / "ghost")
+        yield lab
+    finally:
+        lab.stop()
+        if request.session.testsfailed == failed_before and not os.environ.get("SALTTAP_KEEP_LAB"):
+            lab.cleanup()
+
+
+@pytest.fixture
+def lab(restart_lab, request):
+    request.node._saltlab = restart_lab  # conftest adds its daemon logs to a failure report
+    if not restart_lab.master.running():
+        restart_lab.master.start()
+        restart_lab.wait_master_up()
+    return restart_lab
+
+
+def agree(url: str, lab, jids: list[str] | None = None):
+    """None while the engine and the job cache disagree; else the cache's truth."""
+    truth = cache_truth(lab)
+    if jids is not None:
+        missing = [j for j in jids if j not in truth]
+        assert not missing, f"jobs fired but not in the cache: {missing[:5]}"
+        truth = {j: truth[j] for j in jids}
+    bad = mismatches(url, truth)
+    agree.last = bad
+    return None if bad else truth
+
+
+agree.last = []
+
+
+def restored_and_passed(stderr: str) -> tuple[int, int]:
+    restored = sum(int(n) for n in re.findall(r"checkpoint: restored (\d+) open jobs", stderr))
+    passed = sum(int(n) for n in re.findall(r"\((\d+) of their returns read from the cache\)", stderr))
+    return restored, passed
+
+
+def test_sigkill_three_times_during_a_burst(lab, salttap_bin, opensearch, tmp_path, request):
+    url = opensearch.url
+    run = SalttapRun(lab, salttap_bin, url, tmp_path / "state", "salttap-run-kill", missing_after=MISSING_AFTER)
+    request.node._watchers = run.taps
+    jobs = plan(200)
+    burst = None
+    try:
+        run.start()
+        burst = Burst(lab, jobs, INTERVAL, name="burst-kill")
+        for sleep_index in (40, 100, 160):
+            assert jobs[sleep_index]["fun"] == "test.sleep"
+            # The sleep job went out over a second ago: it is in the checkpoint (written every second).
+            burst.wait_fired(sleep_index + 12)
+            sleeper = burst.jids[sleep_index]
+            run.sigkill()
+            # Its returns come while salttap is dead.
+            wait_until(lambda: len(cache_truth(lab).get(sleeper, {}).get("returns", {})) == 2, 120,
+                       f"both returns of {sleeper} in the job cache")
+            run.start()
+        fired = burst.wait_done()
+        truth = wait_until(lambda: agree(url, lab), SETTLE_TIMEOUT,
+                           "every job of the cache once in the engine, with the cache's verdict",
+                           lambda: "\n".join(agree.last[:30]) + "\n" + run.diagnostics())
+        assert set(fired) <= set(truth)
+        statuses = [verdict(truth[j])[0] for j in fired]
+        assert statuses.count("failed") >= 10 and statuses.count("missing") >= 20, statuses
+        restored, passed = restored_and_passed(run.stderr())
+        assert restored >= 3 and passed >= 3, (restored, passed, run.diagnostics())
+        assert run.sigterm() == 0
+    finally:
+        if burst:
+            burst.stop()
+        run.stop()
+
+
+def test_a_master_restart_during_a_burst(lab, salttap_bin, opensearch, tmp_path, request):
+    url = opensearch.url
+    run = SalttapRun(lab, salttap_bin, url, tmp_path / "state", "salttap-run-master-restart",
+                     missing_after=MISSING_AFTER)
+    request.node._watchers = run.taps
+    jobs = plan(60)
+    burst = None
+    try:
+        tap = run.start()
+        burst = Burst(lab, jobs, INTERVAL, name="burst-master-restart")
+        burst.wait_fired(25)
+        t0 = time.monotonic()
+        lab.restart_master(wait_minions=False)
+        assert len(burst.jids) < len(jobs), "the burst ended before the master was back"
+        tap.wait_stderr(r"reconcile: not connected to the bus since", timeout=60)
+        fired = burst.wait_done()
+        tap.wait_stderr(r"reconcile: reading \d+ job directories .* from ", timeout=60)
+        wait_until(lambda: agree(url, lab, fired), SETTLE_TIMEOUT,
+                   "every job of the burst once in the engine, with the cache's verdict",
+                   lambda: "\n".join(agree.last[:30]) + "\n" + run.diagnostics())
+        assert tap.proc.poll() is None, "salttap exited"
+        assert len(run.taps) == 1 and time.monotonic() - t0 < SETTLE_TIMEOUT + 120
+        assert run.sigterm() == 0
+    finally:
+        if burst:
+            burst.stop()
+        run.stop()
+        if not lab.master.running():
+            lab.master.start()
+        lab.wait_master_up()

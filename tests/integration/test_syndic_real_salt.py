@@ -1,0 +1,137 @@
+"""A syndic between two masters, with real processes, against the newest Salt 3006 of
+SALTTAP_SALT_VERSIONS and a real OpenSearch 2.19.
+
+Two labs of their own: `top`, a master of masters (`order_masters: True`) with no
+minion of its own; `lower`, a master with minion-s whose salt-syndic (`lower-syndic`)
+answers to top (`syndic_master`). A `salttap run` on each master (`master_id` top and
+lower), both into one engine. From top, a list-target job (`-L minion-s`) and a glob job
+(`*`) reach minion-s through the syndic. What each bus says (Salt 3006):
+
+  top    salt/job/<jid>/new lists no minion for the list target and minion-s in `missing`
+         (it has no key for it), or only `lower-syndic` for the glob; then
+         syndic/lower-syndic/<jid> {minions: [minion-s]}, then ret/minion-s
+  lower  the syndic's republish: new {minions: [minion-s]}, ret/minion-s
+
+Neither salttap may call a job failed or missing: on top the job expects minion-s (not the
+syndic) and succeeded with its return, on lower the same; before the deadline and after.
+
+Run:  SALTTAP_BIN=$PWD/build/dev/salttap .cache/venv/tools/bin/python -m pytest \
+          tests/integration/test_syndic_real_salt.py -v
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+
+import pytest
+
+import saltlab
+from burst import SalttapRun, engine_view
+from conftest import INSTALL_ERRORS, SERIES
+from test_index_real_salt import wait_until
+
+MISSING_AFTER = 10
+SETTLE_TIMEOUT = 120
+# Salt 3008.5's syndic takes the upper master's publications but republishes nothing
+# below in this lab; the 3006 series is the one run in the field with syndics.
+VERSION = next((v for v in SERIES if v.startswith("3006")), None)
+
+pytestmark = [pytest.mark.usefixtures("salttap_only"),
+              pytest.mark.skipif(VERSION is None, reason="no 3006.x in SALTTAP_SALT_VERSIONS")]
+
+
+@pytest.fixture(scope="module")
+def syndic_labs(request):
+    if VERSION in INSTALL_ERRORS:
+        pytest.fail(INSTALL_ERRORS[VERSION], pytrace=False)
+    top = saltlab.SaltLab(VERSION, minions=(), master_extra={"id": "top", "order_masters": True})
+    lower = saltlab.SaltLab(VERSION, minions=("minion-s",), master_extra={"id": "lower"}, syndic_of=top)
+    failed_before = request.session.testsfailed
+    try:
+        top.start()
+        lower.start()
+        # Until top reaches minion-s through the syndic (its key accepted, its publish
+        # connection up).
+        deadline = time.monotonic() + 120
+        while True:
+            r = top.salt(["-L", "minion-s", "test.ping", "--out=json", "--static", "-t", "10"], check=False)
+            try:
+                if json.loads(r.stdout or "{}").get("minion-s") is True:
+                    break
+            except ValueError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"top does not reach minion-s through the syndic: {r.stdout!r} {r.stderr[-500:]!r}\n"
+                            + top.logs() + lower.logs(), pytrace=False)
+        yield top, lower
+    finally:
+        lower.stop()
+        top.stop()
+        if request.session.testsfailed == failed_before and not os.environ.get("SALTTAP_KEEP_LAB"):
+            lower.cleanup()
+            top.cleanup()
+
+
+def salt_async(lab, args: list[str]) -> str:
+    r = lab.salt(["--async", *args], check=False, timeout=60)
+    m = re.search(r"job ID: (\d+)", r.stdout)
+    assert m, f"no jid from salt --async {args}: rc={r.returncode} out={r.stdout!r} err={r.stderr!r}"
+    return m.group(1)
+
+
+def test_jobs_through_a_syndic_are_judged_right_on_both_masters(syndic_labs, salttap_bin, opensearch, tmp_path,
+                                                               request):
+    top, lower = syndic_labs
+    request.node._saltlab = lower
+    url = opensearch.url
+    runs = [SalttapRun(top, salttap_bin, url, tmp_path / "top", "salttap-top", master_id="top",
+                       missing_after=MISSING_AFTER),
+            SalttapRun(lower, salttap_bin, url, tmp_path / "lower", "salttap-lower", master_id="lower",
+                       missing_after=MISSING_AFTER)]
+    try:
+        for r in runs:
+            r.start()
+        request.node._watchers = [t for r in runs for t in r.taps]
+        listed = salt_async(top, ["-L", "minion-s", "test.ping"])
+        globbed = salt_async(top, ["*", "test.echo", "through the syndic"])
+        jids = [listed, globbed]
+
+        def settled(master):
+            def check():
+                jobs, rets = engine_view(url, jids, master)
+                done = all(len(jobs.get(j, [])) == 1 and jobs[j][0]["status"] != "running" for j in jids)
+                return (jobs, rets) if done else None
+            return check
+
+        def verdicts_right(master):
+            jobs, rets = engine_view(url, jids, master)
+            for jid in jids:
+                job = jobs[jid][0]
+                assert job["status"] == "succeeded", (master, job)
+                assert job["kind"] == "job" and job["master"] == master, job
+                assert job["minions"]["expected"] == ["minion-s"], (master, job)
+                assert job["counts"]["missing"] == 0 and job["counts"]["failed"] == 0, (master, job)
+                assert [k for k in rets if k[0] == jid] == [(jid, "minion-s")], (master, rets)
+                assert rets[(jid, "minion-s")][0]["status"] == "succeeded", rets
+            return jobs
+
+        for master in ("top", "lower"):
+            wait_until(settled(master), SETTLE_TIMEOUT, f"both jobs settled on {master}",
+                       lambda: "\n".join(r.diagnostics() for r in runs))
+            verdicts_right(master)
+        # And still right once the deadline passed: no late `missing` for the syndic itself.
+        past = time.time() + MISSING_AFTER + 3
+        while time.time() < past:
+            for master in ("top", "lower"):
+                verdicts_right(master)
+            time.sleep(1)
+        for r in runs:
+            assert not any(re.search(rf"alert \w+ job ({listed}|{globbed})", line) for line in r.tap.stderr_lines), \
+                r.diagnostics()
+            assert r.sigterm() == 0
+    finally:
+        for r in runs:
+            r.stop()
