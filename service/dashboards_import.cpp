@@ -70,7 +70,8 @@ std::string describe_failure(const rapidjson::Value& e) {
 }  // namespace
 
 DashboardsProduct dashboards_for(indexer::Flavor flavor) {
-  if (flavor == indexer::Flavor::opensearch) return {"OpenSearch Dashboards", "opensearch-dashboards", "osd-xsrf: true"};
+  if (flavor == indexer::Flavor::opensearch)
+    return {"OpenSearch Dashboards", "opensearch-dashboards", "osd-xsrf: true"};
   return {"Kibana", "kibana", "kbn-xsrf: true"};
 }
 
@@ -85,8 +86,7 @@ std::vector<std::filesystem::path> saved_objects_candidates(const DashboardsProd
     const fs::path p = installed / "salttap" / "dashboards" / file;
     if (out.empty() || p.lexically_normal() != out.front().lexically_normal()) out.push_back(p);
   }
-  if (const fs::path source = fs::path(SALTTAP_SOURCE_DIR); !source.empty())
-    out.push_back(source / "deploy" / file);
+  if (const fs::path source = fs::path(SALTTAP_SOURCE_DIR); !source.empty()) out.push_back(source / "deploy" / file);
   return out;
 }
 
@@ -141,18 +141,20 @@ int import_dashboards(indexer::HttpClient& http, const DashboardsImport& import,
     return kDashboardsUnreachable;
   }
   if (r.status == 401 || r.status == 403) {
-    log::error("setup: dashboards: {} at {} refused the credentials (HTTP {}: {}); it takes the indexer's "
-               "username and password or API key, which need the saved-objects privileges there",
-               name, import.url, r.status, error_message(r.body));
+    log::error(
+        "setup: dashboards: {} at {} refused the credentials (HTTP {}: {}); it takes the indexer's "
+        "username and password or API key, which need the saved-objects privileges there",
+        name, import.url, r.status, error_message(r.body));
     return kDashboardsAuth;
   }
   if (r.status < 200 || r.status > 299) {
-    const std::string hint = r.status == 404 ? fmt::format("; is {} the base URL of {} (with /s/<space> for a Kibana "
-                                                           "space)?",
-                                                           import.url, name)
+    const std::string hint = r.status == 404 ? fmt::format(
+                                                   "; is {} the base URL of {} (with /s/<space> for a Kibana "
+                                                   "space)?",
+                                                   import.url, name)
                                              : std::string();
-    log::error("setup: dashboards: {} at {} answered HTTP {}: {}{}", name, import.url, r.status,
-               error_message(r.body), hint);
+    log::error("setup: dashboards: {} at {} answered HTTP {}: {}{}", name, import.url, r.status, error_message(r.body),
+               hint);
     return kDashboardsRefused;
   }
   rapidjson::Document doc;

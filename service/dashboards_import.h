@@ -28,9 +28,9 @@ inline constexpr int kDashboardsObjects = 6;      // the import ran, but some ob
 inline constexpr int kDashboardsFile = 7;         // the saved-objects file cannot be read or is not an export
 
 struct DashboardsProduct {
-  std::string_view name;          // "Kibana", "OpenSearch Dashboards"
-  std::string_view export_dir;    // the export's folder: deploy/<dir>, <datadir>/salttap/dashboards/<dir>
-  std::string_view xsrf_header;   // what the import API wants to see on a POST
+  std::string_view name;         // "Kibana", "OpenSearch Dashboards"
+  std::string_view export_dir;   // the export's folder: deploy/<dir>, <datadir>/salttap/dashboards/<dir>
+  std::string_view xsrf_header;  // what the import API wants to see on a POST
 };
 // Kibana for Elasticsearch, OpenSearch Dashboards for OpenSearch.
 DashboardsProduct dashboards_for(indexer::Flavor flavor);

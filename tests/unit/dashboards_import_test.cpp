@@ -129,11 +129,13 @@ TEST(SavedObjects, BadLinesAreNamed) {
 
 TEST(SavedObjects, CrLfLinesAndBlankLinesAreAccepted) {
   const SavedObjects s = prepare_saved_objects(
-      "{\"type\":\"index-pattern\",\"id\":\"x\",\"attributes\":{\"title\":\"salt-jobs*\"}}\r\n\r\n{\"exportedCount\":1}",
+      "{\"type\":\"index-pattern\",\"id\":\"x\",\"attributes\":{\"title\":\"salt-jobs*\"}}\r\n\r\n{\"exportedCount\":"
+      "1}",
       "p");
   ASSERT_EQ(s.error, "");
-  EXPECT_EQ(s.ndjson,
-            "{\"type\":\"index-pattern\",\"id\":\"x\",\"attributes\":{\"title\":\"p-jobs*\"}}\n{\"exportedCount\":1}\n");
+  EXPECT_EQ(
+      s.ndjson,
+      "{\"type\":\"index-pattern\",\"id\":\"x\",\"attributes\":{\"title\":\"p-jobs*\"}}\n{\"exportedCount\":1}\n");
   EXPECT_EQ(s.objects, 1u);
 }
 
@@ -172,11 +174,12 @@ TEST(SavedObjectsFile, InstalledDataFirstThenTheSourceTree) {
 TEST(SavedObjectsFile, WhatCannotBeReadIsNamed) {
   const fs::path dir = fs::temp_directory_path() / ("salttap-dash-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  EXPECT_EQ(read_saved_objects(dir / "none.ndjson").error, (dir / "none.ndjson").string() + ": No such file or directory");
+  EXPECT_EQ(read_saved_objects(dir / "none.ndjson").error,
+            (dir / "none.ndjson").string() + ": No such file or directory");
   EXPECT_EQ(read_saved_objects(dir).error, dir.string() + ": is a directory");
-  EXPECT_EQ(find_saved_objects({dir / "a", dir / "b"}).error,
-            "no saved-objects export found (looked for " + (dir / "a").string() + ", " + (dir / "b").string() +
-                "); name one with --dashboards-file");
+  EXPECT_EQ(find_saved_objects({dir / "a", dir / "b"}).error, "no saved-objects export found (looked for " +
+                                                                  (dir / "a").string() + ", " + (dir / "b").string() +
+                                                                  "); name one with --dashboards-file");
   fs::remove_all(dir);
 }
 
@@ -219,13 +222,15 @@ TEST(DashboardsImport, PostsTheFileAsMultipartWithTheXsrfHeader) {
   EXPECT_EQ(r.headers, std::vector<std::string>{"kbn-xsrf: true"});
   ASSERT_TRUE(r.content_type.starts_with("multipart/form-data; boundary="));
   const std::string boundary = r.content_type.substr(r.content_type.find('=') + 1);
-  EXPECT_TRUE(r.body.starts_with("--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; "
+  EXPECT_TRUE(r.body.starts_with("--" + boundary +
+                                 "\r\nContent-Disposition: form-data; name=\"file\"; "
                                  "filename=\"salttap.ndjson\"\r\n"));
   EXPECT_NE(r.body.find("\r\n\r\n{\"type\":\"search\",\"id\":\"s1\"}\n\r\n--" + boundary + "--\r\n"),
             std::string::npos);
   EXPECT_FALSE(r.gzip);
 
-  FakeHttp osd([](const indexer::HttpRequest&) { return FakeHttp::reply(200, R"({"success":true,"successCount":1})"); });
+  FakeHttp osd(
+      [](const indexer::HttpRequest&) { return FakeHttp::reply(200, R"({"success":true,"successCount":1})"); });
   DashboardsImport to_osd = kibana_import();
   to_osd.product = dashboards_for(indexer::Flavor::opensearch);
   EXPECT_EQ(run(osd, to_osd).code, 0);
@@ -245,7 +250,9 @@ TEST(DashboardsImport, NoAnswerIsUnreachable) {
 TEST(DashboardsImport, RefusedCredentialsAreAnAuthError) {
   for (const long status : {401L, 403L}) {
     FakeHttp fake([status](const indexer::HttpRequest&) {
-      return FakeHttp::reply(status, R"({"statusCode":401,"error":"Unauthorized","message":"[security_exception] missing authentication credentials"})");
+      return FakeHttp::reply(
+          status,
+          R"({"statusCode":401,"error":"Unauthorized","message":"[security_exception] missing authentication credentials"})");
     });
     const Outcome o = run(fake);
     EXPECT_EQ(o.code, kDashboardsAuth) << status;
