@@ -231,6 +231,7 @@ class CurlHttpClient final : public HttpClient {
     if (!config_.auth.api_key.empty())
       headers = curl_slist_append(headers, ("Authorization: ApiKey " + config_.auth.api_key).c_str());
     for (const auto& h : config_.headers) headers = curl_slist_append(headers, h.c_str());
+    for (const auto& h : request.headers) headers = curl_slist_append(headers, h.c_str());
     curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers);
 
     if (request.method == "HEAD") {

@@ -19,7 +19,8 @@ struct HttpRequest {
   std::string path;            // "/_bulk?filter_path=...", starts with '/'
   std::string body;
   std::string content_type = "application/json";
-  bool gzip = false;  // compress the body (Content-Encoding: gzip)
+  bool gzip = false;                 // compress the body (Content-Encoding: gzip)
+  std::vector<std::string> headers;  // "Name: value", this request's own (e.g. Kibana's kbn-xsrf)
 };
 
 struct HttpResponse {

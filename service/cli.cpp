@@ -149,6 +149,15 @@ int run_cli(int argc, char** argv) {
                                        "policy (run does this at every start)");
   setup_bus.add_to(*setup_cmd);
   setup_cmd->add_option("--config", config_path, "salttap config file (YAML) with an indexer: section");
+  DashboardsOptions dashboards;
+  auto* dashboards_opt = setup_cmd->add_option(
+      "--dashboards", dashboards.url,
+      "Then import salttap's saved objects into the Kibana (Elasticsearch) or OpenSearch Dashboards (OpenSearch) "
+      "at this base URL, with the indexer's TLS and credentials (exit codes: docs/commands.md)");
+  setup_cmd
+      ->add_option("--dashboards-file", dashboards.file,
+                   "The saved-objects NDJSON to import (default: the installed export for the engine's product)")
+      ->needs(dashboards_opt);
 
   BackfillOptions backfill;
   auto* backfill_cmd = app.add_subcommand(
@@ -232,8 +241,8 @@ int run_cli(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints the error (or the help, code 0)
-    // jobs and minions promise exit 2 for every bad option (docs/commands.md).
-    return code != 0 && (jobs_cmd->parsed() || minions_cmd->parsed()) ? 2 : code;
+    // jobs, minions and setup promise exit 2 for every bad option (docs/commands.md).
+    return code != 0 && (jobs_cmd->parsed() || minions_cmd->parsed() || setup_cmd->parsed()) ? 2 : code;
   }
   if (verbose) log::set_level(log::Level::debug);
   if (const auto format = log::parse_format(log_format)) log::set_format(*format);  // else auto: detected at start
@@ -338,7 +347,7 @@ int run_cli(int argc, char** argv) {
     }
     if (setup_cmd->parsed()) {
       use_master_config(setup_bus);
-      return run_setup(config, setup_bus);
+      return run_setup(config, setup_bus, dashboards);
     }
   } catch (const std::exception& e) {
     log::error("{}", e.what());

@@ -18,6 +18,8 @@ EXPECTED = {
     "etc/salttap/salttap.yaml": "deploy/salttap.yaml",
     "usr/share/salttap/mappings/jobs.json": "mappings/jobs.json",
     "usr/share/salttap/dashboards/kibana/salttap.ndjson": "deploy/kibana/salttap.ndjson",
+    "usr/share/salttap/dashboards/opensearch-dashboards/salttap.ndjson":
+        "deploy/opensearch-dashboards/salttap.ndjson",
     "usr/share/salttap/alerting/watcher-watch.json": "deploy/alerting/watcher-watch.json",
     "usr/share/salttap/salt/reactor/salttap_rerun.sls": "deploy/salt/reactor/salttap_rerun.sls",
     "usr/share/salttap/salt/formula/salttap/init.sls": "deploy/salt/formula/salttap/init.sls",

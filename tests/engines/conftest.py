@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import ROOT, Engine  # noqa: E402
+from engine import FLAVORS, ROOT, Engine, suite_flavors  # noqa: E402
 from tls_proxy import TlsProxy  # noqa: E402
 
 CAPTURES = ROOT / "tests" / "captures"
@@ -44,8 +44,10 @@ def captures() -> list[Path]:
 
 @pytest.fixture(scope="module")
 def opensearch(tmp_path_factory) -> Engine:
-    """One OpenSearch 2.19 node for the module, stopped at its end."""
-    eng = Engine("opensearch", tmp_path_factory.mktemp("opensearch")).start()
+    """One OpenSearch node for the module (2.19, or the first OpenSearch flavor of
+    $SALTTAP_ENGINE_FLAVORS), stopped at its end."""
+    flavor = next((f for f in suite_flavors() if FLAVORS[f]["product"] == "opensearch"), "opensearch")
+    eng = Engine(flavor, tmp_path_factory.mktemp("opensearch")).start()
     yield eng
     eng.stop()
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Start and stop a real single-node OpenSearch 2.19 / Elasticsearch 7.17 for tests.
+"""Start and stop a real single-node OpenSearch 2.19 / OpenSearch 3.x / Elasticsearch 7.17 for tests.
 
 The engines run from Maven Central jars through a tiny launcher (tests/engines/<flavor>/),
 which builds an ``org.*.node.Node`` directly: no Docker, no distribution tarball, fine as
@@ -7,7 +7,7 @@ root. Everything is bound to 127.0.0.1.
 
 CLI::
 
-    python3 tests/engines/engine.py build [--flavor opensearch|elasticsearch|all]
+    python3 tests/engines/engine.py build [--flavor opensearch|opensearch3|elasticsearch|all]
     python3 tests/engines/engine.py start --flavor opensearch --dir DIR [--port N]
     python3 tests/engines/engine.py stop --dir DIR
     python3 tests/engines/engine.py status --dir DIR
@@ -27,6 +27,11 @@ stdout/stderr) ``port`` (bound HTTP port) ``pid``.
 Build cache: ``.cache/engines/<flavor>/build`` (launcher jar + ``lib/``, and after the first
 run ``classes.jsa``, a class-data-sharing archive that speeds up later starts), Maven repository
 ``.cache/engines/m2``. The first build needs Maven Central; later builds run offline.
+Java: each flavor names the oldest Java it runs on; the first JDK found that is new enough
+is used, in this order: ``$SALTTAP_JAVA``, ``$JAVA_HOME``, ``java`` on the PATH, then every JDK
+under /usr/lib/jvm, newest first. OpenSearch 3 needs Java 21 (Debian 12's JDK is 17), so it
+runs on a newer JDK there, and Maven builds its launcher with that JDK too.
+
 Only the Python standard library is used.
 """
 from __future__ import annotations
@@ -51,20 +56,47 @@ ROOT = HERE.parent.parent
 CACHE = ROOT / ".cache" / "engines"
 M2 = CACHE / "m2"
 
+# product: what answers GET / (the tests' expectations follow the product, not the release).
 FLAVORS = {
     "opensearch": {
         "main": "salttap.engines.OpenSearchLauncher",
         "jar": "engine-opensearch-1.jar",
         "props": ["-Dopensearch.set.netty.runtime.available.processors=false"],
         "version_prefix": "2.19.",
+        "product": "opensearch",
+        "java": 17,
+    },
+    "opensearch3": {
+        "main": "salttap.engines.OpenSearch3Launcher",
+        "jar": "engine-opensearch3-1.jar",
+        # Lucene 10 maps its files through the foreign-memory API: allowed, not warned about.
+        "props": ["-Dopensearch.set.netty.runtime.available.processors=false", "--enable-native-access=ALL-UNNAMED"],
+        "version_prefix": "3.9.",
+        "product": "opensearch",
+        "java": 21,
     },
     "elasticsearch": {
         "main": "salttap.engines.ElasticsearchLauncher",
         "jar": "engine-elasticsearch-1.jar",
         "props": ["-Des.set.netty.runtime.available.processors=false"],
         "version_prefix": "7.17.",
+        "product": "elasticsearch",
+        "java": 17,
     },
 }
+# The flavors every suite runs on; OpenSearch 3 runs in the suites that name it (docs/testing.md).
+BASE_FLAVORS = ("opensearch", "elasticsearch")
+
+
+def suite_flavors(*flavors: str) -> list[str]:
+    """The flavors a test module runs on: those it names (default BASE_FLAVORS), or, when
+    $SALTTAP_ENGINE_FLAVORS is set (comma-separated, e.g. "opensearch3"), those for every module."""
+    chosen = os.environ.get("SALTTAP_ENGINE_FLAVORS", "").strip()
+    names = [f.strip() for f in chosen.split(",") if f.strip()] if chosen else list(flavors or BASE_FLAVORS)
+    unknown = [f for f in names if f not in FLAVORS]
+    if unknown:
+        raise EngineError(f"unknown flavor(s) {', '.join(unknown)}; choose from {', '.join(FLAVORS)}")
+    return names
 
 START_TIMEOUT = 120.0
 STOP_GRACE = 30.0
@@ -75,17 +107,48 @@ class EngineError(RuntimeError):
     pass
 
 
-def _java() -> str:
-    java = os.environ.get("SALTTAP_JAVA")
-    if java:
-        return java
+def _java_major(java: str) -> int:
+    """The feature release of a java binary: from its JDK's `release` file, else `java -version`."""
+    home = Path(os.path.realpath(java)).parent.parent
+    try:
+        for line in (home / "release").read_text().splitlines():
+            if line.startswith("JAVA_VERSION="):
+                return int(line.split("=", 1)[1].strip('"').split(".")[0])
+    except (OSError, ValueError):
+        pass
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+        version = out.split('"')[1]  # openjdk version "17.0.15" 2025-04-15
+        return int(version.split(".")[0])
+    except (OSError, IndexError, ValueError, subprocess.SubprocessError):
+        return 0
+
+
+def _java_candidates() -> list[str]:
+    found = []
+    if os.environ.get("SALTTAP_JAVA"):
+        found.append(os.environ["SALTTAP_JAVA"])
     home = os.environ.get("JAVA_HOME")
     if home and (Path(home) / "bin" / "java").exists():
-        return str(Path(home) / "bin" / "java")
-    found = shutil.which("java")
-    if not found:
-        raise EngineError("java not found (install openjdk-17-jdk-headless: tests/engines/install.sh)")
+        found.append(str(Path(home) / "bin" / "java"))
+    if shutil.which("java"):
+        found.append(shutil.which("java"))
+    jvms = [p / "bin" / "java" for p in Path("/usr/lib/jvm").glob("*") if (p / "bin" / "java").exists()]
+    found += sorted((str(j) for j in jvms), key=lambda j: -_java_major(j))
     return found
+
+
+def _java(minimum: int = 17) -> str:
+    """The first java (see the module doc) of release `minimum` or newer."""
+    for java in _java_candidates():
+        if _java_major(java) >= minimum:
+            return java
+    raise EngineError(f"no Java {minimum} or newer found (tests/engines/install.sh; OpenSearch 3 needs Java 21: "
+                      f"set SALTTAP_JAVA or JAVA_HOME to one)")
+
+
+def java_for(flavor: str) -> str:
+    return _java(FLAVORS[flavor]["java"])
 
 
 def _source_digest(flavor: str) -> str:
@@ -127,6 +190,8 @@ def build(flavor: str, quiet: bool = False) -> Path:
             print(f"engine: building the {flavor} launcher (Maven)", file=sys.stderr)
         shutil.rmtree(out, ignore_errors=True)
         stamp.unlink(missing_ok=True)
+        # Maven compiles with the JDK the flavor runs on (OpenSearch 3's jars are Java 21 classes).
+        env = dict(os.environ, JAVA_HOME=str(Path(os.path.realpath(java_for(flavor))).parent.parent))
         base = [mvn, "-B", "-q", f"-Dmaven.repo.local={M2}", "-f", str(HERE / flavor / "pom.xml"),
                 f"-Dengine.buildDir={out}", "package"]
         log = CACHE / f"{flavor}-build.log"
@@ -134,7 +199,7 @@ def build(flavor: str, quiet: bool = False) -> Path:
         attempts = [base[:1] + ["-o"] + base[1:], base] if M2.exists() else [base]
         for cmd in attempts:
             with open(log, "w") as fh:
-                res = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                res = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
             if res.returncode == 0:
                 break
         if res is None or res.returncode != 0:
@@ -290,6 +355,7 @@ class Engine:
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.info: dict | None = None  # the GET / body
+        self.product: str = FLAVORS[flavor]["product"]  # opensearch or elasticsearch
 
     @property
     def url(self) -> str:
@@ -314,7 +380,7 @@ class Engine:
     def command(self) -> list[str]:
         spec = FLAVORS[self.flavor]
         return [
-            _java(), "-Xms256m", f"-Xmx{self.heap}", "-XX:+UseSerialGC", *self._class_data_sharing(),
+            java_for(self.flavor), "-Xms256m", f"-Xmx{self.heap}", "-XX:+UseSerialGC", *self._class_data_sharing(),
             "-Xss1m", "-Djava.awt.headless=true", "-Dfile.encoding=UTF-8",
             f"-Djava.io.tmpdir={self.dir / 'tmp'}", f"-Dengine.logs={self.dir / 'logs'}",
             *spec["props"],

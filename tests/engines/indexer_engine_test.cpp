@@ -56,7 +56,7 @@ class EngineTest : public ::testing::Test {
   // (status, parsed body) of an admin call.
   std::pair<long, rapidjson::Document> call(const std::string& method, const std::string& path,
                                             const std::string& body = {}) {
-    const HttpResponse r = admin_->send({method, path, body, "application/json", false});
+    const HttpResponse r = admin_->send({method, path, body, "application/json", false, {}});
     rapidjson::Document d;
     d.Parse(r.body.data(), r.body.size());
     EXPECT_NE(r.status, 0) << method << " " << path << ": " << r.error;
@@ -117,7 +117,7 @@ ShipperConfig shipper_config() {
 }
 
 TEST_F(EngineTest, ReportsItsProductHeader) {
-  const HttpResponse r = admin_->send({"GET", "/", "", "application/json", false});
+  const HttpResponse r = admin_->send({"GET", "/", "", "application/json", false, {}});
   ASSERT_EQ(r.status, 200);
   rapidjson::Document d;
   d.Parse(r.body.data(), r.body.size());

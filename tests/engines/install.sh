@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fetches what the test engines need and builds their launchers:
 #   - Java 17 and Maven (Debian packages) when missing
-#   - the OpenSearch 2.19 / Elasticsearch 7.17 jars from Maven Central into .cache/engines/m2
+#   - the OpenSearch 2.19 / OpenSearch 3.9 / Elasticsearch 7.17 jars from Maven Central into .cache/engines/m2
+#     (OpenSearch 3 needs Java 21 or newer, which Debian 12 does not package: a JDK under
+#     /usr/lib/jvm, $JAVA_HOME or $SALTTAP_JAVA; engine.py picks it)
 #   - the launcher jars + classpaths into .cache/engines/<flavor>/build
 # Idempotent (a cached build is reused while pom.xml and sources are unchanged) and quiet
 # when everything is present. Needs root (or sudo) only when packages are missing.

@@ -1,5 +1,5 @@
-"""The saved searches, visualizations and alert examples on real OpenSearch 2.19 and
-Elasticsearch 7.17 loaded with every capture.
+"""The saved searches, visualizations and alert examples on real OpenSearch 2.19,
+OpenSearch 3.9 and Elasticsearch 7.17 loaded with every capture.
 
 Each engine gets the captures of both Salt releases through `salttap replay --ship`, in the
 order they were recorded (one stream, as one master saw them), under the index prefix "dash":
@@ -29,7 +29,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import saved_objects as so  # noqa: E402
-from engine import FLAVORS, Engine, call  # noqa: E402
+from engine import FLAVORS, Engine, call, suite_flavors  # noqa: E402
 from saved_objects import dashboards  # noqa: E402
 
 PREFIX = "dash"
@@ -110,7 +110,7 @@ def documents(salttap, captures, tmp_path_factory) -> dict[str, dict[str, dict]]
     return docs
 
 
-@pytest.fixture(scope="module", params=list(FLAVORS))
+@pytest.fixture(scope="module", params=suite_flavors(*FLAVORS))
 def engine(request, salttap, captures, documents, tmp_path_factory):
     """A real engine holding every capture's documents under PREFIX."""
     d = tmp_path_factory.mktemp(f"dashboards-{request.param}")

@@ -1,5 +1,5 @@
-"""`salttap jobs`, `salttap jobs show` and `salttap minions` against real OpenSearch 2.19 and
-Elasticsearch 7.17.
+"""`salttap jobs`, `salttap jobs show` and `salttap minions` against real OpenSearch 2.19,
+OpenSearch 3.9 and Elasticsearch 7.17.
 
 Each engine is loaded with every capture of both Salt releases through `salttap replay --ship`
 (one stream, in recorded order, as one master saw them). What each command must print is
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import FLAVORS, Engine, call  # noqa: E402
+from engine import FLAVORS, Engine, call, suite_flavors  # noqa: E402
 
 PREFIX = "hist"
 RISK_ORDER = ["none", "low", "medium", "high", "critical"]
@@ -64,7 +64,7 @@ def documents(salttap, captures, tmp_path_factory) -> dict[str, list[dict]]:
     return docs
 
 
-@pytest.fixture(scope="module", params=list(FLAVORS))
+@pytest.fixture(scope="module", params=suite_flavors(*FLAVORS))
 def engine(request, salttap, captures, documents, tmp_path_factory):
     """A real engine holding every capture's documents under PREFIX, and the config that finds it."""
     d = tmp_path_factory.mktemp(f"history-{request.param}")

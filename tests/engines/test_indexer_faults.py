@@ -45,7 +45,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import ROOT, Engine  # noqa: E402
+from engine import FLAVORS, ROOT, Engine, suite_flavors  # noqa: E402
 from indexed import (Expected, assert_ids_present, counts_by_index, expected_documents, ok,  # noqa: E402
                      search_all, total_count)
 
@@ -291,7 +291,7 @@ class EngineBox:
         os.killpg(self.eng.pid, signal.SIGCONT)
 
 
-@pytest.fixture(scope="module", params=["opensearch", "elasticsearch"])
+@pytest.fixture(scope="module", params=suite_flavors())
 def engine(request, tmp_path_factory):
     box = EngineBox(request.param, tmp_path_factory.mktemp(f"faults-{request.param}"))
     request.addfinalizer(box.stop)
@@ -356,7 +356,7 @@ def free_port() -> int:
 # ---------------------------------------------------------------- a. engine outage
 
 def test_engine_down_mid_stream(engine, salttap, big_capture, replays, tmp_path):
-    if engine.flavor != "opensearch":
+    if FLAVORS[engine.flavor]["product"] != "opensearch":
         pytest.skip(f"the {DOWN_SECONDS:.0f} s outage runs against OpenSearch only")
     capture, truth = big_capture
     prefix = "fa"

@@ -1,6 +1,6 @@
 """The index contract against real engines: templates, degrades, documents, return shapes.
 
-Starts OpenSearch 2.19 and Elasticsearch 7.17 once each and runs the C++ gtest binary
+Starts OpenSearch 2.19, OpenSearch 3 and Elasticsearch 7.17 once each and runs the C++ gtest binary
 ``index-setup-engine-test`` against it with SALTTAP_ENGINE_URL set (the same mechanism
 as test_shipper_engines.py). The binary comes from ``$SALTTAP_BUILD_DIR`` or
 ``build/dev``: ``cmake --build build/dev --target index-setup-engine-test``.
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import FLAVORS, ROOT, Engine  # noqa: E402
+from engine import FLAVORS, ROOT, Engine, suite_flavors  # noqa: E402
 
 BINARY = "tests/index-setup-engine-test"
 
@@ -37,7 +37,7 @@ def setup_test_binary() -> Path:
     return path
 
 
-@pytest.fixture(scope="module", params=list(FLAVORS))
+@pytest.fixture(scope="module", params=suite_flavors(*FLAVORS))
 def setup_engine(request, tmp_path_factory):
     eng = Engine(request.param, tmp_path_factory.mktemp(f"setup-{request.param}"))
     eng.start()
@@ -54,7 +54,7 @@ def test_index_setup_against_real_engine(setup_engine, setup_test_binary, tmp_pa
     assert "SKIPPED" not in run.stdout, "SALTTAP_ENGINE_URL was not seen"
     # The degrade is logged once per install (three installs: suite set-up + the twice test).
     warn = [line for line in run.stderr.splitlines() if " WARN index setup: " in line]
-    assert any(EXPECTED_DEGRADE[setup_engine.flavor] in line for line in warn), run.stderr[-4000:]
+    assert any(EXPECTED_DEGRADE[setup_engine.product] in line for line in warn), run.stderr[-4000:]
     for line in run.stdout.splitlines():
         if line.startswith("[figures]"):
             print(f"{setup_engine.flavor}: {line}")

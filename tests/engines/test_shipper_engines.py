@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import FLAVORS, ROOT, Engine  # noqa: E402
+from engine import FLAVORS, ROOT, Engine, suite_flavors  # noqa: E402
 
 BINARY = "tests/indexer-engine-test"
 
@@ -34,7 +34,7 @@ def engine_test_binary() -> Path:
     return path
 
 
-@pytest.fixture(scope="module", params=list(FLAVORS))
+@pytest.fixture(scope="module", params=suite_flavors(*FLAVORS))
 def shipper_engine(request, tmp_path_factory):
     eng = Engine(request.param, tmp_path_factory.mktemp(f"shipper-{request.param}"))
     eng.start()

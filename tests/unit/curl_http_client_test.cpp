@@ -117,15 +117,33 @@ TEST(CurlHttpClient, PostsGzippedNdjsonOnOneKeptAliveConnection) {
   EXPECT_EQ(r1.bytes_sent, requests[0].body.size());
 }
 
+TEST(CurlHttpClient, ARequestsOwnHeadersGoWithItAlone) {
+  HttpReceiver server(std::vector<int>{200, 200}, true);
+  HttpClientConfig config;
+  config.hosts = {server.base_url()};
+  config.headers = {"X-Everyone: 1"};
+  auto client = make_curl_client(config);
+  EXPECT_EQ(client->send({"POST", "/api/x", "a", "multipart/form-data; boundary=b", false, {"kbn-xsrf: true"}}).status,
+            200);
+  EXPECT_EQ(client->send({"GET", "/", "", "application/json", false, {}}).status, 200);
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_TRUE(has_header(requests[0].head, "kbn-xsrf: true")) << requests[0].head;
+  EXPECT_TRUE(has_header(requests[0].head, "X-Everyone: 1")) << requests[0].head;
+  EXPECT_TRUE(has_header(requests[0].head, "Content-Type: multipart/form-data; boundary=b")) << requests[0].head;
+  EXPECT_EQ(requests[1].head.find("kbn-xsrf"), std::string::npos) << "not on the next request";
+  EXPECT_TRUE(has_header(requests[1].head, "X-Everyone: 1")) << requests[1].head;
+}
+
 TEST(CurlHttpClient, MethodsAndPlainBodies) {
   HttpReceiver server(std::vector<int>{200, 200, 200, 200}, true);
   HttpClientConfig config;
   config.hosts = {server.base_url() + "/"};  // a trailing slash is tolerated
   auto client = make_curl_client(config);
-  EXPECT_EQ(client->send({"GET", "/", "", "application/json", false}).status, 200);
-  EXPECT_EQ(client->send({"PUT", "/_index_template/x", R"({"a":1})", "application/json", false}).status, 200);
-  EXPECT_EQ(client->send({"DELETE", "/idx", "", "application/json", false}).status, 200);
-  EXPECT_EQ(client->send({"HEAD", "/idx", "", "application/json", false}).status, 200);
+  EXPECT_EQ(client->send({"GET", "/", "", "application/json", false, {}}).status, 200);
+  EXPECT_EQ(client->send({"PUT", "/_index_template/x", R"({"a":1})", "application/json", false, {}}).status, 200);
+  EXPECT_EQ(client->send({"DELETE", "/idx", "", "application/json", false, {}}).status, 200);
+  EXPECT_EQ(client->send({"HEAD", "/idx", "", "application/json", false, {}}).status, 200);
   const auto requests = server.requests();
   ASSERT_EQ(requests.size(), 4u);
   EXPECT_EQ(requests[0].head.substr(0, 14), "GET / HTTP/1.1");
@@ -162,7 +180,7 @@ TEST(CurlHttpClient, A503HostCoolsDownWhileAnotherIsUp) {
   config.hosts = {busy.base_url(), live.base_url()};
   config.host_cooldown = 60s;
   auto client = make_curl_client(config);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(client->send({"GET", "/", "", "application/json", false}).status, 200);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(client->send({"GET", "/", "", "application/json", false, {}}).status, 200);
   EXPECT_EQ(busy.requests().size(), 1u);
   EXPECT_EQ(live.requests().size(), 3u);
 }
@@ -173,13 +191,13 @@ TEST(CurlHttpClient, EveryHostDownReturnsTheLastFailure) {
   config.hosts = {a.url(), b.url()};
   auto client = make_curl_client(config);
   ::testing::internal::CaptureStderr();
-  const HttpResponse r = client->send({"GET", "/", "", "application/json", false});
+  const HttpResponse r = client->send({"GET", "/", "", "application/json", false, {}});
   ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.host, b.url());
   EXPECT_NE(r.error.find(b.url()), std::string::npos) << r.error;
   // both in cooldown: still tried (soonest first) rather than failing without trying
-  const HttpResponse again = client->send({"GET", "/", "", "application/json", false});
+  const HttpResponse again = client->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(again.status, 0);
 }
 
@@ -189,7 +207,7 @@ TEST(CurlHttpClient, BasicAuthIsSentButCredentialsStayOutOfErrorsAndLogs) {
   config.hosts = {server.base_url()};
   config.auth.username = "elastic";
   config.auth.password = "s3cr3t-Pa55";
-  EXPECT_EQ(make_curl_client(config)->send({"GET", "/", "", "application/json", false}).status, 200);
+  EXPECT_EQ(make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}}).status, 200);
   const auto head = server.requests().at(0).head;
   EXPECT_TRUE(has_header(head, "Authorization: Basic " + base64_encode("elastic:s3cr3t-Pa55"))) << head;
 
@@ -211,7 +229,7 @@ TEST(CurlHttpClient, ApiKeyGoesInTheAuthorizationHeader) {
   HttpClientConfig config;
   config.hosts = {server.base_url()};
   config.auth.api_key = "VnVhQ2ZHY0JDZGJrUW0tZTVhT3g6dWkybHAyYXhUTm1zeWFrdzl0dk5udw==";
-  make_curl_client(config)->send({"GET", "/", "", "application/json", false});
+  make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_TRUE(has_header(server.requests().at(0).head, "Authorization: ApiKey " + config.auth.api_key));
 }
 
@@ -220,7 +238,7 @@ TEST(CurlHttpClient, RequestTimeoutIsNoResponse) {
   HttpClientConfig config;
   config.hosts = {silent.base_url()};
   config.request_timeout = 200ms;
-  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false});
+  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.error.find("timed out"), std::string::npos) << r.error;
 }
@@ -234,11 +252,11 @@ TEST(CurlHttpClient, AbortEndsARequestInProgress) {
   std::thread aborter([&] {
     if (silent.wait_requests(1)) client->abort();  // the request is in progress
   });
-  const HttpResponse r = client->send({"GET", "/", "", "application/json", false});
+  const HttpResponse r = client->send({"GET", "/", "", "application/json", false, {}});
   aborter.join();
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.error.find("aborted"), std::string::npos) << r.error;
-  EXPECT_EQ(client->send({"GET", "/", "", "application/json", false}).status, 0) << "aborted for good";
+  EXPECT_EQ(client->send({"GET", "/", "", "application/json", false, {}}).status, 0) << "aborted for good";
 }
 
 TEST(CurlHttpClient, OversizedResponseIsCutOffAndReported) {
@@ -246,7 +264,7 @@ TEST(CurlHttpClient, OversizedResponseIsCutOffAndReported) {
   HttpClientConfig config;
   config.hosts = {server.base_url()};
   config.max_response_bytes = 1000;
-  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false});
+  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.error.find("larger than 1000 bytes"), std::string::npos) << r.error;
 }
@@ -291,7 +309,7 @@ TEST(CurlHttpClient, AFailedTlsHandshakeIsNoResponseMarkedAsTls) {
   config.hosts = {"https://127.0.0.1:" + std::to_string(plain.port)};
   config.auth.username = "elastic";
   config.auth.password = "tls-Secret7";
-  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false});
+  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(r.status, 0);
   EXPECT_TRUE(r.tls_failed);
   EXPECT_NE(r.error.find("https://127.0.0.1:" + std::to_string(plain.port) + ": TLS failed: "), std::string::npos)
@@ -300,7 +318,7 @@ TEST(CurlHttpClient, AFailedTlsHandshakeIsNoResponseMarkedAsTls) {
 
   DeadPort dead;  // refused before any TLS: not a TLS failure
   config.hosts = {"https://127.0.0.1:" + std::to_string(dead.port)};
-  const HttpResponse refused = make_curl_client(config)->send({"GET", "/", "", "application/json", false});
+  const HttpResponse refused = make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(refused.status, 0);
   EXPECT_FALSE(refused.tls_failed) << refused.error;
   EXPECT_EQ(refused.error.find("TLS"), std::string::npos) << refused.error;
