@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""salttap beside a live master: how soon a job is searchable, and what the master pays.
+
+    bench/run-live-bench [--jobs 100] [--pings 30] [--rounds 3] [--salt 3008.5]
+
+A real salt-master with two minions (tests/integration/saltlab.py), a real
+OpenSearch node (tests/engines) and `salttap run` on the master's bus.
+
+1. Latency, bus to searchable: --jobs `test.ping` jobs, fired --interval apart
+   through Salt's LocalClient; for each, from the moment the correlator settled
+   it (the job document's `settled_at`) to the moment a search finds the
+   settled document, with no forced refresh (the engine's own 1 s refresh). The
+   engine is polled every --poll seconds (that resolution is in the figures).
+   Conditions, each with a fresh `salttap run`:
+   - `defaults`: salttap's default settings;
+   - `max_wait_ms 1000`: the batch wait salttap had before (a partial batch
+     waited up to a second for company);
+   - `defaults, during a backfill`: the same while `run` reconciles at its start
+     (a fresh state directory) the --backfill-jobs earlier jobs that Salt's
+     local_cache holds: the backfill of a first start or of a long downtime;
+   - `refresh_interval 250ms` (--low-refresh): the documented low-latency
+     setting, into indices of their own created with it.
+2. Master impact: the round trip of `test.ping` on both minions (LocalClient.cmd,
+   --pings calls) with no salttap, with `salttap run` attached, attached during a
+   backfill, and attached with the engine down (its spool growing).
+Rounds rotate the order of the conditions; medians and ratios per condition.
+Raw figures in build/bench-results/live-<UTC time>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "engines"))
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+import saltlab  # noqa: E402
+from engine import Engine  # noqa: E402
+
+PREFIX = "bench"
+
+# Runs in the Salt venv: `fire N INTERVAL` (async jobs, a jid per line) or `ping N`
+# (synchronous round trips, seconds per line).
+DRIVER = r"""
+import json, sys, time
+import salt.client
+client = salt.client.LocalClient(c_path=sys.argv[1])
+mode, n = sys.argv[2], int(sys.argv[3])
+for i in range(n):
+    if mode == "fire":
+        t0 = time.monotonic()
+        print(json.dumps({"jid": client.run_job("*", "test.ping")["jid"]}), flush=True)
+        time.sleep(max(0.0, float(sys.argv[4]) - (time.monotonic() - t0)))
+    else:
+        t0 = time.perf_counter()
+        got = client.cmd("*", "test.ping", timeout=30)
+        took = time.perf_counter() - t0
+        if len(got) != int(sys.argv[4]):
+            raise SystemExit(f"test.ping answered by {sorted(got)}")
+        print(json.dumps({"seconds": took}), flush=True)
+"""
+
+# Writes earlier jobs into the master's job cache, as bench/jobcache_bench.py does.
+WRITE = r"""
+import sys, salt.config, salt.loader
+opts = salt.config.master_config(sys.argv[1])
+lc = salt.loader.returners(opts, {}, whitelist=["local_cache"])
+for i in range(int(sys.argv[2])):
+    jid = lc["local_cache.prep_jid"](False)
+    lc["local_cache.save_load"](jid, {"jid": jid, "fun": "test.ping", "arg": [], "tgt": "*", "tgt_type": "glob",
+                                      "user": "root"}, minions=["minion-a", "minion-b"])
+    for m in ("minion-a", "minion-b"):
+        lc["local_cache.returner"]({"jid": jid, "id": m, "fun": "test.ping", "fun_args": [], "retcode": 0,
+                                    "success": True, "return": True})
+"""
+
+
+def log(msg: str) -> None:
+    print(f"[live-bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def search(url: str, body: dict, prefix: str = PREFIX) -> dict:
+    req = urllib.request.Request(f"{url}/{prefix}-jobs-*/_search?ignore_unavailable=true&allow_no_indices=true",
+                                 data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        if e.code != 503:  # 503: a new index whose shard is not allocated yet
+            raise
+        return {"hits": {"hits": []}}
+
+
+def parse_time(text: str) -> float:
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+class Salttap:
+    """`salttap run` on the lab's master, stopped by PID."""
+
+    def __init__(self, binary: str, lab: saltlab.SaltLab, work: Path, hosts: list[str], extra_bulk: str = "",
+                 reconcile: bool = False, prefix: str = PREFIX, extra_indexer: str = ""):
+        work.mkdir(parents=True, exist_ok=True)
+        self.config = work / "salttap.yaml"
+        bulk = f"\n  bulk: {{{extra_bulk}}}" if extra_bulk else ""
+        self.config.write_text(f"master_id: live-bench\nreconcile: {{enabled: {str(reconcile).lower()}}}\nindexer:\n"
+                               f"  hosts: {json.dumps(hosts)}\n  index_prefix: {prefix}\n"
+                               f"  spool: {{dir: {work / 'spool'}}}{bulk}\n{extra_indexer}")
+        self.proc = subprocess.Popen([binary, "run", "--config", str(self.config), "--master-config",
+                                      str(lab.master_conf_dir / "master")],
+                                     stdout=subprocess.DEVNULL, stderr=open(work / "salttap.log", "wb"))
+        self.log = work / "salttap.log"
+        deadline = time.monotonic() + 60
+        while "tap: connected" not in self.log.read_text(errors="replace"):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"salttap run did not start: {self.log.read_text()[-2000:]}")
+            time.sleep(0.1)
+
+    def reconcile_done_at(self) -> float | None:
+        """When its reconcile had read the whole job cache (epoch seconds, from its log line), or None."""
+        for line in self.log.read_text(errors="replace").splitlines():
+            if "reconcile: pass done" in line:
+                return parse_time(line.split()[0])
+        return None
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def fire_and_measure(lab: saltlab.SaltLab, url: str, jobs: int, interval: float, poll: float,
+                     prefix: str = PREFIX) -> list[float]:
+    """Fires the jobs; returns, per job, seconds from settled_at to found settled by a search."""
+    py = lab.venv / "bin" / "python"
+    driver = subprocess.Popen([str(py), "-c", DRIVER, str(lab.master_conf_dir / "master"), "fire", str(jobs),
+                               str(interval)], stdout=subprocess.PIPE, text=True, env=lab.env)
+    pending: set[str] = set()
+    lock = threading.Lock()
+
+    def read():
+        for line in driver.stdout:
+            with lock:
+                pending.add(json.loads(line)["jid"])
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    latencies: dict[str, float] = {}
+    deadline = time.monotonic() + jobs * interval + 300
+    while (reader.is_alive() or pending) and time.monotonic() < deadline:
+        with lock:
+            want = sorted(pending)
+        if want:
+            got = search(url, {"size": len(want), "_source": ["jid", "settled_at", "started_at", "duration_ms"],
+                               "query": {"bool": {"filter": [{"terms": {"jid": want}},
+                                                             {"terms": {"status": ["succeeded", "failed",
+                                                                                   "missing"]}}]}}},
+                         prefix)
+            now = time.time()
+            for hit in got["hits"]["hits"]:
+                src = hit["_source"]
+                if src["jid"] in pending:
+                    settled = (parse_time(src["settled_at"]) if src.get("settled_at")
+                               else parse_time(src["started_at"]) + src["duration_ms"] / 1000)
+                    latencies[src["jid"]] = (now - settled, settled)
+                    with lock:
+                        pending.discard(src["jid"])
+        time.sleep(poll)
+    if driver.wait() != 0 or pending:
+        raise RuntimeError(f"{len(pending)} jobs never became searchable: {sorted(pending)[:5]}")
+    return list(latencies.values())  # (seconds to searchable, settled at)
+
+
+def pings(lab: saltlab.SaltLab, n: int) -> list[float]:
+    py = lab.venv / "bin" / "python"
+    out = subprocess.run([str(py), "-c", DRIVER, str(lab.master_conf_dir / "master"), "ping", str(n),
+                          str(len(lab.minion_ids))], capture_output=True, text=True, env=lab.env, timeout=1800)
+    if out.returncode != 0:
+        raise RuntimeError(f"ping driver: {out.stderr[-2000:]}")
+    return [json.loads(line)["seconds"] for line in out.stdout.splitlines()]
+
+
+def pct(values: list[float], p: float) -> float:
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
+
+
+def report(res: dict) -> None:
+    print(f"\nSalt {res['salt']}, OpenSearch {res['engine']}, {res['rounds']} rounds; "
+          f"{res['jobs']} jobs per latency run, polled every {res['poll']} s\n")
+    print("| condition | jobs | p50 s (median of rounds) | p99 s (median of rounds) | max s |")
+    print("|---|---:|---:|---:|---:|")
+    for cond, runs in res["latency"].items():
+        print(f"| {cond} | {sum(len(r) for r in runs)} | {statistics.median(pct(r, 50) for r in runs):.2f} | "
+              f"{statistics.median(pct(r, 99) for r in runs):.2f} | {max(max(r) for r in runs):.2f} |")
+    print(f"\n\"during a backfill\": `run` with a fresh state directory, reconciling the {res['backfill_jobs']:,} "
+          f"earlier jobs of the master's cache; only the jobs that settled before its reconcile had read the whole cache count")
+    print("\n| salttap | test.ping round trips | median s | p90 s | vs no salttap (median of per-round ratios) |")
+    print("|---|---:|---:|---:|---:|")
+    base = res["pings"]["no salttap"]
+    for cond, runs in res["pings"].items():
+        allv = [x for r in runs for x in r]
+        ratios = [statistics.median(r) / statistics.median(b) for r, b in zip(runs, base)]
+        print(f"| {cond} | {len(allv)} | {statistics.median(allv):.3f} | {pct(allv, 90):.3f} | "
+              f"{statistics.median(ratios):.3f} |")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", type=int, default=100)
+    ap.add_argument("--interval", type=float, default=0.25, help="seconds between fired jobs")
+    ap.add_argument("--poll", type=float, default=0.02, help="seconds between searches")
+    ap.add_argument("--pings", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--backfill-jobs", type=int, default=20000)
+    ap.add_argument("--low-refresh", default="250ms", help="refresh_interval of the low-latency condition")
+    ap.add_argument("--salt", default="3008.5")
+    ap.add_argument("--salttap", default=str(ROOT / "build" / "dev" / "salttap"))
+    ap.add_argument("--out", default=str(ROOT / "build" / "bench-results"))
+    ap.add_argument("--report", help="print the tables of an earlier results JSON and exit")
+    a = ap.parse_args()
+    if a.report:
+        report(json.loads(Path(a.report).read_text()))
+        return 0
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    base = Path(tempfile.mkdtemp(prefix="live-bench-"))
+    engine = Engine("opensearch", base / "opensearch", heap="1g")
+    lab = saltlab.SaltLab(a.salt, base=base / "lab")
+    res = {"salt": a.salt, "rounds": a.rounds, "jobs": a.jobs, "poll": a.poll, "started": stamp,
+           "backfill_jobs": a.backfill_jobs, "latency": {}, "pings": {}}
+    dead_port = saltlab.free_ports(1)[0]
+    try:
+        engine.start()
+        res["engine"] = engine.info["version"]["number"]
+        lab.start()
+        # the master's job cache gets --backfill-jobs older jobs: a `salttap run` with a fresh
+        # state directory reconciles (backfills) all of them while it taps the live ones
+        w = subprocess.run([str(lab.venv / "bin" / "python"), "-c", WRITE, str(lab.master_conf_dir / "master"),
+                            str(a.backfill_jobs)], capture_output=True, text=True, env=lab.env)
+        if w.returncode != 0:
+            raise RuntimeError(f"writing the job cache: {w.stderr[-2000:]}")
+        log(f"the master's job cache holds {a.backfill_jobs:,} earlier jobs")
+        # The low-latency condition writes to indices of its own, created with its refresh_interval.
+        low = (f"{PREFIX}low", f"  refresh_interval: {a.low_refresh}\n")
+        for prefix, extra in ((PREFIX, ""), low):
+            warm = Salttap(a.salttap, lab, base / f"warm-up-{prefix}", [engine.url], prefix=prefix,
+                           extra_indexer=extra)
+            try:  # the daily indices are created here, not in the first measured run
+                fire_and_measure(lab, engine.url, 5, a.interval, a.poll, prefix)  # results not kept
+            finally:
+                warm.stop()
+
+        def measured_run(n: int, hosts: list[str], bulk: str, backfill: bool, work, index=(PREFIX, "")):
+            tap = Salttap(a.salttap, lab, base / f"run-{n}", hosts, bulk, reconcile=backfill, prefix=index[0],
+                          extra_indexer=index[1])
+            try:
+                got = work()
+                if not got or not isinstance(got[0], tuple):
+                    return got  # ping round trips
+                if not backfill:
+                    return [lat for lat, _ in got]
+                # only the jobs that settled while the backfill was still reading count
+                done = tap.reconcile_done_at() or float("inf")
+                during = [lat for lat, settled in got if settled < done]
+                if len(during) < 10:
+                    raise RuntimeError(f"only {len(during)} jobs settled during the backfill: raise --backfill-jobs")
+                return during
+            finally:
+                tap.stop()
+
+        latency_conds = [("defaults", "", False, (PREFIX, "")),
+                         ("max_wait_ms 1000", "max_wait_ms: 1000", False, (PREFIX, "")),
+                         ("defaults, during a backfill", "", True, (PREFIX, "")),
+                         (f"refresh_interval {a.low_refresh}", "", False, low)]
+        ping_conds = [("no salttap", None, False), ("attached", [engine.url], False),
+                      ("attached, during a backfill", [engine.url], True),
+                      ("attached, engine down", [f"http://127.0.0.1:{dead_port}"], False)]
+        n = 0
+        for rnd in range(a.rounds):
+            k = rnd % len(latency_conds)
+            for name, bulk, backfill, index in latency_conds[k:] + latency_conds[:k]:
+                n += 1
+                lat = measured_run(n, [engine.url], bulk, backfill,
+                                   lambda: fire_and_measure(lab, engine.url, a.jobs, a.interval, a.poll, index[0]),
+                                   index)
+                res["latency"].setdefault(name, []).append(lat)
+                log(f"round {rnd + 1} {name}: p50 {pct(lat, 50):.2f} s, p99 {pct(lat, 99):.2f} s")
+            k = rnd % len(ping_conds)
+            for name, hosts, backfill in ping_conds[k:] + ping_conds[:k]:
+                n += 1
+                got = (measured_run(n, hosts, "", backfill, lambda: pings(lab, a.pings)) if hosts
+                       else pings(lab, a.pings))
+                res["pings"].setdefault(name, []).append(got)
+                log(f"round {rnd + 1} pings, {name}: median {statistics.median(got):.3f} s")
+    finally:
+        lab.stop()
+        engine.stop()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"live-{stamp}.json"
+    path.write_text(json.dumps(res, indent=1) + "\n")
+    report(res)
+    print(f"\nraw results: {path}")
+    shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
