@@ -32,6 +32,11 @@ constexpr std::string_view kSetupFailures[] = {"transport",  "tls",           "h
                                                "http_error", "not_an_engine", "config"};
 constexpr std::string_view kReconcileOutcomes[] = {"indexed", "running", "followed", "known", "not_read"};
 constexpr std::string_view kReconcileErrors[] = {"cache_unreadable", "state_write"};
+constexpr std::string_view kUiRoutes[] = {"page",        "asset",      "api_jobs",   "api_job",
+                                          "api_minions", "api_minion", "api_alerts", "other"};
+constexpr std::string_view kUiStatuses[] = {"200", "301", "400", "401", "404", "405", "500", "502"};
+constexpr std::string_view kUiApiRoutes[] = {"api_jobs", "api_job", "api_minions", "api_minion", "api_alerts"};
+constexpr double kUiLatencyBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
 constexpr MetricLabel kBuildLabels[] = {{"version", kBuildVersions, true}};
 constexpr MetricLabel kReloadLabels[] = {{"result", kReloadResults}};
@@ -50,6 +55,8 @@ constexpr MetricLabel kCheckpointErrorLabels[] = {{"reason", kCheckpointErrors}}
 constexpr MetricLabel kDeadLetterLabels[] = {{"destination", kDeadLetterDestinations}};
 constexpr MetricLabel kReconcileOutcomeLabels[] = {{"outcome", kReconcileOutcomes}};
 constexpr MetricLabel kReconcileErrorLabels[] = {{"error", kReconcileErrors}};
+constexpr MetricLabel kUiRequestLabels[] = {{"route", kUiRoutes}, {"status", kUiStatuses}};
+constexpr MetricLabel kUiApiLabels[] = {{"route", kUiApiRoutes}};
 
 using M = MetricId;
 constexpr MetricSpec kCatalog[] = {
@@ -274,6 +281,11 @@ constexpr MetricSpec kCatalog[] = {
     {M::reconcile_running, "salttap_reconcile_running", gauge, {}, "1 while a pass reads the job cache"},
     {M::reconcile_errors, "salttap_reconcile_errors_total", counter, kReconcileErrorLabels,
      "Passes that could not read the job cache, and failed writes of the coverage record"},
+
+    {M::ui_requests, "salttap_ui_requests_total", counter, kUiRequestLabels,
+     "Requests to the job browser (/ui/), by route and HTTP status"},
+    {M::ui_api_request_duration_seconds, "salttap_ui_api_request_duration_seconds", histogram, kUiApiLabels,
+     "Time to answer a job browser API call (the engine's searches included), by route", kUiLatencyBuckets},
 };
 
 // The table is indexed by MetricId: one row per id, in enum order.
@@ -294,6 +306,8 @@ std::string_view to_string(MetricType type) {
       return "gauge";
     case summary:
       return "summary";
+    case histogram:
+      return "histogram";
   }
   throw std::invalid_argument("unknown MetricType");
 }

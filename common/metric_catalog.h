@@ -6,7 +6,7 @@
 // documents the same table; tests/unit/metric_catalog_test.cpp checks that the
 // two agree and that every name follows the scheme:
 //   salttap_<component>_<what>[_<unit>][_total]
-// component: build, config, tap, correlator, alerting, indexer, spool, reconcile; units
+// component: build, config, tap, correlator, alerting, indexer, spool, reconcile, ui; units
 // in base units (seconds, bytes); counters, and only counters, end in _total.
 
 #include <cstddef>
@@ -16,7 +16,8 @@
 
 namespace salttap {
 
-enum class MetricType : std::uint8_t { counter, gauge, summary };  // summary: _sum and _count, no quantiles
+// summary: _sum and _count, no quantiles; histogram: _bucket{le=...} (cumulative), _sum and _count
+enum class MetricType : std::uint8_t { counter, gauge, summary, histogram };
 std::string_view to_string(MetricType type);
 
 // One per metric family, in the order of the table (and of /metrics).
@@ -106,8 +107,11 @@ enum class MetricId : std::uint8_t {
   reconcile_jobs,
   reconcile_running,
   reconcile_errors,
+  // ui (the job browser: `ui`, and `run` under /ui/)
+  ui_requests,
+  ui_api_request_duration_seconds,
 };
-inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(MetricId::reconcile_errors) + 1;
+inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(MetricId::ui_api_request_duration_seconds) + 1;
 
 struct MetricLabel {
   std::string_view name;
@@ -123,6 +127,7 @@ struct MetricSpec {
   MetricType type;
   std::span<const MetricLabel> labels;  // in the order a publisher gives their values
   std::string_view help;
+  std::span<const double> buckets = {};  // histograms: the upper bounds, ascending (+Inf implied)
 };
 
 std::span<const MetricSpec> metric_catalog();

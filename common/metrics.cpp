@@ -30,15 +30,25 @@ std::string render_labels(const MetricSpec& spec, Metrics::LabelValues values) {
 }  // namespace
 
 void Metrics::counter(MetricId id, LabelValues labels, std::uint64_t value) {
-  set(id, MetricType::counter, labels, {.value = static_cast<double>(value)});
+  set(id, MetricType::counter, labels, {.value = static_cast<double>(value), .count = 0, .buckets = {}});
 }
 
 void Metrics::gauge(MetricId id, LabelValues labels, double value) {
-  set(id, MetricType::gauge, labels, {.value = value});
+  set(id, MetricType::gauge, labels, {.value = value, .count = 0, .buckets = {}});
 }
 
 void Metrics::summary(MetricId id, double sum, std::uint64_t count) {
-  set(id, MetricType::summary, {}, {.value = sum, .count = count});
+  set(id, MetricType::summary, {}, {.value = sum, .count = count, .buckets = {}});
+}
+
+void Metrics::histogram(MetricId id, LabelValues labels, std::span<const std::uint64_t> buckets, double sum,
+                        std::uint64_t count) {
+  const MetricSpec& spec = metric_spec(id);
+  if (buckets.size() != spec.buckets.size())
+    throw std::logic_error(fmt::format("metric {}: {} bucket counts given, {} bounds declared", spec.name,
+                                       buckets.size(), spec.buckets.size()));
+  set(id, MetricType::histogram, labels,
+      {.value = sum, .count = count, .buckets = std::vector<std::uint64_t>(buckets.begin(), buckets.end())});
 }
 
 void Metrics::set(MetricId id, MetricType type, LabelValues labels, Sample sample) {
@@ -58,7 +68,15 @@ std::string Metrics::render() const {
     const MetricSpec& spec = metric_spec(id);
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", spec.name, spec.help, spec.name, to_string(spec.type));
     for (const auto& [labels, s] : samples) {
-      if (spec.type == MetricType::summary) {
+      if (spec.type == MetricType::histogram) {
+        // le goes last among the labels: `{route="x",le="0.5"}`.
+        const std::string open = labels.empty() ? "{" : labels.substr(0, labels.size() - 1) + ",";
+        for (std::size_t i = 0; i < spec.buckets.size(); ++i)
+          out += fmt::format("{}_bucket{}le=\"{}\"}} {}\n", spec.name, open, spec.buckets[i], s.buckets[i]);
+        out += fmt::format("{}_bucket{}le=\"+Inf\"}} {}\n", spec.name, open, s.count);
+        out += fmt::format("{}_sum{} {}\n", spec.name, labels, s.value);
+        out += fmt::format("{}_count{} {}\n", spec.name, labels, s.count);
+      } else if (spec.type == MetricType::summary) {
         out += fmt::format("{}_sum{} {}\n", spec.name, labels, s.value);
         out += fmt::format("{}_count{} {}\n", spec.name, labels, s.count);
       } else {

@@ -8,8 +8,10 @@
 #include <initializer_list>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/metric_catalog.h"
 
@@ -29,13 +31,18 @@ class Metrics {
   void gauge(MetricId id, LabelValues labels, double value);
   // A summary without quantiles: <name>_sum and <name>_count.
   void summary(MetricId id, double sum, std::uint64_t count);
+  // A histogram: `buckets[i]` observations at or below the catalog's i-th
+  // bound (cumulative, one per declared bound; +Inf is `count`).
+  void histogram(MetricId id, LabelValues labels, std::span<const std::uint64_t> buckets, double sum,
+                 std::uint64_t count);
 
   std::string render() const;  // text format 0.0.4, in catalog order
 
  private:
   struct Sample {
     double value = 0;
-    std::uint64_t count = 0;  // summaries only
+    std::uint64_t count = 0;             // summaries and histograms
+    std::vector<std::uint64_t> buckets;  // histograms only
   };
   void set(MetricId id, MetricType type, LabelValues labels, Sample sample);
 

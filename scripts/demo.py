@@ -19,6 +19,7 @@ started (by PID) on exit; Ctrl-C ends it.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -151,6 +152,12 @@ def main() -> int:
                 time.sleep(MISSING_AFTER + 3)
                 report(engine.url, jids)
                 history(salttap, config, jids)
+                ui = re.search(r"job browser is at (\S+)", (work / "run.log").read_text(errors="replace"))
+                say("the job browser (salttap run serves it beside /metrics): "
+                    + (ui.group(1) if ui else "not served; see build/demo/run.log"))
+                if ui:
+                    print(f"   {ui.group(1)}?status=failed   the failed jobs", flush=True)
+                    print(f"   {ui.group(1)}alerts            the alerts", flush=True)
                 say("salttap keeps running (Ctrl-C to stop)")
                 deadline = None if args.seconds is None else time.monotonic() + args.seconds
                 while deadline is None or time.monotonic() < deadline:

@@ -22,6 +22,7 @@
 #include "service/run_command.h"
 #include "service/setup_command.h"
 #include "service/text_table.h"
+#include "service/ui_command.h"
 #include "service/watch_command.h"
 
 namespace salttap::service {
@@ -237,6 +238,17 @@ int run_cli(int argc, char** argv) {
       ->capture_default_str();
   add_engine_options(*minions_cmd, minions_output.format);
 
+  UiOptions ui;
+  auto* ui_cmd = app.add_subcommand(
+      "ui", "The job browser: jobs, a job's minions, minions, alerts, from Elasticsearch / OpenSearch (docs/ui.md)");
+  ui_cmd->add_option("--listen", ui.listen, "HOST:PORT to serve /ui/ on (default: ui.listen, 127.0.0.1:9109)");
+  ui_cmd->add_option("--config", config_path,
+                     "salttap config file (YAML): its indexer: section (else the master config's elasticsearch: "
+                     "block) and ui: section");
+  ui_cmd->add_option("--master-config", history_master_config, "The salt-master's config (its elasticsearch: block)")
+      ->capture_default_str()
+      ->each([&](const std::string&) { history_master_config_given = true; });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -344,6 +356,16 @@ int run_cli(int argc, char** argv) {
       if (show_cmd->parsed()) return show_job(*http, ix.documents.layout, show_jid, prepared(show_output), stdout);
       if (jobs_cmd->parsed()) return list_jobs(*http, ix.documents.layout, query, prepared(jobs_output), stdout);
       return list_minions(*http, ix.documents.layout, since, prepared(minions_output), stdout);
+    }
+    if (ui_cmd->parsed()) {
+      if (config.master_config && !history_master_config_given) {
+        history_master_config = *config.master_config;
+        history_master_config_given = true;
+      }
+      ui.config = config;
+      ui.master_config = history_master_config;
+      ui.master_config_given = history_master_config_given;
+      return run_ui(ui);
     }
     if (setup_cmd->parsed()) {
       use_master_config(setup_bus);

@@ -88,6 +88,23 @@ void load_checkpoint(const YAML::Node& n, Config& c) {
   c.checkpoint.interval = std::chrono::milliseconds(static_cast<long>(interval * 1000));
 }
 
+void load_ui(const YAML::Node& n, Config& c) {
+  only_keys(n, "ui", {"enabled", "listen", "username", "password", "password_file"});
+  if (!n) return;
+  auto& u = c.ui;
+  u.enabled = get<bool>(n, "enabled", "ui", true);
+  u.listen = get<std::string>(n, "listen", "ui", u.listen);
+  u.username = get<std::string>(n, "username", "ui", "");
+  u.password = get<std::string>(n, "password", "ui", "");
+  u.password_file = get<std::string>(n, "password_file", "ui", "");
+  if (u.listen.rfind(':') == std::string::npos) throw ConfigError("ui.listen: expected HOST:PORT");
+  if (!u.password.empty() && !u.password_file.empty())
+    throw ConfigError("ui: password and password_file: give one of them");
+  if (u.username.empty() != (u.password.empty() && u.password_file.empty()))
+    throw ConfigError("ui: username needs a password (or password_file), and a password a username");
+  if (u.username.find(':') != std::string::npos) throw ConfigError("ui.username: must not contain ':'");
+}
+
 }  // namespace
 
 std::filesystem::path checkpoint_path(const Config& config) {
@@ -112,7 +129,7 @@ Config load_config(const std::string& path) {
     if (root.IsNull()) return c;
     only_keys(root, "top level",
               {"master_config", "master_id", "correlator", "audit", "redaction", "alerts", "checkpoint", "reconcile",
-               "indexer", "elasticsearch"});
+               "indexer", "elasticsearch", "ui"});
     if (root["master_config"]) c.master_config = root["master_config"].as<std::string>();
     c.master_id = get<std::string>(root, "master_id", "master_id", "");
     load_correlator(root["correlator"], c);
@@ -128,6 +145,7 @@ Config load_config(const std::string& path) {
     load_alerts(root["alerts"], c);
     load_reconcile(root["reconcile"], c);
     load_checkpoint(root["checkpoint"], c);
+    load_ui(root["ui"], c);
     // The returner block first: salttap's own section refines it.
     apply_returner_block(root["elasticsearch"], c.indexer);
     apply_indexer_section(root["indexer"], c.indexer);

@@ -37,6 +37,10 @@
 //     overlap_seconds: 5
 //     state_interval_seconds: 10
 //     max_spool_pending: 20000
+//   ui:                                 the job browser (docs/ui.md)
+//     enabled: true                     `run` serves it under /ui/ on its metrics listener
+//     listen: 127.0.0.1:9109            `salttap ui`'s address (--listen overrides)
+//     username: ""                      basic auth, with password or password_file; none: open
 //   indexer: {...}                      service/indexer_config.h
 //   elasticsearch: {...}                Salt's returner block, accepted as is (indexer_config.h)
 
@@ -75,6 +79,15 @@ struct ReconcileConfig {
   std::uint64_t max_spool_pending = 20'000;       // cache documents wait while the spool holds more
 };
 
+// `ui:` - the job browser (service/ui_service.h, docs/ui.md).
+struct UiConfig {
+  bool enabled = true;
+  std::string listen = "127.0.0.1:9109";
+  std::string username;
+  std::string password;                 // given inline
+  std::filesystem::path password_file;  // read at start (its first line)
+};
+
 struct Config {
   std::optional<std::string> master_config;
   std::string master_id;
@@ -88,6 +101,7 @@ struct Config {
   CheckpointConfig checkpoint;
   indexer::IndexerConfig indexer = default_indexer_config();
   ReconcileConfig reconcile;
+  UiConfig ui;
 };
 
 // Where `run` keeps its checkpoint: checkpoint.path, else

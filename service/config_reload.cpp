@@ -30,6 +30,10 @@ std::vector<std::string> restart_only_changes(const Config& a, const Config& b) 
     return std::tie(r.enabled, r.overlap, r.state_interval, r.max_spool_pending);
   };
   d.check("reconcile", reconcile(a.reconcile), reconcile(b.reconcile));
+  const auto ui = [](const UiConfig& u) {
+    return std::tie(u.enabled, u.listen, u.username, u.password, u.password_file);
+  };
+  d.check("ui", ui(a.ui), ui(b.ui));
 
   const indexer::IndexerConfig& x = a.indexer;
   const indexer::IndexerConfig& y = b.indexer;

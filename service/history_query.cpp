@@ -115,7 +115,7 @@ void sort_by(Writer& w, std::string_view field, std::string_view order) {
   string(w, order);
   // Returns of a missing minion and jobs in old indices may lack the field.
   key(w, "unmapped_type");
-  string(w, field.ends_with("_at") ? "date" : "keyword");
+  string(w, field.ends_with("_at") || field == "@timestamp" ? "date" : "keyword");
   w.EndObject();
   w.EndObject();
   w.EndArray();
@@ -181,7 +181,7 @@ std::string returns_of_job_body(std::string_view jid, std::string_view master) {
   return out;
 }
 
-std::string minions_page_body(std::optional<Micros> since, std::string_view after_key) {
+std::string minions_page_body(std::optional<Micros> since, std::string_view after_key, std::string_view minion) {
   std::string out;
   json::StringOut sink{out};
   Writer w(sink);
@@ -197,7 +197,11 @@ std::string minions_page_body(std::optional<Micros> since, std::string_view afte
   w.Int(0);
   key(w, "track_total_hits");
   w.Bool(false);
-  if (since) filtered_query(w, [&] { time_range(w, "job_started_at", since, std::nullopt); });
+  if (since || !minion.empty())
+    filtered_query(w, [&] {
+      if (since) time_range(w, "job_started_at", since, std::nullopt);
+      if (!minion.empty()) term(w, "minion", minion);
+    });
   key(w, "aggs");
   w.StartObject();
   key(w, "minions");
@@ -261,6 +265,50 @@ std::string minions_page_body(std::optional<Micros> since, std::string_view afte
   w.EndObject();
   w.EndObject();
   w.EndObject();
+  w.EndObject();
+  return out;
+}
+
+std::string returns_of_minion_body(std::string_view minion, std::optional<Micros> since, std::size_t limit) {
+  std::string out;
+  json::StringOut sink{out};
+  Writer w(sink);
+  w.StartObject();
+  key(w, "size");
+  w.Uint64(limit);
+  key(w, "track_total_hits");
+  w.Bool(false);
+  // The whole return stays in _source; a page of them needs only what a row shows.
+  key(w, "_source");
+  w.StartObject();
+  key(w, "excludes");
+  w.StartArray();
+  for (const auto field : {"return", "return_text", "return_flat", "fun_args"}) string(w, field);
+  w.EndArray();
+  w.EndObject();
+  sort_by(w, "job_started_at", "desc");
+  filtered_query(w, [&] {
+    term(w, "minion", minion);
+    if (since) time_range(w, "job_started_at", since, std::nullopt);
+  });
+  w.EndObject();
+  return out;
+}
+
+std::string alerts_search_body(std::optional<Micros> since, std::string_view kind, std::size_t limit) {
+  std::string out;
+  json::StringOut sink{out};
+  Writer w(sink);
+  w.StartObject();
+  key(w, "size");
+  w.Uint64(limit);
+  key(w, "track_total_hits");
+  w.Bool(false);
+  sort_by(w, "@timestamp", "desc");
+  filtered_query(w, [&] {
+    if (!kind.empty()) term(w, "kinds", kind);
+    if (since) time_range(w, "@timestamp", since, std::nullopt);
+  });
   w.EndObject();
   return out;
 }

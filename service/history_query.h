@@ -45,7 +45,13 @@ std::string job_by_jid_body(std::string_view jid);
 std::string returns_of_job_body(std::string_view jid, std::string_view master);
 // One page of per-minion counts over the returns of jobs started at or after
 // `since`: a composite aggregation on minion, continued after `after_key`
-// (the previous page's after_key object as JSON; empty: the first page).
-std::string minions_page_body(std::optional<Micros> since, std::string_view after_key);
+// (the previous page's after_key object as JSON; empty: the first page);
+// `minion` non-empty: that minion's returns only.
+std::string minions_page_body(std::optional<Micros> since, std::string_view after_key, std::string_view minion = {});
+// One minion's returns of jobs started at or after `since`, newest job first.
+std::string returns_of_minion_body(std::string_view minion, std::optional<Micros> since, std::size_t limit);
+// Alerts raised at or after `since`, newest first; `kind` non-empty: those
+// with that kind among their kinds (failed, missing, risky).
+std::string alerts_search_body(std::optional<Micros> since, std::string_view kind, std::size_t limit);
 
 }  // namespace salttap::service

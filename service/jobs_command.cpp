@@ -187,23 +187,35 @@ int list_jobs(indexer::HttpClient& http, const indexer::IndexLayout& layout, con
   return kHistoryOk;
 }
 
+Result<std::optional<JobDetail>, SearchError> fetch_job(indexer::HttpClient& http, const indexer::IndexLayout& layout,
+                                                        const std::string& jid) {
+  auto found = parse_job_hits(search(http, layout, "jobs", job_by_jid_body(jid)));
+  if (!found) return found.error();
+  Hits<JobRow>& jobs = found.value();
+  if (jobs.rows.empty()) return std::optional<JobDetail>{};
+  JobDetail detail;
+  detail.masters = jobs.rows.size();
+  detail.job = std::move(jobs.rows.front());
+  auto answered = parse_return_hits(search(http, layout, "returns", returns_of_job_body(jid, detail.job.master)));
+  if (!answered && answered.error().problem != SearchProblem::no_indices) return answered.error();
+  if (answered) detail.returns = std::move(answered).value();
+  return std::optional<JobDetail>{std::move(detail)};
+}
+
 int show_job(indexer::HttpClient& http, const indexer::IndexLayout& layout, const std::string& jid,
              const HistoryOutput& output, std::FILE* out) {
-  const auto found = parse_job_hits(search(http, layout, "jobs", job_by_jid_body(jid)));
+  const auto found = fetch_job(http, layout, jid);
   if (!found) return report("jobs show", found.error());
-  const Hits<JobRow>& jobs = found.value();
-  if (jobs.rows.empty()) {
+  if (!found.value()) {
     log::error("jobs show: no job {} in the engine", jid);
     return kHistoryJobUnknown;
   }
-  if (jobs.rows.size() > 1)
-    log::warn("jobs show: {} masters ran a job {}; showing {}'s (the newest)", jobs.rows.size(), jid,
-              or_dash(jobs.rows.front().master));
-  const JobRow& job = jobs.rows.front();
-  auto answered = parse_return_hits(search(http, layout, "returns", returns_of_job_body(jid, job.master)));
-  // A job whose returns index does not exist yet has no returns, nothing worse.
-  if (!answered && answered.error().problem != SearchProblem::no_indices) return report("jobs show", answered.error());
-  const Hits<ReturnRow> returns = answered ? std::move(answered).value() : Hits<ReturnRow>{};
+  const JobDetail& detail = *found.value();
+  const JobRow& job = detail.job;
+  if (detail.masters > 1)
+    log::warn("jobs show: {} masters ran a job {}; showing {}'s (the newest)", detail.masters, jid,
+              or_dash(job.master));
+  const Hits<ReturnRow>& returns = detail.returns;
   if (returns.total > returns.rows.size())
     log::warn("jobs show: {} of the job's {} returns shown (one page of the engine's at most)", returns.rows.size(),
               returns.total);

@@ -14,8 +14,8 @@
 
 namespace salttap::service {
 
-int list_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout, std::optional<Micros> since,
-                 const HistoryOutput& output, std::FILE* out) {
+Result<std::vector<MinionRow>, SearchError> fetch_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout,
+                                                          std::optional<Micros> since, std::string_view minion) {
   std::map<std::string, MinionRow> minions;  // a minion a page repeats is counted once
   std::string after;
   // An engine that keeps sending new after_keys with pages would never let
@@ -26,8 +26,8 @@ int list_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout, 
       log::warn("minions: stopped after {} pages of {} minions; the counts are of those", kMaxPages, kMinionPageSize);
       break;
     }
-    const auto answered = parse_minion_page(search(http, layout, "returns", minions_page_body(since, after)));
-    if (!answered) return report("minions", answered.error());
+    const auto answered = parse_minion_page(search(http, layout, "returns", minions_page_body(since, after, minion)));
+    if (!answered) return answered.error();
     const MinionPage& page = answered.value();
     for (const auto& row : page.rows) minions[row.minion] = row;
     if (page.after_key.empty() || page.after_key == after) break;
@@ -41,6 +41,14 @@ int list_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout, 
     if (a.failed + a.missing != b.failed + b.missing) return a.failed + a.missing > b.failed + b.missing;
     return a.jobs > b.jobs;
   });
+  return rows;
+}
+
+int list_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout, std::optional<Micros> since,
+                 const HistoryOutput& output, std::FILE* out) {
+  const auto fetched = fetch_minions(http, layout, since);
+  if (!fetched) return report("minions", fetched.error());
+  const std::vector<MinionRow>& rows = fetched.value();
   if (output.format == "json") {
     for (const auto& m : rows) {
       std::string line;

@@ -5,13 +5,22 @@
 
 #include <cstdio>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 #include "indexer/http_client.h"
 #include "indexer/index_layout.h"
 #include "service/history_search.h"
+#include "service/search_response.h"
 
 namespace salttap::service {
+
+// Every minion with returns of jobs started at or after `since` (all
+// composite pages), flaky first: most failed or missing returns, then the
+// most jobs. `minion` non-empty: that minion only (an exact id).
+Result<std::vector<MinionRow>, SearchError> fetch_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout,
+                                                          std::optional<Micros> since, std::string_view minion = {});
 
 int list_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout, std::optional<Micros> since,
                  const HistoryOutput& output, std::FILE* out);

@@ -27,6 +27,7 @@
 #include "service/reconciler.h"
 #include "service/signals.h"
 #include "service/systemd_notifier.h"
+#include "service/ui_command.h"
 #include "tap/event_source.h"
 #include "tap/tap_metrics.h"
 
@@ -94,10 +95,23 @@ int run_daemon(const RunOptions& options) {
   tap::EventSourcePtr source = tap::make_event_source(reader_options, queue);
 
   Metrics metrics;
+  // The job browser under /ui/ beside /metrics; never beyond this host without a password.
+  std::unique_ptr<UiService> ui;
+  if (cfg.ui.enabled && !options.metrics_listen.empty()) {
+    if (cfg.ui.username.empty() && !loopback_listen(options.metrics_listen))
+      log::warn("run: the job browser is off: {} is beyond this host and ui: sets no username and password",
+                options.metrics_listen);
+    else
+      ui = make_ui_service(cfg.indexer, cfg.ui, clock, false);
+  }
   std::unique_ptr<MetricsServer> metrics_server;
   if (!options.metrics_listen.empty())
     metrics_server = std::make_unique<MetricsServer>(
-        options.metrics_listen, metrics, [&] { return source->stats().connected.load() && indexer.setup_done(); });
+        options.metrics_listen, metrics, [&] { return source->stats().connected.load() && indexer.setup_done(); },
+        ui ? ui->handler() : WebHandler{});
+  if (ui && metrics_server)
+    log::info("run: the job browser is at http://{}:{}/ui/",
+              options.metrics_listen.substr(0, options.metrics_listen.rfind(':')), metrics_server->port());
 
   std::unique_ptr<ReconcileStateFile> coverage;
   std::unique_ptr<Reconciler> reconciler;
@@ -163,6 +177,7 @@ int run_daemon(const RunOptions& options) {
     outlets.publish(metrics, pipeline.alerts());
     indexer::publish_document_metrics(metrics, pipeline.documents().stats());
     indexer.publish(metrics);
+    if (ui) ui->metrics().publish(metrics);
     if (checkpoint) publish_checkpoint_metrics(metrics, checkpoint->file().stats());
     if (reconciler)
       publish_reconcile_metrics(metrics, reconciler->counts(), reconciler->backfill_counts(), reconciler->cache_stats(),

@@ -4,7 +4,8 @@ salttap taps the lab's bus and ships into the engine; the test fires real jobs (
 a failing state run, a risky `rm -rf` on every minion, a ping with minion-b stopped) and
 polls the engine until the documents are searchable: job status per jid, one return per
 minion per job (the stopped one `missing`), the failed / missing / risky alerts, and
-/metrics showing an empty spool. Then SIGTERM: salttap exits 0 with nothing left to ship.
+/metrics showing an empty spool, and the job browser on the same listener showing the failed
+job's minions and the alerts. Then SIGTERM: salttap exits 0 with nothing left to ship.
 
 One Salt version: the newest of SALTTAP_SALT_VERSIONS (conftest.py).
 
@@ -231,6 +232,19 @@ def test_jobs_indexed_end_to_end(lab, salttap_bin, opensearch, tmp_path, request
         assert metric(text, "salttap_indexer_setup_done") == 1, text
         dead = search(url, "salt-deadletter-*", {"match_all": {}})
         assert dead == [], dead
+
+        # ---- the job browser, served by run beside /metrics, answers from the same engine
+        status, page = call(f"{metrics}/ui/")
+        assert status == 200 and "/ui/static/app.js" in page, (status, page[:500])
+        status, shown = call(f"{metrics}/ui/api/jobs/{failed}")
+        assert status == 200, shown
+        assert shown["job"]["status"] == "failed" and shown["job"]["states"]["failed"] == 4, shown["job"]
+        assert {r["minion"]: r["status"] for r in shown["returns"]} == {m: "failed" for m in MINIONS}, shown
+        assert all(r["failed_states"] for r in shown["returns"]), shown["returns"]
+        status, listed = call(f"{metrics}/ui/api/alerts?since=all")
+        assert status == 200 and set(want_alert) <= {a["jid"] for a in listed["alerts"]}, listed
+        status, text = call(f"{metrics}/metrics")
+        assert metric(text, 'salttap_ui_requests_total{route="api_job",status="200"}') is not None, text[-2000:]
 
         # ---- SIGTERM: exits 0, nothing waiting in the spool when it stops or after
         tap.proc.send_signal(signal.SIGTERM)

@@ -110,7 +110,7 @@ std::map<std::string, Row> documented_metrics() {
 
 TEST(MetricCatalog, NamesFollowTheScheme) {
   static const std::regex kName(
-      "salttap_(build|config|tap|correlator|alerting|indexer|spool|reconcile)_[a-z0-9]+(_[a-z0-9]+)*");
+      "salttap_(build|config|tap|correlator|alerting|indexer|spool|reconcile|ui)_[a-z0-9]+(_[a-z0-9]+)*");
   static const std::regex kLabel("[a-z]+(_[a-z]+)*");
   static const std::regex kValue("[a-z0-9]+(_[a-z0-9]+)*");
   std::set<std::string_view> names;
@@ -120,10 +120,15 @@ TEST(MetricCatalog, NamesFollowTheScheme) {
     EXPECT_TRUE(names.insert(spec.name).second) << name << " declared twice";
     EXPECT_EQ(spec.type == MetricType::counter, name.ends_with("_total"))
         << name << ": counters, and only counters, end in _total";
-    EXPECT_FALSE(name.ends_with("_sum") || name.ends_with("_count")) << name << ": reserved for summaries";
-    if (spec.type == MetricType::summary) {
-      EXPECT_TRUE(name.ends_with("_seconds")) << name << ": a summary of seconds";
+    EXPECT_FALSE(name.ends_with("_sum") || name.ends_with("_count") || name.ends_with("_bucket"))
+        << name << ": reserved for summaries and histograms";
+    if (spec.type == MetricType::summary || spec.type == MetricType::histogram) {
+      EXPECT_TRUE(name.ends_with("_seconds")) << name << ": a summary or histogram of seconds";
     }
+    EXPECT_EQ(spec.type == MetricType::histogram, !spec.buckets.empty()) << name << ": buckets are a histogram's";
+    for (std::size_t i = 1; i < spec.buckets.size(); ++i)
+      EXPECT_LT(spec.buckets[i - 1], spec.buckets[i]) << name << ": bucket bounds ascend";
+    for (const MetricLabel& label : spec.labels) EXPECT_NE(label.name, "le") << name << ": le is the histogram's";
     for (const char* unit : {"_milliseconds", "_ms", "_kib", "_mib", "_kb", "_mb"})
       EXPECT_EQ(name.find(unit), std::string::npos) << name << ": base units only (seconds, bytes)";
     EXPECT_FALSE(spec.help.empty()) << name;

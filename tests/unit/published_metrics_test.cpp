@@ -22,6 +22,7 @@
 #include "service/checkpoint_file.h"
 #include "service/config_reload.h"
 #include "service/reconciler.h"
+#include "service/ui_metrics.h"
 #include "tap/tap_metrics.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/fake_steady_time.h"
@@ -97,6 +98,8 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   const indexer::IndexerService service(
       config, time, [] { return 0.5; }, engine.factory());  // never started
   service.publish(m);
+  const service::UiMetrics ui;
+  ui.publish(m);
 
   const auto published = samples_of(m.render());
   std::set<std::string> declared;
@@ -106,6 +109,17 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
       declared.insert(name + "_sum");
       declared.insert(name + "_count");
       EXPECT_TRUE(published.contains(name + "_sum") && published.contains(name + "_count")) << name;
+      continue;
+    }
+    if (spec.type == MetricType::histogram) {
+      // Each label set has its _sum and _count, and one _bucket per bound and +Inf.
+      for (const char* suffix : {"_sum", "_count"}) {
+        declared.insert(name + suffix);
+        EXPECT_EQ(published.at(name + suffix), every_label_set(spec)) << name << suffix;
+      }
+      declared.insert(name + "_bucket");
+      EXPECT_EQ(published.at(name + "_bucket").size(), every_label_set(spec).size() * (spec.buckets.size() + 1))
+          << name;
       continue;
     }
     declared.insert(name);

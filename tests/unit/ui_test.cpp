@@ -1,0 +1,478 @@
+// The job browser without a browser or an engine: routing of every /ui/
+// path, the JSON API against a fake engine (the searches it sends, what it
+// answers, every engine problem), basic auth (constant-time compare, every
+// malformed header refused), the service's answers (pages, assets, 401,
+// 405, hardening headers) and the metrics it counts.
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/pointer.h>
+
+#include "common/clock.h"
+#include "common/metrics.h"
+#include "common/text.h"
+#include "service/internal/embedded_ui.h"
+#include "service/ui_api.h"
+#include "service/ui_auth.h"
+#include "service/ui_router.h"
+#include "service/ui_service.h"
+#include "tests/support/fake_http.h"
+
+namespace salttap::service {
+namespace {
+
+using testing::FakeHttp;
+
+constexpr Micros kNow = 1'764'445'535'000'000;  // 2025-11-29T19:45:35Z
+
+rapidjson::Document parse(const std::string& body) {
+  rapidjson::Document d;
+  d.Parse(body.c_str());
+  EXPECT_FALSE(d.HasParseError()) << body;
+  return d;
+}
+
+std::string at(const rapidjson::Value& d, const char* pointer) {
+  const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(d);
+  if (!v) return "<absent>";
+  if (v->IsString()) return v->GetString();
+  if (v->IsInt64()) return std::to_string(v->GetInt64());
+  if (v->IsDouble()) return std::to_string(v->GetDouble());
+  if (v->IsNull()) return "null";
+  return "<other>";
+}
+
+std::string hits(const std::vector<std::string>& sources) {
+  std::string out = R"({"took":1,"_shards":{"total":1,"successful":1,"failed":0},"hits":{"total":{"value":)" +
+                    std::to_string(sources.size()) + R"(,"relation":"eq"},"hits":[)";
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    out += (i ? "," : "") + std::string(R"({"_index":"salt-x","_id":"x","_source":)") + sources[i] + "}";
+  return out + "]}}";
+}
+
+const std::string kJobFailed =
+    R"({"jid":"20251129194535000001","status":"failed","fun":"state.apply","tgt":"web*","user":"root",)"
+    R"("started_at":"2025-11-29T19:45:35.000001Z","master":"salt-01","kind":"job","args_text":"[\"fail\"]",)"
+    R"("settled_at":"2025-11-29T19:45:40.000001Z","states":{"total":3,"succeeded":1,"failed":2,"changed":0},)"
+    R"("counts":{"expected":2,"returned":2,"succeeded":1,"failed":1,"missing":0},)"
+    R"("risk":{"level":"medium","reasons":["state_run_without_test"]},)"
+    R"("failed_states":[{"minion":"web1","id":"will_fail","function":"cmd.run","comment":"Command failed"}]})";
+const std::string kReturnFailed =
+    R"({"jid":"20251129194535000001","minion":"web1","fun":"state.apply","status":"failed","retcode":2,)"
+    R"("job_started_at":"2025-11-29T19:45:35.000001Z","reason":"2 failed states",)"
+    R"("return_text":"<script>alert(1)</script>","failed_state_ids":["will_fail"]})";
+const std::string kReturnMissing = R"({"jid":"20251129194535000001","minion":"web2","status":"missing"})";
+const std::string kAlert =
+    R"({"@timestamp":"2025-11-29T19:45:40.000001Z","alert":"failed","kinds":["failed","risky"],)"
+    R"("jid":"20251129194535000001","fun":"state.apply","user":"root","status":"failed","failed":["web1"],)"
+    R"("missing":[],"risk":{"level":"medium"}})";
+
+std::string minions_page(const std::string& minion, int jobs, int failed, int missing) {
+  return R"({"_shards":{"total":1,"successful":1,"failed":0},"aggregations":{"minions":{"buckets":[)"
+         R"({"key":{"minion":")" +
+         minion + R"("},"doc_count":)" + std::to_string(jobs) + R"(,"succeeded":{"doc_count":)" +
+         std::to_string(jobs - failed - missing) + R"(},"failed":{"doc_count":)" + std::to_string(failed) +
+         R"(},"missing":{"doc_count":)" + std::to_string(missing) +
+         R"(},"answered":{"last":{"value_as_string":"2025-11-29T19:45:36.000000Z"}}}]}}})";
+}
+
+const std::string kNoIndex =
+    R"({"error":{"type":"index_not_found_exception","reason":"no such index [salt-jobs-*]"},"status":404})";
+
+// ---- routing ---------------------------------------------------------------
+
+TEST(UiRouter, EveryPathHasItsRoute) {
+  EXPECT_EQ(route_ui("/ui/", false).route, UiRoute::page);
+  EXPECT_EQ(route_ui("/ui/?status=failed", false).route, UiRoute::page);
+  EXPECT_EQ(route_ui("/ui/minions", false).route, UiRoute::page);
+  EXPECT_EQ(route_ui("/ui/alerts?kind=risky", false).route, UiRoute::page);
+  EXPECT_EQ(route_ui("/ui/job/20251129194535000001", false).route, UiRoute::page);
+  EXPECT_EQ(route_ui("/ui/minion/web1", false).route, UiRoute::page);
+  EXPECT_EQ(route_ui("/ui/static/app.js", false).route, UiRoute::asset);
+  EXPECT_EQ(route_ui("/ui/api/jobs", false).route, UiRoute::api_jobs);
+  EXPECT_EQ(route_ui("/ui/api/jobs/123", false).route, UiRoute::api_job);
+  EXPECT_EQ(route_ui("/ui/api/minions?since=1d", false).route, UiRoute::api_minions);
+  EXPECT_EQ(route_ui("/ui/api/minions/web1", false).route, UiRoute::api_minion);
+  EXPECT_EQ(route_ui("/ui/api/alerts", false).route, UiRoute::api_alerts);
+  for (const char* other : {"/ui/nope", "/ui/job/", "/ui/job/a/b", "/ui/api/jobs/a/b", "/ui/static/", "/ui/api",
+                            "/ui/api/", "/ui/static/../x"})
+    EXPECT_EQ(route_ui(other, false).route, UiRoute::other) << other;
+}
+
+TEST(UiRouter, RedirectsToTheSlashedRoot) {
+  EXPECT_EQ(route_ui("/ui", false).route, UiRoute::redirect);
+  EXPECT_EQ(route_ui("/ui", false).location, "/ui/");
+  EXPECT_EQ(route_ui("/", true).route, UiRoute::redirect);
+  EXPECT_EQ(route_ui("/", false).route, UiRoute::other);
+}
+
+TEST(UiRouter, DecodesArgumentsAndQueries) {
+  const UiTarget t = route_ui("/ui/api/minions/web%2F1%20a?since=1d&fun=state.%2A&user=a+b&flag&x=%zz", false);
+  EXPECT_EQ(t.route, UiRoute::api_minion);
+  EXPECT_EQ(t.argument, "web/1 a");  // an escaped '/' stays in its segment
+  EXPECT_EQ(t.query.at("since"), "1d");
+  EXPECT_EQ(t.query.at("fun"), "state.*");
+  EXPECT_EQ(t.query.at("user"), "a b");
+  EXPECT_EQ(t.query.at("flag"), "");
+  EXPECT_EQ(t.query.at("x"), "%zz");  // a bad escape stays as it is
+  EXPECT_EQ(percent_decode("%4", false), "%4");
+  EXPECT_EQ(percent_decode("a+b", false), "a+b");
+}
+
+// ---- auth -------------------------------------------------------------------
+
+TEST(UiAuth, ConstantTimeEqualIsEquality) {
+  EXPECT_TRUE(constant_time_equal("", ""));
+  EXPECT_TRUE(constant_time_equal("secret", "secret"));
+  EXPECT_FALSE(constant_time_equal("secret", "secreT"));
+  EXPECT_FALSE(constant_time_equal("secret", "secret2"));
+  EXPECT_FALSE(constant_time_equal("secret", ""));
+  EXPECT_FALSE(constant_time_equal(std::string("a\0b", 3), "a"));
+}
+
+TEST(UiAuth, OpenWithoutAUsername) {
+  const UiAuth open;
+  EXPECT_FALSE(open.required());
+  EXPECT_TRUE(open.allows(""));
+  EXPECT_TRUE(open.allows("Basic garbage"));
+}
+
+TEST(UiAuth, BasicCredentialsOnly) {
+  const UiAuth auth("admin", "s3cr:et");
+  EXPECT_TRUE(auth.required());
+  EXPECT_TRUE(auth.allows("Basic " + base64_encode("admin:s3cr:et")));  // a password may hold ':'
+  EXPECT_TRUE(auth.allows("basic  " + base64_encode("admin:s3cr:et") + " "));
+  for (const std::string& bad :
+       {std::string(), std::string("Basic"), std::string("Basic "), "Bearer " + base64_encode("admin:s3cr:et"),
+        "Basic " + base64_encode("admin:s3cr"), "Basic " + base64_encode("admin"), "Basic " + base64_encode(":"),
+        "Basic " + base64_encode("Admin:s3cr:et"), "Basic " + base64_encode("admin:s3cr:et "),
+        std::string("Basic !!!!")})
+    EXPECT_FALSE(auth.allows(bad)) << bad;
+}
+
+// ---- the API ----------------------------------------------------------------
+
+TEST(UiApi, JobsSendsTheJobsSearchWithEveryFilter) {
+  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kJobFailed})); });
+  auto client = engine.client();
+  const WebResponse r = ui_api_jobs(
+      *client, {}, {{"status", "failed"}, {"fun", "state.*"}, {"minion", "web1"}, {"user", "root"}, {"since", "1d"}},
+      kNow);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/json; charset=utf-8");
+  const auto requests = engine.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].path, "/salt-jobs-*/_search");
+  const auto q = parse(requests[0].body);
+  EXPECT_EQ(at(q, "/size"), "100");
+  EXPECT_EQ(at(q, "/query/bool/filter/0/term/status/value"), "failed");
+  EXPECT_EQ(at(q, "/query/bool/filter/1/wildcard/fun/value"), "state.*");
+  EXPECT_EQ(at(q, "/query/bool/filter/2/term/user/value"), "root");
+  EXPECT_EQ(at(q, "/query/bool/filter/3/bool/should/0/term/minions.expected/value"), "web1");
+  EXPECT_EQ(at(q, "/query/bool/filter/4/range/started_at/gte"), std::to_string((kNow - 86'400'000'000) / 1000));
+  const auto d = parse(r.body);
+  EXPECT_EQ(at(d, "/jobs/0/jid"), "20251129194535000001");
+  EXPECT_EQ(at(d, "/jobs/0/status"), "failed");
+  EXPECT_EQ(at(d, "/jobs/0/failed"), "1");
+  EXPECT_EQ(at(d, "/jobs/0/expected"), "2");
+  EXPECT_EQ(at(d, "/jobs/0/risk"), "medium");
+  EXPECT_EQ(at(d, "/jobs/1"), "<absent>");
+}
+
+TEST(UiApi, JobsRefusesWhatItCannotRead) {
+  FakeHttp engine;
+  auto client = engine.client();
+  for (const UiQuery& bad : std::vector<UiQuery>{{{"status", "weird"}},
+                                                 {{"since", "yesterday"}},
+                                                 {{"since", "1h"}, {"until", "2h"}},
+                                                 {{"risk", "extreme"}},
+                                                 {{"limit", "0"}},
+                                                 {{"limit", "1001"}},
+                                                 {{"limit", "12abc"}}}) {
+    const WebResponse r = ui_api_jobs(*client, {}, bad, kNow);
+    EXPECT_EQ(r.status, 400) << bad.begin()->first;
+    const auto d = parse(r.body);
+    EXPECT_NE(at(d, "/error"), "<absent>");
+    EXPECT_FALSE(at(d, "/error").starts_with("--")) << at(d, "/error");
+  }
+  EXPECT_TRUE(engine.requests().empty());  // nothing is asked of the engine for a bad filter
+}
+
+TEST(UiApi, EngineProblemsAreA502OrAnEmptyListWithANote) {
+  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(0); });
+  auto client = engine.client();
+  WebResponse r = ui_api_jobs(*client, {}, {}, kNow);
+  EXPECT_EQ(r.status, 502);
+  EXPECT_NE(at(parse(r.body), "/error").find("cannot reach the engine"), std::string::npos) << r.body;
+  engine.set_respond([](const indexer::HttpRequest&) {
+    return FakeHttp::reply(401, R"({"error":{"type":"security_exception","reason":"no"}})");
+  });
+  EXPECT_EQ(ui_api_alerts(*client, {}, {}, kNow).status, 502);
+  engine.set_respond([](const indexer::HttpRequest&) { return FakeHttp::reply(404, kNoIndex); });
+  r = ui_api_jobs(*client, {}, {}, kNow);
+  EXPECT_EQ(r.status, 200);
+  const auto d = parse(r.body);
+  EXPECT_TRUE(d["jobs"].Empty());
+  EXPECT_NE(at(d, "/note").find("no salttap indices"), std::string::npos);
+  engine.set_respond([](const indexer::HttpRequest&) { return FakeHttp::reply(200, "not json"); });
+  EXPECT_EQ(ui_api_minions(*client, {}, {}, kNow).status, 502);
+}
+
+TEST(UiApi, JobShowsEveryMinionWithItsFailedStates) {
+  FakeHttp engine([](const indexer::HttpRequest& req) {
+    if (req.path.starts_with("/salt-jobs-")) return FakeHttp::reply(200, hits({kJobFailed}));
+    return FakeHttp::reply(200, hits({kReturnFailed, kReturnMissing}));
+  });
+  auto client = engine.client();
+  const WebResponse r = ui_api_job(*client, {}, "20251129194535000001");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto requests = engine.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(at(parse(requests[0].body), "/query/bool/filter/0/term/jid"), "20251129194535000001");
+  EXPECT_EQ(requests[1].path, "/salt-returns-*/_search");
+  EXPECT_EQ(at(parse(requests[1].body), "/query/bool/filter/1/term/master"), "salt-01");
+  const auto d = parse(r.body);
+  EXPECT_EQ(at(d, "/job/status"), "failed");
+  EXPECT_EQ(at(d, "/job/args_text"), "[\"fail\"]");
+  EXPECT_EQ(at(d, "/job/settled_at"), "2025-11-29T19:45:40.000001Z");
+  EXPECT_EQ(at(d, "/job/states/failed"), "2");
+  EXPECT_EQ(at(d, "/job/reasons/0"), "state_run_without_test");
+  EXPECT_EQ(at(d, "/job/failed_states/0/id"), "will_fail");
+  EXPECT_EQ(at(d, "/returns/0/minion"), "web1");
+  EXPECT_EQ(at(d, "/returns/0/retcode"), "2");
+  EXPECT_EQ(at(d, "/returns/0/return_text"), "<script>alert(1)</script>");  // JSON; the page shows it as text
+  EXPECT_EQ(at(d, "/returns/0/failed_states/0/comment"), "Command failed");
+  EXPECT_EQ(at(d, "/returns/1/minion"), "web2");
+  EXPECT_EQ(at(d, "/returns/1/status"), "missing");
+  EXPECT_EQ(at(d, "/returns/1/retcode"), "null");
+  EXPECT_EQ(at(d, "/returns/1/failed_states/0"), "<absent>");
+  EXPECT_EQ(at(d, "/returns_total"), "2");
+}
+
+TEST(UiApi, AnUnknownJobIsA404) {
+  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({})); });
+  auto client = engine.client();
+  EXPECT_EQ(ui_api_job(*client, {}, "20251129194535999999").status, 404);
+  engine.set_respond([](const indexer::HttpRequest&) { return FakeHttp::reply(404, kNoIndex); });
+  EXPECT_EQ(ui_api_job(*client, {}, "20251129194535999999").status, 404);
+  EXPECT_EQ(ui_api_job(*client, {}, std::string(300, '1')).status, 400);
+}
+
+TEST(UiApi, MinionsAreFlakyFirstWithAFailureRate) {
+  FakeHttp engine([](const indexer::HttpRequest&) {
+    return FakeHttp::reply(
+        200,
+        R"({"_shards":{"total":1,"successful":1,"failed":0},"aggregations":{"minions":{"buckets":[)"
+        R"({"key":{"minion":"good"},"doc_count":10,"succeeded":{"doc_count":10},"failed":{"doc_count":0},"missing":{"doc_count":0}},)"
+        R"({"key":{"minion":"bad"},"doc_count":4,"succeeded":{"doc_count":1},"failed":{"doc_count":2},"missing":{"doc_count":1}}]}}})");
+  });
+  auto client = engine.client();
+  const WebResponse r = ui_api_minions(*client, {}, {{"since", "all"}}, kNow);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(at(parse(engine.requests().at(0).body), "/query"), "<absent>");  // all: no time filter
+  const auto d = parse(r.body);
+  EXPECT_EQ(at(d, "/minions/0/minion"), "bad");
+  EXPECT_DOUBLE_EQ(d["minions"][0]["failure_rate"].GetDouble(), 0.75);
+  EXPECT_EQ(at(d, "/minions/1/minion"), "good");
+  EXPECT_DOUBLE_EQ(d["minions"][1]["failure_rate"].GetDouble(), 0.0);
+  EXPECT_EQ(ui_api_minions(*client, {}, {{"since", "soon"}}, kNow).status, 400);
+}
+
+TEST(UiApi, MinionHasItsCountsAndItsReturns) {
+  FakeHttp engine([](const indexer::HttpRequest& req) {
+    if (req.body.find("composite") != std::string::npos) return FakeHttp::reply(200, minions_page("web1", 4, 1, 1));
+    return FakeHttp::reply(200, hits({kReturnFailed}));
+  });
+  auto client = engine.client();
+  const WebResponse r = ui_api_minion(*client, {}, "web1", {{"limit", "20"}}, kNow);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto requests = engine.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const auto stats = parse(requests[0].body);
+  EXPECT_EQ(at(stats, "/query/bool/filter/1/term/minion"), "web1");
+  EXPECT_EQ(at(stats, "/query/bool/filter/0/range/job_started_at/gte"),
+            std::to_string((kNow - 7 * 86'400'000'000) / 1000));  // 7 days by default
+  const auto returns = parse(requests[1].body);
+  EXPECT_EQ(at(returns, "/size"), "20");
+  EXPECT_EQ(at(returns, "/query/bool/filter/0/term/minion"), "web1");
+  EXPECT_EQ(at(returns, "/sort/0/job_started_at/order"), "desc");
+  const auto d = parse(r.body);
+  EXPECT_EQ(at(d, "/minion/minion"), "web1");
+  EXPECT_EQ(at(d, "/minion/jobs"), "4");
+  EXPECT_DOUBLE_EQ(d["minion"]["failure_rate"].GetDouble(), 0.5);
+  EXPECT_EQ(at(d, "/returns/0/jid"), "20251129194535000001");
+  EXPECT_EQ(at(d, "/returns/0/fun"), "state.apply");
+  EXPECT_EQ(at(d, "/returns/0/failed_state_ids/0"), "will_fail");
+  EXPECT_EQ(at(d, "/returns/0/return_text"), "<absent>");  // the history needs no outputs
+}
+
+TEST(UiApi, AlertsFilterByKind) {
+  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kAlert})); });
+  auto client = engine.client();
+  const WebResponse r = ui_api_alerts(*client, {}, {{"kind", "risky"}, {"since", "all"}}, kNow);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto requests = engine.requests();
+  EXPECT_EQ(requests.at(0).path, "/salt-alerts-*/_search");
+  const auto q = parse(requests.at(0).body);
+  EXPECT_EQ(at(q, "/query/bool/filter/0/term/kinds"), "risky");
+  EXPECT_EQ(at(q, "/sort/0/@timestamp/order"), "desc");
+  const auto d = parse(r.body);
+  EXPECT_EQ(at(d, "/alerts/0/jid"), "20251129194535000001");
+  EXPECT_EQ(at(d, "/alerts/0/kinds/1"), "risky");
+  EXPECT_EQ(at(d, "/alerts/0/failed/0"), "web1");
+  EXPECT_EQ(ui_api_alerts(*client, {}, {{"kind", "everything"}}, kNow).status, 400);
+}
+
+// ---- the service ------------------------------------------------------------
+
+struct Browser {
+  FakeHttp engine{[](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kJobFailed})); }};
+  ManualClock clock{kNow};
+  UiService ui;
+  explicit Browser(UiAuth auth = {}, bool root_redirect = false)
+      : ui(engine.factory(), indexer::IndexLayout{}, std::move(auth), clock, root_redirect) {}
+  std::optional<WebResponse> get(std::string target, std::string authorization = {}, std::string method = "GET") {
+    return ui.handle(WebRequest{std::move(method), std::move(target), std::move(authorization)});
+  }
+};
+
+std::string header(const WebResponse& r, std::string_view name) {
+  for (const auto& [n, v] : r.headers)
+    if (n == name) return v;
+  return "<absent>";
+}
+
+TEST(UiService, ServesThePageTheAssetsAndTheApi) {
+  Browser b;
+  for (const char* page : {"/ui/", "/ui/job/1", "/ui/minion/web1", "/ui/minions", "/ui/alerts"}) {
+    const auto r = b.get(page);
+    ASSERT_TRUE(r) << page;
+    EXPECT_EQ(r->status, 200) << page;
+    EXPECT_EQ(r->content_type, "text/html; charset=utf-8");
+    EXPECT_NE(r->body.find("/ui/static/app.js"), std::string::npos);
+  }
+  const auto js = b.get("/ui/static/app.js");
+  EXPECT_EQ(js->status, 200);
+  EXPECT_EQ(js->content_type, "text/javascript; charset=utf-8");
+  EXPECT_EQ(b.get("/ui/static/app.css")->content_type, "text/css; charset=utf-8");
+  EXPECT_EQ(b.get("/ui/static/nothing.js")->status, 404);
+  EXPECT_EQ(b.get("/ui/static/index.html")->status, 404);  // the page has its own paths
+  const auto api = b.get("/ui/api/jobs?status=failed");
+  EXPECT_EQ(api->status, 200);
+  EXPECT_EQ(at(parse(api->body), "/jobs/0/jid"), "20251129194535000001");
+  EXPECT_EQ(b.get("/ui/elsewhere")->status, 404);
+  EXPECT_EQ(b.get("/ui")->status, 301);
+  EXPECT_EQ(header(*b.get("/ui"), "Location"), "/ui/");
+}
+
+TEST(UiService, EveryEmbeddedFileIsServedOrIsThePage) {
+  Browser b;
+  ASSERT_FALSE(embedded_ui_files().empty());
+  for (const EmbeddedFile& f : embedded_ui_files()) {
+    if (f.name == "index.html") continue;
+    const auto r = b.get("/ui/static/" + std::string(f.name));
+    EXPECT_EQ(r->status, 200) << f.name;
+    EXPECT_EQ(r->body, f.text);
+  }
+}
+
+TEST(UiService, LeavesOtherPathsAlone) {
+  Browser b;
+  EXPECT_FALSE(b.get("/metrics"));
+  EXPECT_FALSE(b.get("/"));
+  EXPECT_FALSE(b.get("/uix"));
+  Browser standalone({}, true);
+  EXPECT_EQ(standalone.get("/")->status, 301);
+  EXPECT_FALSE(standalone.get("/metrics"));
+}
+
+TEST(UiService, EveryAnswerIsHardened) {
+  Browser b;
+  for (const char* target : {"/ui/", "/ui/static/app.js", "/ui/api/jobs", "/ui/nothing"}) {
+    const auto r = b.get(target);
+    EXPECT_NE(header(*r, "Content-Security-Policy").find("script-src 'self'"), std::string::npos) << target;
+    EXPECT_EQ(header(*r, "Content-Security-Policy").find("unsafe"), std::string::npos) << target;
+    EXPECT_EQ(header(*r, "X-Content-Type-Options"), "nosniff") << target;
+    EXPECT_EQ(header(*r, "X-Frame-Options"), "DENY") << target;
+  }
+}
+
+TEST(UiService, OnlyGetAndHead) {
+  Browser b;
+  const auto post = b.get("/ui/api/jobs", "", "POST");
+  EXPECT_EQ(post->status, 405);
+  EXPECT_EQ(header(*post, "Allow"), "GET, HEAD");
+  const auto head = b.get("/ui/", "", "HEAD");
+  EXPECT_EQ(head->status, 200);
+  EXPECT_TRUE(head->body.empty());
+  EXPECT_TRUE(b.engine.requests().empty());
+}
+
+TEST(UiService, BasicAuthGuardsEverything) {
+  Browser b(UiAuth("admin", "pw"));
+  const std::string good = "Basic " + base64_encode("admin:pw");
+  for (const char* target : {"/ui/", "/ui/static/app.js", "/ui/api/jobs", "/ui/api/jobs/1", "/ui/nothing", "/ui"}) {
+    const auto r = b.get(target);
+    EXPECT_EQ(r->status, 401) << target;
+    EXPECT_EQ(header(*r, "WWW-Authenticate"), UiAuth::kChallenge);
+    EXPECT_EQ(b.get(target, "Basic " + base64_encode("admin:wrong"))->status, 401) << target;
+  }
+  EXPECT_TRUE(b.engine.requests().empty());  // nothing reaches the engine unauthenticated
+  EXPECT_EQ(b.get("/ui/", good)->status, 200);
+  EXPECT_EQ(b.get("/ui/api/jobs", good)->status, 200);
+}
+
+TEST(UiService, CountsRequestsAndTimesApiCalls) {
+  Browser b(UiAuth("admin", "pw"));
+  const std::string good = "Basic " + base64_encode("admin:pw");
+  b.get("/ui/", good);
+  b.get("/ui/", good);
+  b.get("/ui/api/jobs", good);
+  b.get("/ui/api/jobs?status=bogus", good);
+  b.get("/ui/api/alerts");
+  b.get("/ui/api/jobs", good, "DELETE");
+  b.get("/ui/gone", good);
+  EXPECT_EQ(b.ui.metrics().requests(UiRoute::page, 200), 2u);
+  EXPECT_EQ(b.ui.metrics().requests(UiRoute::api_jobs, 200), 1u);
+  EXPECT_EQ(b.ui.metrics().requests(UiRoute::api_jobs, 400), 1u);
+  EXPECT_EQ(b.ui.metrics().requests(UiRoute::api_alerts, 401), 1u);
+  EXPECT_EQ(b.ui.metrics().requests(UiRoute::api_jobs, 405), 1u);
+  EXPECT_EQ(b.ui.metrics().requests(UiRoute::other, 404), 1u);
+  Metrics m;
+  b.ui.metrics().publish(m);
+  const std::string text = m.render();
+  EXPECT_NE(text.find("salttap_ui_requests_total{route=\"page\",status=\"200\"} 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("salttap_ui_api_request_duration_seconds_count{route=\"api_jobs\"} 2\n"), std::string::npos)
+      << text;  // answered calls are timed, refused ones (401, 405) are not
+  EXPECT_NE(text.find("salttap_ui_api_request_duration_seconds_bucket{route=\"api_jobs\",le=\"+Inf\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("salttap_ui_api_request_duration_seconds_count{route=\"api_alerts\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE salttap_ui_api_request_duration_seconds histogram\n"), std::string::npos);
+}
+
+TEST(UiMetrics, HistogramBucketsAreCumulative) {
+  UiMetrics metrics;
+  metrics.api_latency(UiRoute::api_job, 0.001);
+  metrics.api_latency(UiRoute::api_job, 0.2);
+  metrics.api_latency(UiRoute::api_job, 60);
+  metrics.api_latency(UiRoute::page, 1);  // not an API call: not timed
+  Metrics m;
+  metrics.publish(m);
+  const std::string text = m.render();
+  const auto bucket = [](const char* le, int n) {
+    return "salttap_ui_api_request_duration_seconds_bucket{route=\"api_job\",le=\"" + std::string(le) + "\"} " +
+           std::to_string(n) + "\n";
+  };
+  EXPECT_NE(text.find(bucket("0.005", 1)), std::string::npos) << text;
+  EXPECT_NE(text.find(bucket("0.1", 1)), std::string::npos);
+  EXPECT_NE(text.find(bucket("0.25", 2)), std::string::npos);
+  EXPECT_NE(text.find(bucket("10", 2)), std::string::npos);
+  EXPECT_NE(text.find(bucket("+Inf", 3)), std::string::npos);
+  EXPECT_NE(text.find("salttap_ui_api_request_duration_seconds_sum{route=\"api_job\"} 60.201\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace salttap::service
