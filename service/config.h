@@ -36,7 +36,7 @@
 //     enabled: true
 //     overlap_seconds: 5
 //     state_interval_seconds: 10
-//     max_spool_pending: 20000
+//     max_spool_pending: 2000
 //   ui:                                 the job browser (docs/ui.md)
 //     enabled: true                     `run` serves it under /ui/ on its metrics listener
 //     listen: 127.0.0.1:9109            `salttap ui`'s address (--listen overrides)
@@ -76,7 +76,11 @@ struct ReconcileConfig {
   bool enabled = true;
   Micros overlap = 5 * kMicrosPerSecond;          // read again before the recorded coverage (clock skew)
   Micros state_interval = 10 * kMicrosPerSecond;  // coverage written to the state file this often
-  std::uint64_t max_spool_pending = 20'000;       // cache documents wait while the spool holds more
+  // Cache documents wait while the spool holds more. The spool is one queue,
+  // so a live document waits behind this many: two default bulk batches keep
+  // both of the shipper's requests busy and cost a live job well under a
+  // second (20,000 cost it ten).
+  std::uint64_t max_spool_pending = 2'000;
 };
 
 // `ui:` - the job browser (service/ui_service.h, docs/ui.md).

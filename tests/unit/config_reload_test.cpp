@@ -165,7 +165,8 @@ master_config: /etc/salt/other-master
             (std::vector<std::string>{
                 "master_config", "indexer.tls", "indexer.auth", "indexer.index_prefix", "indexer.index_date",
                 "indexer.states_index",
-                "indexer templates (number_of_shards, number_of_replicas, retention_days, install_templates)",
+                "indexer templates (number_of_shards, number_of_replicas, retention_days, refresh_interval, "
+                "install_templates)",
                 "indexer.bulk"}));
 }
 
