@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -58,7 +59,7 @@ void Metrics::set(MetricId id, MetricType type, LabelValues labels, Sample sampl
         fmt::format("metric {} is a {}, not a {}", spec.name, to_string(spec.type), to_string(type)));
   std::string key = render_labels(spec, labels);
   std::lock_guard lock(mutex_);
-  families_[id][std::move(key)] = sample;
+  families_[id][std::move(key)] = std::move(sample);
 }
 
 std::string Metrics::render() const {

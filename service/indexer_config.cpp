@@ -173,7 +173,7 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
     c.templates.retention_days = days;
   }
   if (n["refresh_interval"] && !n["refresh_interval"].IsNull()) {
-    std::string every = get<std::string>(n, "refresh_interval", w, "");
+    auto every = get<std::string>(n, "refresh_interval", w, "");
     if (!is_time_value(every))
       throw ConfigError(fmt::format("indexer.refresh_interval: '{}' is not a time like 500ms, 1s or 2m", every));
     c.templates.refresh_interval = std::move(every);

@@ -21,7 +21,7 @@ class UiAuth {
   // `authorization`: the request's Authorization header ("Basic <base64>"), or empty.
   bool allows(std::string_view authorization) const;
   // The WWW-Authenticate header of a 401.
-  static constexpr std::string_view kChallenge = "Basic realm=\"salttap\", charset=\"UTF-8\"";
+  static constexpr std::string_view kChallenge = R"(Basic realm="salttap", charset="UTF-8")";
 
  private:
   std::string username_, password_;

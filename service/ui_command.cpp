@@ -24,7 +24,7 @@ UiAuth ui_auth(const UiConfig& config) {
     if (!password.empty() && password.back() == '\r') password.pop_back();
     if (password.empty()) throw ConfigError("ui.password_file: " + config.password_file.string() + " is empty");
   }
-  return UiAuth(config.username, std::move(password));
+  return {config.username, std::move(password)};
 }
 
 bool loopback_listen(const std::string& listen) {

@@ -84,15 +84,12 @@ UiTarget route_ui(std::string_view target, bool root_redirect) {
   if (question != std::string_view::npos) t.query = parse_query(target.substr(question + 1));
   t.path = percent_decode(raw_path, false);
   std::string raw_argument;
-  if ((raw_path.empty() || raw_path == "/") && root_redirect) {
+  const bool root = (raw_path.empty() || raw_path == "/") && root_redirect;
+  if (root || raw_path == "/ui") {
     t.route = UiRoute::redirect;
     t.location = "/ui/";
-  } else if (raw_path == "/ui") {
-    t.route = UiRoute::redirect;
-    t.location = "/ui/";
-  } else if (raw_path == "/ui/" || raw_path == "/ui/minions" || raw_path == "/ui/alerts") {
-    t.route = UiRoute::page;
-  } else if (one_segment_after(raw_path, "/ui/job/", raw_argument) ||
+  } else if (raw_path == "/ui/" || raw_path == "/ui/minions" || raw_path == "/ui/alerts" ||
+             one_segment_after(raw_path, "/ui/job/", raw_argument) ||
              one_segment_after(raw_path, "/ui/minion/", raw_argument)) {
     t.route = UiRoute::page;
   } else if (one_segment_after(raw_path, "/ui/static/", raw_argument)) {
