@@ -49,6 +49,7 @@ class PosixDirStream final : public DirStream {
 
 class PosixCacheFilesystem final : public CacheFilesystem {
  public:
+  using CacheFilesystem::read_file;
   std::unique_ptr<DirStream> open_dir(const std::filesystem::path& dir, int& error) override {
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) {
@@ -71,7 +72,7 @@ class PosixCacheFilesystem final : public CacheFilesystem {
     return 0;
   }
 
-  int read_file(const std::filesystem::path& path, std::uint64_t max_bytes, std::string& out) override {
+  int read_file(const std::filesystem::path& path, std::uint64_t max_bytes, std::string& out, Micros* mtime) override {
     out.clear();
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return errno;
@@ -82,23 +83,28 @@ class PosixCacheFilesystem final : public CacheFilesystem {
     } else if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
       result = EFBIG;
     } else {
+      if (mtime != nullptr) *mtime = mtime_of(st);
       // The size is a hint: a file being written may grow (then its decoding
-      // fails and it is read again later) or shrink.
-      out.resize(static_cast<std::size_t>(st.st_size));
+      // fails and it is read again later) or shrink. One byte more than the
+      // size is asked for, so that a short read, which a regular file gives
+      // only at its end, saves the read that would return 0: a cache of
+      // millions of small files pays one read each, not two.
+      out.resize(static_cast<std::size_t>(std::min<std::uint64_t>(max_bytes, st.st_size + 1)));
       std::size_t got = 0;
       while (true) {
         if (got == out.size()) {
           if (out.size() >= max_bytes) break;
           out.resize(std::min<std::uint64_t>(max_bytes, out.size() + 4096));
         }
-        const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+        const std::size_t asked = out.size() - got;
+        const ssize_t n = ::read(fd, out.data() + got, asked);
         if (n < 0) {
           if (errno == EINTR) continue;
           result = errno;
           break;
         }
-        if (n == 0) break;
         got += static_cast<std::size_t>(n);
+        if (n == 0 || (S_ISREG(st.st_mode) && static_cast<std::size_t>(n) < asked)) break;
       }
       out.resize(got);
       if (result == 0 && got >= max_bytes) {

@@ -104,7 +104,8 @@ JobRead JobReader::read(const fs::path& dir) const {
   // The jid: its time decides the window before anything else is read.
   const fs::path jid_file = dir / "jid";
   std::string jid_text;
-  if (const int e = fs_.read_file(jid_file, kMaxJidBytes, jid_text); e != 0)
+  Micros jid_mtime = 0;
+  if (const int e = fs_.read_file(jid_file, kMaxJidBytes, jid_text, &jid_mtime); e != 0)
     return finish(e == ENOENT ? JobOutcome::incomplete : JobOutcome::unreadable, errno_text(jid_file, e));
   const std::string jid(trimmed(jid_text));
   if (jid.empty()) return finish(JobOutcome::incomplete, jid_file.string() + ": empty");
@@ -112,9 +113,7 @@ JobRead JobReader::read(const fs::path& dir) const {
   if (const auto t = parse_jid_time(jid)) {
     at = *t;
   } else {
-    CacheStat st;
-    if (const int e = fs_.stat(jid_file, st); e != 0) return finish(JobOutcome::unreadable, errno_text(jid_file, e));
-    at = st.mtime;
+    at = jid_mtime;
   }
   if (!options_.window.contains(at)) return finish(JobOutcome::outside_window);
   if (!options_.hash_type.empty()) {
@@ -128,7 +127,9 @@ JobRead JobReader::read(const fs::path& dir) const {
 
   // The load: what ran, where, by whom.
   const fs::path load_file = dir / ".load.p";
-  if (const int e = fs_.read_file(load_file, options_.limits.max_frame_bytes, job->load_bytes_); e != 0) {
+  job->load_mtime_ = at;
+  if (const int e = fs_.read_file(load_file, options_.limits.max_frame_bytes, job->load_bytes_, &job->load_mtime_);
+      e != 0) {
     const JobOutcome o = e == ENOENT  ? JobOutcome::incomplete
                          : e == EFBIG ? JobOutcome::undecodable
                                       : JobOutcome::unreadable;
@@ -139,10 +140,6 @@ JobRead JobReader::read(const fs::path& dir) const {
     return finish(JobOutcome::undecodable, fmt::format("{}: {}", load_file.string(), d.describe()));
   if (job->load_.type != msgpack::type::MAP)
     return finish(JobOutcome::undecodable, load_file.string() + ": not a map, so not a job's load");
-  if (CacheStat st; fs_.stat(load_file, st) == 0)
-    job->load_mtime_ = st.mtime;
-  else
-    job->load_mtime_ = at;
 
   const msgpack::object& load = job->load_;
   const msgpack::object* ret = map_find(load, "return");
@@ -164,15 +161,11 @@ JobRead JobReader::read(const fs::path& dir) const {
     r.job = std::move(job);
     return finish(JobOutcome::noise);
   }
-  if (job->shape_ == JobShape::publish) {
-    CacheStat st;
-    if (fs_.stat(dir / "nocache", st) == 0) {
-      r.job = std::move(job);
-      return finish(JobOutcome::nocache);
-    }
-  }
   std::string why;
-  if (const JobOutcome o = read_minions(*job, why); o != JobOutcome::ready) return finish(o, std::move(why));
+  if (const JobOutcome o = read_minions(*job, why); o != JobOutcome::ready) {
+    if (o == JobOutcome::nocache) r.job = std::move(job);
+    return finish(o, std::move(why));
+  }
   r.job = std::move(job);
   return finish(JobOutcome::ready);
 }
@@ -184,35 +177,15 @@ JobOutcome JobReader::read_minions(CachedJob& job, std::string& error) const {
     error = errno_text(job.dir_, e);
     return JobOutcome::unreadable;
   }
-  bool have_minions_file = false;
-  std::vector<std::string> syndics;  // .minions.<syndic id>.p: that id is a syndic, not a minion
+  // The listing names everything: the minion-list files (read once it is
+  // done), the minions' directories and `nocache`, with no stat of each.
+  std::vector<std::string> list_files;
+  bool nocache = false;
   std::string name;
   bool is_dir = false;
   while (entries->next(name, is_dir, e)) {
     if (name.starts_with('.')) {
-      if (!is_minion_list_file(name)) continue;
-      have_minions_file = have_minions_file || name == kMinionsFile;
-      if (name != kMinionsFile)
-        syndics.emplace_back(name.substr(9, name.size() - 9 - 2));  // between ".minions." and ".p"
-      const fs::path file = job.dir_ / name;
-      std::string bytes;
-      if (const int re = fs_.read_file(file, options_.limits.max_frame_bytes, bytes); re != 0) {
-        error = errno_text(file, re);
-        return re == ENOENT ? JobOutcome::incomplete : re == EFBIG ? JobOutcome::undecodable : JobOutcome::unreadable;
-      }
-      msgpack::zone zone;
-      msgpack::object list;
-      if (const CacheFileResult d = decode_cache_file(zone, bytes, options_.limits, list); !d.ok()) {
-        error = fmt::format("{}: {}", file.string(), d.describe());
-        return JobOutcome::undecodable;
-      }
-      if (list.type == msgpack::type::NIL) continue;
-      if (list.type != msgpack::type::ARRAY) {
-        error = file.string() + ": not a list of minion ids";
-        return JobOutcome::undecodable;
-      }
-      for (std::uint32_t i = 0; i < list.via.array.size; ++i)
-        if (auto id = as_string(list.via.array.ptr[i])) job.expected_.emplace_back(*id);
+      if (is_minion_list_file(name)) list_files.push_back(name);
     } else if (is_dir) {
       // A minion's directory; its return.p is written (renamed into place) right after it.
       const fs::path file = job.dir_ / name / "return.p";
@@ -225,11 +198,40 @@ JobOutcome JobReader::read_minions(CachedJob& job, std::string& error) const {
         error = errno_text(file, se);
         return JobOutcome::unreadable;
       }
-    }  // files: jid, nocache, endtime
+    } else if (name == "nocache") {
+      nocache = true;
+    }  // other files: jid, endtime
   }
   if (e != 0) {
     error = errno_text(job.dir_, e);
     return JobOutcome::unreadable;
+  }
+  if (nocache && job.shape_ == JobShape::publish) return JobOutcome::nocache;
+  bool have_minions_file = false;
+  std::vector<std::string> syndics;  // .minions.<syndic id>.p: that id is a syndic, not a minion
+  for (const std::string& list_name : list_files) {
+    have_minions_file = have_minions_file || list_name == kMinionsFile;
+    if (list_name != kMinionsFile)
+      syndics.emplace_back(list_name.substr(9, list_name.size() - 9 - 2));  // between ".minions." and ".p"
+    const fs::path file = job.dir_ / list_name;
+    std::string bytes;
+    if (const int re = fs_.read_file(file, options_.limits.max_frame_bytes, bytes); re != 0) {
+      error = errno_text(file, re);
+      return re == ENOENT ? JobOutcome::incomplete : re == EFBIG ? JobOutcome::undecodable : JobOutcome::unreadable;
+    }
+    msgpack::zone zone;
+    msgpack::object list;
+    if (const CacheFileResult d = decode_cache_file(zone, bytes, options_.limits, list); !d.ok()) {
+      error = fmt::format("{}: {}", file.string(), d.describe());
+      return JobOutcome::undecodable;
+    }
+    if (list.type == msgpack::type::NIL) continue;
+    if (list.type != msgpack::type::ARRAY) {
+      error = file.string() + ": not a list of minion ids";
+      return JobOutcome::undecodable;
+    }
+    for (std::uint32_t i = 0; i < list.via.array.size; ++i)
+      if (auto id = as_string(list.via.array.ptr[i])) job.expected_.emplace_back(*id);
   }
   if (job.shape_ == JobShape::publish && !have_minions_file && has_target(job.load_)) {
     error = (job.dir_ / kMinionsFile).string() + ": missing (written right after .load.p)";

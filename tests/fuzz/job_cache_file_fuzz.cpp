@@ -83,11 +83,13 @@ class MemoryFilesystem final : public CacheFilesystem {
       }
     return ENOENT;
   }
-  int read_file(const fs::path& path, std::uint64_t max_bytes, std::string& out) override {
+  using CacheFilesystem::read_file;
+  int read_file(const fs::path& path, std::uint64_t max_bytes, std::string& out, salttap::Micros* mtime) override {
     const auto it = files.find(path.string());
     if (it == files.end()) return ENOENT;
     if (it->second.size() > max_bytes) return EFBIG;
     out = it->second;
+    if (mtime != nullptr) *mtime = 1'795'980'269'000'000;
     return 0;
   }
 

@@ -106,6 +106,7 @@ enum class CacheOp { open_dir, list, stat, read };
 // The real filesystem, but for the calls a rule makes fail.
 class FaultyCacheFilesystem final : public jobcache::CacheFilesystem {
  public:
+  using jobcache::CacheFilesystem::read_file;
   // Calls `op` on a path ending in `suffix` fail with `error`: the first
   // `times` of them (0: every one).
   void fail(CacheOp op, std::string suffix, int error, unsigned times = 0) {
@@ -127,9 +128,9 @@ class FaultyCacheFilesystem final : public jobcache::CacheFilesystem {
     if (const int e = fault(CacheOp::stat, path)) return e;
     return real().stat(path, out);
   }
-  int read_file(const std::filesystem::path& path, std::uint64_t max_bytes, std::string& out) override {
+  int read_file(const std::filesystem::path& path, std::uint64_t max_bytes, std::string& out, Micros* mtime) override {
     if (const int e = fault(CacheOp::read, path)) return e;
-    return real().read_file(path, max_bytes, out);
+    return real().read_file(path, max_bytes, out, mtime);
   }
 
  private:
