@@ -181,7 +181,8 @@ std::string returns_of_job_body(std::string_view jid, std::string_view master) {
   return out;
 }
 
-std::string minions_page_body(std::optional<Micros> since, std::string_view after_key, std::string_view minion) {
+std::string minions_page_body(std::optional<Micros> since, std::string_view after_key, std::string_view minion,
+                              std::size_t page_size) {
   std::string out;
   json::StringOut sink{out};
   Writer w(sink);
@@ -209,7 +210,7 @@ std::string minions_page_body(std::optional<Micros> since, std::string_view afte
   key(w, "composite");
   w.StartObject();
   key(w, "size");
-  w.Uint64(kMinionPageSize);
+  w.Uint64(page_size);
   key(w, "sources");
   w.StartArray();
   w.StartObject();

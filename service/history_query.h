@@ -31,8 +31,11 @@ struct JobQuery {
 
 // The largest page an engine serves by default (index.max_result_window).
 inline constexpr std::size_t kMaxResultWindow = 10000;
-// Minion buckets per composite-aggregation page.
-inline constexpr std::size_t kMinionPageSize = 1000;
+// Minion buckets per composite-aggregation page: a fleet of up to 2,000
+// minions in one request (each page scans every return of the window), and
+// 2,000 buckets of four sub-aggregations stay far below the engines' default
+// search.max_buckets (65,535).
+inline constexpr std::size_t kMinionPageSize = 2000;
 
 // "/<prefix>-<kind>-*/_search" (no wildcard without index_date).
 std::string search_path(const indexer::IndexLayout& layout, std::string_view kind);
@@ -46,8 +49,9 @@ std::string returns_of_job_body(std::string_view jid, std::string_view master);
 // One page of per-minion counts over the returns of jobs started at or after
 // `since`: a composite aggregation on minion, continued after `after_key`
 // (the previous page's after_key object as JSON; empty: the first page);
-// `minion` non-empty: that minion's returns only.
-std::string minions_page_body(std::optional<Micros> since, std::string_view after_key, std::string_view minion = {});
+// `minion` non-empty: that minion's returns only; at most `page_size` buckets.
+std::string minions_page_body(std::optional<Micros> since, std::string_view after_key, std::string_view minion = {},
+                              std::size_t page_size = kMinionPageSize);
 // One minion's returns of jobs started at or after `since`, newest job first.
 std::string returns_of_minion_body(std::string_view minion, std::optional<Micros> since, std::size_t limit);
 // Alerts raised at or after `since`, newest first; `kind` non-empty: those

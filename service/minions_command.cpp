@@ -15,7 +15,8 @@
 namespace salttap::service {
 
 Result<std::vector<MinionRow>, SearchError> fetch_minions(indexer::HttpClient& http, const indexer::IndexLayout& layout,
-                                                          std::optional<Micros> since, std::string_view minion) {
+                                                          std::optional<Micros> since, std::string_view minion,
+                                                          std::size_t page_size) {
   std::map<std::string, MinionRow> minions;  // a minion a page repeats is counted once
   std::string after;
   // An engine that keeps sending new after_keys with pages would never let
@@ -26,11 +27,14 @@ Result<std::vector<MinionRow>, SearchError> fetch_minions(indexer::HttpClient& h
       log::warn("minions: stopped after {} pages of {} minions; the counts are of those", kMaxPages, kMinionPageSize);
       break;
     }
-    const auto answered = parse_minion_page(search(http, layout, "returns", minions_page_body(since, after, minion)));
+    const auto answered =
+        parse_minion_page(search(http, layout, "returns", minions_page_body(since, after, minion, page_size)));
     if (!answered) return answered.error();
     const MinionPage& page = answered.value();
     for (const auto& row : page.rows) minions[row.minion] = row;
-    if (page.after_key.empty() || page.after_key == after) break;
+    // A composite page holds fewer buckets than asked only when none are
+    // left: asking again would scan every return of the window once more.
+    if (page.rows.size() < page_size || page.after_key.empty() || page.after_key == after) break;
     after = page.after_key;
   }
   std::vector<MinionRow> rows;

@@ -349,14 +349,33 @@ TEST(Minions, PagesThroughTheCompositeAggregationAndPutsFlakyMinionsFirst) {
     return FakeHttp::reply(200, minion_page({}, ""));
   });
   auto client = http.client();
-  const auto r =
-      capture([&](std::FILE* f) { return list_minions(*client, indexer::IndexLayout{}, kNow, json_lines(), f); });
-  ASSERT_EQ(r.code, kHistoryOk);
-  EXPECT_EQ(http.requests().size(), 3u);
+  const auto rows = fetch_minions(*client, indexer::IndexLayout{}, kNow, {}, 2);
+  ASSERT_TRUE(rows);
+  // The second page is short, so the last: no third request scans the window again.
+  ASSERT_EQ(http.requests().size(), 2u);
   const auto first = parse(http.requests()[0].body);
   EXPECT_EQ(http.requests()[0].path, "/salt-returns-*/_search");
   EXPECT_EQ(at(first, "/query/bool/filter/0/range/job_started_at/gte"), std::to_string(kNow / 1000));
   EXPECT_EQ(at(first, "/aggs/minions/composite/sources/0/minion/terms/field"), "minion");
+  EXPECT_EQ(at(first, "/aggs/minions/composite/size"), "2");
+  std::vector<std::string> order;
+  for (const auto& row : rows.value()) order.push_back(row.minion);
+  EXPECT_EQ(order, (std::vector<std::string>{"c", "b", "a"}));
+}
+
+TEST(Minions, ListsEveryMinionOfAShortPageAsJsonLines) {
+  FakeHttp http([](const indexer::HttpRequest&) {
+    return FakeHttp::reply(
+        200, minion_page({bucket("a", 5, 5, 0, 0, R"("2025-11-29T19:00:00.000Z")"),
+                          bucket("b", 3, 1, 1, 1, R"("2025-11-29T18:00:00.000Z")"), bucket("c", 4, 2, 2, 0, "null")},
+                         "c"));
+  });
+  auto client = http.client();
+  const auto r =
+      capture([&](std::FILE* f) { return list_minions(*client, indexer::IndexLayout{}, kNow, json_lines(), f); });
+  ASSERT_EQ(r.code, kHistoryOk);
+  EXPECT_EQ(http.requests().size(), 1u);
+  EXPECT_EQ(at(parse(http.requests()[0].body), "/aggs/minions/composite/size"), std::to_string(kMinionPageSize));
   EXPECT_EQ(r.out,
             R"({"minion":"c","jobs":4,"succeeded":2,"failed":2,"missing":0,"last_seen":null})"
             "\n"
