@@ -61,6 +61,13 @@ WebResponse empty_with_note(std::string_view list, const SearchError& e) {
   return json_response(200, std::move(out));
 }
 
+// A search that failed: an empty `list` with a note when the engine holds no
+// salttap indices yet, a 502 for every other problem.
+WebResponse failed_search(std::string_view list, const SearchError& e) {
+  if (auto problem = engine_problem(e)) return *problem;
+  return empty_with_note(list, e);
+}
+
 std::string param(const UiQuery& q, const std::string& name, std::string_view fallback = {}) {
   const auto it = q.find(name);
   return it == q.end() || it->second.empty() ? std::string(fallback) : it->second;
@@ -156,6 +163,17 @@ void job_object(Writer& w, const JobRow& j, bool detail) {
   w.EndObject();
 }
 
+// A return's verdict, as every list of returns shows it.
+void verdict_fields(Writer& w, const ReturnRow& r) {
+  text(w, "status", r.status);
+  text(w, "reason", r.reason);
+  key(w, "retcode");
+  if (r.retcode)
+    w.Int64(*r.retcode);
+  else
+    w.Null();
+}
+
 void minion_fields(Writer& w, const MinionRow& m) {
   text(w, "minion", m.minion);
   number(w, "jobs", static_cast<std::int64_t>(m.jobs));
@@ -191,10 +209,7 @@ WebResponse ui_api_jobs(indexer::HttpClient& http, const indexer::IndexLayout& l
     return error_response(400, error);
   }
   const auto found = parse_job_hits(search(http, layout, "jobs", jobs_search_body(q)));
-  if (!found) {
-    if (auto problem = engine_problem(found.error())) return *problem;
-    return empty_with_note("jobs", found.error());
-  }
+  if (!found) return failed_search("jobs", found.error());
   std::string out;
   json::StringOut sink{out};
   Writer w(sink);
@@ -230,13 +245,7 @@ WebResponse ui_api_job(indexer::HttpClient& http, const indexer::IndexLayout& la
   for (const auto& r : d.returns.rows) {
     w.StartObject();
     text(w, "minion", r.minion);
-    text(w, "status", r.status);
-    text(w, "reason", r.reason);
-    key(w, "retcode");
-    if (r.retcode)
-      w.Int64(*r.retcode);
-    else
-      w.Null();
+    verdict_fields(w, r);
     text(w, "return_text", r.return_text);
     const rapidjson::Document s = parsed(r.source);
     for (const char* name : {"@timestamp", "late", "return_truncated", "states"}) copy(w, s, name);
@@ -260,10 +269,7 @@ WebResponse ui_api_minions(indexer::HttpClient& http, const indexer::IndexLayout
   std::string error;
   if (!read_since(query, now, since, error)) return error_response(400, error);
   const auto found = fetch_minions(http, layout, since);
-  if (!found) {
-    if (auto problem = engine_problem(found.error())) return *problem;
-    return empty_with_note("minions", found.error());
-  }
+  if (!found) return failed_search("minions", found.error());
   std::string out;
   json::StringOut sink{out};
   Writer w(sink);
@@ -288,15 +294,9 @@ WebResponse ui_api_minion(indexer::HttpClient& http, const indexer::IndexLayout&
   std::string error;
   if (!read_since(query, now, since, error) || !read_limit(query, 100, limit, error)) return error_response(400, error);
   const auto stats = fetch_minions(http, layout, since, minion);
-  if (!stats) {
-    if (auto problem = engine_problem(stats.error())) return *problem;
-    return empty_with_note("returns", stats.error());
-  }
+  if (!stats) return failed_search("returns", stats.error());
   const auto returns = parse_return_hits(search(http, layout, "returns", returns_of_minion_body(minion, since, limit)));
-  if (!returns) {
-    if (auto problem = engine_problem(returns.error())) return *problem;
-    return empty_with_note("returns", returns.error());
-  }
+  if (!returns) return failed_search("returns", returns.error());
   MinionRow row;
   row.minion = minion;
   for (const auto& m : stats.value())
@@ -315,13 +315,7 @@ WebResponse ui_api_minion(indexer::HttpClient& http, const indexer::IndexLayout&
     const rapidjson::Document s = parsed(r.source);
     w.StartObject();
     for (const char* name : {"jid", "fun", "job_started_at", "@timestamp", "user", "tgt"}) copy(w, s, name);
-    text(w, "status", r.status);
-    text(w, "reason", r.reason);
-    key(w, "retcode");
-    if (r.retcode)
-      w.Int64(*r.retcode);
-    else
-      w.Null();
+    verdict_fields(w, r);
     key(w, "failed_state_ids");
     w.StartArray();
     for (const auto& id : r.failed_state_ids) string(w, id);
@@ -343,10 +337,7 @@ WebResponse ui_api_alerts(indexer::HttpClient& http, const indexer::IndexLayout&
   if (!kind.empty() && kind != "failed" && kind != "missing" && kind != "risky")
     return error_response(400, "kind: expected failed, missing or risky");
   const auto found = parse_job_hits(search(http, layout, "alerts", alerts_search_body(since, kind, limit)));
-  if (!found) {
-    if (auto problem = engine_problem(found.error())) return *problem;
-    return empty_with_note("alerts", found.error());
-  }
+  if (!found) return failed_search("alerts", found.error());
   std::string out;
   json::StringOut sink{out};
   Writer w(sink);
