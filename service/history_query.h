@@ -47,7 +47,8 @@ std::string job_by_jid_body(std::string_view jid);
 // The return documents of one job, by minion; `master` empty: any master.
 std::string returns_of_job_body(std::string_view jid, std::string_view master);
 // One page of per-minion counts over the returns of jobs started at or after
-// `since`: a composite aggregation on minion, continued after `after_key`
+// `since` (rounded down to its minute, so that the engine can cache the
+// request): a composite aggregation on minion, continued after `after_key`
 // (the previous page's after_key object as JSON; empty: the first page);
 // `minion` non-empty: that minion's returns only; at most `page_size` buckets.
 std::string minions_page_body(std::optional<Micros> since, std::string_view after_key, std::string_view minion = {},

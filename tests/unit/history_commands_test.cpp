@@ -15,28 +15,18 @@
 #include "service/search_response.h"
 #include "service/text_table.h"
 #include "tests/support/fake_http.h"
+#include "tests/support/search_json.h"
 
 namespace salttap::service {
 namespace {
 
 using testing::FakeHttp;
 
+using testing::json_at;
+using testing::parse_body;
+using testing::search_hits;
+
 constexpr Micros kNow = 1'764'445'535'000'000;  // 2025-11-29T19:45:35Z
-
-rapidjson::Document parse(const std::string& body) {
-  rapidjson::Document d;
-  d.Parse(body.c_str());
-  EXPECT_FALSE(d.HasParseError()) << body;
-  return d;
-}
-
-std::string at(const rapidjson::Document& d, const char* pointer) {
-  const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(d);
-  if (!v) return "<absent>";
-  if (v->IsString()) return v->GetString();
-  if (v->IsInt64()) return std::to_string(v->GetInt64());
-  return "<other>";
-}
 
 struct Captured {
   int code;
@@ -66,14 +56,6 @@ const std::string kJobPing =
     R"("started_at":"2025-11-29T19:40:00.000002Z","counts":{"expected":2,"returned":1,"succeeded":1,)"
     R"("failed":0,"missing":1},"risk":{"level":"none"}})";
 
-std::string hits(const std::vector<std::string>& sources) {
-  std::string out = R"({"took":1,"_shards":{"total":1,"successful":1,"failed":0},"hits":{"total":{"value":)" +
-                    std::to_string(sources.size()) + R"(,"relation":"eq"},"hits":[)";
-  for (std::size_t i = 0; i < sources.size(); ++i)
-    out += (i ? "," : "") + std::string(R"({"_index":"salt-jobs-2025.11.29","_id":"x","_source":)") + sources[i] + "}";
-  return out + "]}}";
-}
-
 HistoryOutput table(std::size_t width = 200, bool colour = false) { return {"table", width, colour}; }
 HistoryOutput json_lines() { return {"json", 100, false}; }
 
@@ -85,7 +67,7 @@ JobQuery query_of(const JobsArgs& args) {
 }
 
 std::string jobs_request(const JobsArgs& args) {
-  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({})); });
+  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({})); });
   auto client = http.client();
   capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, query_of(args), json_lines(), f); });
   const auto requests = http.requests();
@@ -96,9 +78,9 @@ std::string jobs_request(const JobsArgs& args) {
 }
 
 TEST(JobsQuery, NoFilterIsTheNewestFiftyJobs) {
-  const auto d = parse(jobs_request({}));
-  EXPECT_EQ(at(d, "/size"), "50");
-  EXPECT_EQ(at(d, "/sort/0/started_at/order"), "desc");
+  const auto d = parse_body(jobs_request({}));
+  EXPECT_EQ(json_at(d, "/size"), "50");
+  EXPECT_EQ(json_at(d, "/sort/0/started_at/order"), "desc");
   EXPECT_TRUE(rapidjson::Pointer("/query/bool/filter").Get(d)->Empty());
 }
 
@@ -109,45 +91,45 @@ TEST(JobsQuery, EachFilterIsOneClause) {
   a.user = "alice";
   a.tgt = "web?";
   a.limit = 7;
-  const auto d = parse(jobs_request(a));
-  EXPECT_EQ(at(d, "/size"), "7");
-  EXPECT_EQ(at(d, "/query/bool/filter/0/term/status/value"), "failed");
-  EXPECT_EQ(at(d, "/query/bool/filter/1/wildcard/fun/value"), "state.*");
-  EXPECT_EQ(at(d, "/query/bool/filter/2/term/user/value"), "alice");  // no glob: a term
-  EXPECT_EQ(at(d, "/query/bool/filter/3/wildcard/tgt/value"), "web?");
-  EXPECT_EQ(at(d, "/query/bool/filter/4"), "<absent>");
+  const auto d = parse_body(jobs_request(a));
+  EXPECT_EQ(json_at(d, "/size"), "7");
+  EXPECT_EQ(json_at(d, "/query/bool/filter/0/term/status/value"), "failed");
+  EXPECT_EQ(json_at(d, "/query/bool/filter/1/wildcard/fun/value"), "state.*");
+  EXPECT_EQ(json_at(d, "/query/bool/filter/2/term/user/value"), "alice");  // no glob: a term
+  EXPECT_EQ(json_at(d, "/query/bool/filter/3/wildcard/tgt/value"), "web?");
+  EXPECT_EQ(json_at(d, "/query/bool/filter/4"), "<absent>");
 }
 
 TEST(JobsQuery, MinionMatchesAnyOfTheJobsMinionLists) {
   JobsArgs a;
   a.minion = "web1";
-  const auto d = parse(jobs_request(a));
+  const auto d = parse_body(jobs_request(a));
   const auto* should = rapidjson::Pointer("/query/bool/filter/0/bool/should").Get(d);
   ASSERT_TRUE(should && should->IsArray());
   std::vector<std::string> fields;
   for (const auto& clause : should->GetArray()) fields.push_back(clause["term"].MemberBegin()->name.GetString());
   EXPECT_EQ(fields, (std::vector<std::string>{"minions.expected", "minions.succeeded", "minions.failed",
                                               "minions.missing", "minions.late"}));
-  EXPECT_EQ(at(d, "/query/bool/filter/0/bool/minimum_should_match"), "1");
+  EXPECT_EQ(json_at(d, "/query/bool/filter/0/bool/minimum_should_match"), "1");
 }
 
 TEST(JobsQuery, RiskIsThatLevelOrAbove) {
   JobsArgs a;
   a.risk = "HIGH";
-  const auto d = parse(jobs_request(a));
-  EXPECT_EQ(at(d, "/query/bool/filter/0/terms/risk.level/0"), "high");
-  EXPECT_EQ(at(d, "/query/bool/filter/0/terms/risk.level/1"), "critical");
-  EXPECT_EQ(at(d, "/query/bool/filter/0/terms/risk.level/2"), "<absent>");
+  const auto d = parse_body(jobs_request(a));
+  EXPECT_EQ(json_at(d, "/query/bool/filter/0/terms/risk.level/0"), "high");
+  EXPECT_EQ(json_at(d, "/query/bool/filter/0/terms/risk.level/1"), "critical");
+  EXPECT_EQ(json_at(d, "/query/bool/filter/0/terms/risk.level/2"), "<absent>");
 }
 
 TEST(JobsQuery, SinceAndUntilAreAMillisecondRangeOnStartedAt) {
   JobsArgs a;
   a.since = "2h";
   a.until = "2025-11-29T19:00:00Z";
-  const auto d = parse(jobs_request(a));
-  EXPECT_EQ(at(d, "/query/bool/filter/0/range/started_at/gte"), std::to_string((kNow - 7'200'000'000) / 1000));
-  EXPECT_EQ(at(d, "/query/bool/filter/0/range/started_at/lt"), "1764442800000");
-  EXPECT_EQ(at(d, "/query/bool/filter/0/range/started_at/format"), "epoch_millis");
+  const auto d = parse_body(jobs_request(a));
+  EXPECT_EQ(json_at(d, "/query/bool/filter/0/range/started_at/gte"), std::to_string((kNow - 7'200'000'000) / 1000));
+  EXPECT_EQ(json_at(d, "/query/bool/filter/0/range/started_at/lt"), "1764442800000");
+  EXPECT_EQ(json_at(d, "/query/bool/filter/0/range/started_at/format"), "epoch_millis");
 }
 
 TEST(JobsQuery, BadOptionsAreRefusedBeforeAnyRequest) {
@@ -171,7 +153,7 @@ TEST(JobsQuery, BadOptionsAreRefusedBeforeAnyRequest) {
 }
 
 TEST(JobsOutput, JsonIsEachSourceAsStoredNewestFirst) {
-  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kJobFailed, kJobPing})); });
+  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed, kJobPing})); });
   auto client = http.client();
   const auto r = capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, {}, json_lines(), f); });
   EXPECT_EQ(r.code, kHistoryOk);
@@ -179,7 +161,7 @@ TEST(JobsOutput, JsonIsEachSourceAsStoredNewestFirst) {
 }
 
 TEST(JobsOutput, TableFitsTheWidthAndShowsTheCounts) {
-  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kJobFailed, kJobPing})); });
+  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed, kJobPing})); });
   auto client = http.client();
   for (const std::size_t width : {200u, 100u, 80u}) {
     const auto r =
@@ -201,7 +183,7 @@ TEST(JobsOutput, TableFitsTheWidthAndShowsTheCounts) {
 }
 
 TEST(JobsOutput, ColourMarksTheStatus) {
-  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kJobFailed, kJobPing})); });
+  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed, kJobPing})); });
   auto client = http.client();
   const auto r =
       capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, {}, table(200, true), f); });
@@ -252,8 +234,8 @@ const std::string kReturnWeb2 =
 
 FakeHttp show_engine(std::vector<std::string> jobs) {
   return FakeHttp([jobs](const indexer::HttpRequest& r) {
-    if (r.path == "/salt-jobs-*/_search") return FakeHttp::reply(200, hits(jobs));
-    if (r.path == "/salt-returns-*/_search") return FakeHttp::reply(200, hits({kReturnWeb1, kReturnWeb2}));
+    if (r.path == "/salt-jobs-*/_search") return FakeHttp::reply(200, search_hits(jobs));
+    if (r.path == "/salt-returns-*/_search") return FakeHttp::reply(200, search_hits({kReturnWeb1, kReturnWeb2}));
     return FakeHttp::reply(404, "{}");
   });
 }
@@ -266,24 +248,24 @@ TEST(JobsShow, AsksForTheJobThenItsReturnsFromTheSameMaster) {
   ASSERT_EQ(r.code, kHistoryOk);
   const auto requests = http.requests();
   ASSERT_EQ(requests.size(), 2u);
-  const auto job_query = parse(requests[0].body);
-  EXPECT_EQ(at(job_query, "/query/bool/filter/0/term/jid"), "20251129194535000001");
-  const auto returns_query = parse(requests[1].body);
-  EXPECT_EQ(at(returns_query, "/query/bool/filter/0/term/jid"), "20251129194535000001");
-  EXPECT_EQ(at(returns_query, "/query/bool/filter/1/term/master"), "salt-01");
-  EXPECT_EQ(at(returns_query, "/sort/0/minion/order"), "asc");
+  const auto job_query = parse_body(requests[0].body);
+  EXPECT_EQ(json_at(job_query, "/query/bool/filter/0/term/jid"), "20251129194535000001");
+  const auto returns_query = parse_body(requests[1].body);
+  EXPECT_EQ(json_at(returns_query, "/query/bool/filter/0/term/jid"), "20251129194535000001");
+  EXPECT_EQ(json_at(returns_query, "/query/bool/filter/1/term/master"), "salt-01");
+  EXPECT_EQ(json_at(returns_query, "/sort/0/minion/order"), "asc");
 
   ASSERT_EQ(r.out.back(), '\n');
-  const auto shown = parse(r.out);
-  EXPECT_EQ(at(shown, "/jid"), "20251129194535000001");
-  EXPECT_EQ(at(shown, "/status"), "failed");
-  EXPECT_EQ(at(shown, "/returns/0/minion"), "web1");
-  EXPECT_EQ(at(shown, "/returns/0/status"), "failed");
-  EXPECT_EQ(at(shown, "/returns/0/reason"), "1 failed state");
-  EXPECT_EQ(at(shown, "/returns/0/failed_states/0/id"), "will_fail");
-  EXPECT_EQ(at(shown, "/returns/0/failed_states/0/comment"), "Command failed");
-  EXPECT_EQ(at(shown, "/returns/1/minion"), "web2");
-  EXPECT_EQ(at(shown, "/returns/1/return_text"), R"({"ok":1})");
+  const auto shown = parse_body(r.out);
+  EXPECT_EQ(json_at(shown, "/jid"), "20251129194535000001");
+  EXPECT_EQ(json_at(shown, "/status"), "failed");
+  EXPECT_EQ(json_at(shown, "/returns/0/minion"), "web1");
+  EXPECT_EQ(json_at(shown, "/returns/0/status"), "failed");
+  EXPECT_EQ(json_at(shown, "/returns/0/reason"), "1 failed state");
+  EXPECT_EQ(json_at(shown, "/returns/0/failed_states/0/id"), "will_fail");
+  EXPECT_EQ(json_at(shown, "/returns/0/failed_states/0/comment"), "Command failed");
+  EXPECT_EQ(json_at(shown, "/returns/1/minion"), "web2");
+  EXPECT_EQ(json_at(shown, "/returns/1/return_text"), R"({"ok":1})");
   EXPECT_TRUE(rapidjson::Pointer("/returns/1/failed_states").Get(shown)->Empty());
 }
 
@@ -300,8 +282,8 @@ TEST(JobsShow, TableNamesEachMinionAndTheFailedStates) {
 
 TEST(JobsShow, SaysHowManyReturnsThePageLeftOut) {
   FakeHttp http([](const indexer::HttpRequest& r) {
-    if (r.path == "/salt-jobs-*/_search") return FakeHttp::reply(200, hits({kJobFailed}));
-    std::string page = hits({kReturnWeb1, kReturnWeb2});
+    if (r.path == "/salt-jobs-*/_search") return FakeHttp::reply(200, search_hits({kJobFailed}));
+    std::string page = search_hits({kReturnWeb1, kReturnWeb2});
     page.replace(page.find(R"("value":2)"), 9, R"("value":12000)");
     return FakeHttp::reply(200, page);
   });
@@ -339,8 +321,8 @@ std::string minion_page(const std::vector<std::string>& buckets, const std::stri
 // Flaky first: the most failed and missing returns, then the most jobs.
 TEST(Minions, PagesThroughTheCompositeAggregationAndPutsFlakyMinionsFirst) {
   FakeHttp http([](const indexer::HttpRequest& r) {
-    const auto d = parse(r.body);
-    const std::string after = at(d, "/aggs/minions/composite/after/minion");
+    const auto d = parse_body(r.body);
+    const std::string after = json_at(d, "/aggs/minions/composite/after/minion");
     if (after == "<absent>")
       return FakeHttp::reply(200, minion_page({bucket("a", 5, 5, 0, 0, R"("2025-11-29T19:00:00.000Z")"),
                                                bucket("b", 3, 1, 1, 1, R"("2025-11-29T18:00:00.000Z")")},
@@ -353,11 +335,16 @@ TEST(Minions, PagesThroughTheCompositeAggregationAndPutsFlakyMinionsFirst) {
   ASSERT_TRUE(rows);
   // The second page is short, so the last: no third request scans the window again.
   ASSERT_EQ(http.requests().size(), 2u);
-  const auto first = parse(http.requests()[0].body);
+  const auto first = parse_body(http.requests()[0].body);
   EXPECT_EQ(http.requests()[0].path, "/salt-returns-*/_search");
-  EXPECT_EQ(at(first, "/query/bool/filter/0/range/job_started_at/gte"), std::to_string(kNow / 1000));
-  EXPECT_EQ(at(first, "/aggs/minions/composite/sources/0/minion/terms/field"), "minion");
-  EXPECT_EQ(at(first, "/aggs/minions/composite/size"), "2");
+  // 19:45:35 asked, 19:45:00 sent: the same request all that minute, which the engine caches.
+  EXPECT_EQ(json_at(first, "/query/bool/filter/0/range/job_started_at/gte"),
+            std::to_string((kNow - 35'000'000) / 1000));
+  EXPECT_EQ(json_at(first, "/aggs/minions/composite/sources/0/minion/terms/field"), "minion");
+  EXPECT_EQ(json_at(first, "/aggs/minions/composite/size"), "2");
+  // The next page has the same window.
+  EXPECT_EQ(json_at(parse_body(http.requests()[1].body), "/query/bool/filter/0/range/job_started_at/gte"),
+            std::to_string((kNow - 35'000'000) / 1000));
   std::vector<std::string> order;
   for (const auto& row : rows.value()) order.push_back(row.minion);
   EXPECT_EQ(order, (std::vector<std::string>{"c", "b", "a"}));
@@ -375,7 +362,8 @@ TEST(Minions, ListsEveryMinionOfAShortPageAsJsonLines) {
       capture([&](std::FILE* f) { return list_minions(*client, indexer::IndexLayout{}, kNow, json_lines(), f); });
   ASSERT_EQ(r.code, kHistoryOk);
   EXPECT_EQ(http.requests().size(), 1u);
-  EXPECT_EQ(at(parse(http.requests()[0].body), "/aggs/minions/composite/size"), std::to_string(kMinionPageSize));
+  EXPECT_EQ(json_at(parse_body(http.requests()[0].body), "/aggs/minions/composite/size"),
+            std::to_string(kMinionPageSize));
   EXPECT_EQ(r.out,
             R"({"minion":"c","jobs":4,"succeeded":2,"failed":2,"missing":0,"last_seen":null})"
             "\n"

@@ -20,38 +20,18 @@
 #include "service/ui_router.h"
 #include "service/ui_service.h"
 #include "tests/support/fake_http.h"
+#include "tests/support/search_json.h"
 
 namespace salttap::service {
 namespace {
 
 using testing::FakeHttp;
 
+using testing::json_at;
+using testing::parse_body;
+using testing::search_hits;
+
 constexpr Micros kNow = 1'764'445'535'000'000;  // 2025-11-29T19:45:35Z
-
-rapidjson::Document parse(const std::string& body) {
-  rapidjson::Document d;
-  d.Parse(body.c_str());
-  EXPECT_FALSE(d.HasParseError()) << body;
-  return d;
-}
-
-std::string at(const rapidjson::Value& d, const char* pointer) {
-  const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(d);
-  if (!v) return "<absent>";
-  if (v->IsString()) return v->GetString();
-  if (v->IsInt64()) return std::to_string(v->GetInt64());
-  if (v->IsDouble()) return std::to_string(v->GetDouble());
-  if (v->IsNull()) return "null";
-  return "<other>";
-}
-
-std::string hits(const std::vector<std::string>& sources) {
-  std::string out = R"({"took":1,"_shards":{"total":1,"successful":1,"failed":0},"hits":{"total":{"value":)" +
-                    std::to_string(sources.size()) + R"(,"relation":"eq"},"hits":[)";
-  for (std::size_t i = 0; i < sources.size(); ++i)
-    out += (i ? "," : "") + std::string(R"({"_index":"salt-x","_id":"x","_source":)") + sources[i] + "}";
-  return out + "]}}";
-}
 
 const std::string kJobFailed =
     R"({"jid":"20251129194535000001","status":"failed","fun":"state.apply","tgt":"web*","user":"root",)"
@@ -156,7 +136,7 @@ TEST(UiAuth, BasicCredentialsOnly) {
 // ---- the API ----------------------------------------------------------------
 
 TEST(UiApi, JobsSendsTheJobsSearchWithEveryFilter) {
-  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kJobFailed})); });
+  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed})); });
   auto client = engine.client();
   const WebResponse r = ui_api_jobs(
       *client, {}, {{"status", "failed"}, {"fun", "state.*"}, {"minion", "web1"}, {"user", "root"}, {"since", "1d"}},
@@ -166,20 +146,20 @@ TEST(UiApi, JobsSendsTheJobsSearchWithEveryFilter) {
   const auto requests = engine.requests();
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0].path, "/salt-jobs-*/_search");
-  const auto q = parse(requests[0].body);
-  EXPECT_EQ(at(q, "/size"), "100");
-  EXPECT_EQ(at(q, "/query/bool/filter/0/term/status/value"), "failed");
-  EXPECT_EQ(at(q, "/query/bool/filter/1/wildcard/fun/value"), "state.*");
-  EXPECT_EQ(at(q, "/query/bool/filter/2/term/user/value"), "root");
-  EXPECT_EQ(at(q, "/query/bool/filter/3/bool/should/0/term/minions.expected/value"), "web1");
-  EXPECT_EQ(at(q, "/query/bool/filter/4/range/started_at/gte"), std::to_string((kNow - 86'400'000'000) / 1000));
-  const auto d = parse(r.body);
-  EXPECT_EQ(at(d, "/jobs/0/jid"), "20251129194535000001");
-  EXPECT_EQ(at(d, "/jobs/0/status"), "failed");
-  EXPECT_EQ(at(d, "/jobs/0/failed"), "1");
-  EXPECT_EQ(at(d, "/jobs/0/expected"), "2");
-  EXPECT_EQ(at(d, "/jobs/0/risk"), "medium");
-  EXPECT_EQ(at(d, "/jobs/1"), "<absent>");
+  const auto q = parse_body(requests[0].body);
+  EXPECT_EQ(json_at(q, "/size"), "100");
+  EXPECT_EQ(json_at(q, "/query/bool/filter/0/term/status/value"), "failed");
+  EXPECT_EQ(json_at(q, "/query/bool/filter/1/wildcard/fun/value"), "state.*");
+  EXPECT_EQ(json_at(q, "/query/bool/filter/2/term/user/value"), "root");
+  EXPECT_EQ(json_at(q, "/query/bool/filter/3/bool/should/0/term/minions.expected/value"), "web1");
+  EXPECT_EQ(json_at(q, "/query/bool/filter/4/range/started_at/gte"), std::to_string((kNow - 86'400'000'000) / 1000));
+  const auto d = parse_body(r.body);
+  EXPECT_EQ(json_at(d, "/jobs/0/jid"), "20251129194535000001");
+  EXPECT_EQ(json_at(d, "/jobs/0/status"), "failed");
+  EXPECT_EQ(json_at(d, "/jobs/0/failed"), "1");
+  EXPECT_EQ(json_at(d, "/jobs/0/expected"), "2");
+  EXPECT_EQ(json_at(d, "/jobs/0/risk"), "medium");
+  EXPECT_EQ(json_at(d, "/jobs/1"), "<absent>");
 }
 
 TEST(UiApi, JobsRefusesWhatItCannotRead) {
@@ -194,9 +174,9 @@ TEST(UiApi, JobsRefusesWhatItCannotRead) {
                                                  {{"limit", "12abc"}}}) {
     const WebResponse r = ui_api_jobs(*client, {}, bad, kNow);
     EXPECT_EQ(r.status, 400) << bad.begin()->first;
-    const auto d = parse(r.body);
-    EXPECT_NE(at(d, "/error"), "<absent>");
-    EXPECT_FALSE(at(d, "/error").starts_with("--")) << at(d, "/error");
+    const auto d = parse_body(r.body);
+    EXPECT_NE(json_at(d, "/error"), "<absent>");
+    EXPECT_FALSE(json_at(d, "/error").starts_with("--")) << json_at(d, "/error");
   }
   EXPECT_TRUE(engine.requests().empty());  // nothing is asked of the engine for a bad filter
 }
@@ -206,7 +186,7 @@ TEST(UiApi, EngineProblemsAreA502OrAnEmptyListWithANote) {
   auto client = engine.client();
   WebResponse r = ui_api_jobs(*client, {}, {}, kNow);
   EXPECT_EQ(r.status, 502);
-  EXPECT_NE(at(parse(r.body), "/error").find("cannot reach the engine"), std::string::npos) << r.body;
+  EXPECT_NE(json_at(parse_body(r.body), "/error").find("cannot reach the engine"), std::string::npos) << r.body;
   engine.set_respond([](const indexer::HttpRequest&) {
     return FakeHttp::reply(401, R"({"error":{"type":"security_exception","reason":"no"}})");
   });
@@ -214,46 +194,46 @@ TEST(UiApi, EngineProblemsAreA502OrAnEmptyListWithANote) {
   engine.set_respond([](const indexer::HttpRequest&) { return FakeHttp::reply(404, kNoIndex); });
   r = ui_api_jobs(*client, {}, {}, kNow);
   EXPECT_EQ(r.status, 200);
-  const auto d = parse(r.body);
+  const auto d = parse_body(r.body);
   EXPECT_TRUE(d["jobs"].Empty());
-  EXPECT_NE(at(d, "/note").find("no salttap indices"), std::string::npos);
+  EXPECT_NE(json_at(d, "/note").find("no salttap indices"), std::string::npos);
   engine.set_respond([](const indexer::HttpRequest&) { return FakeHttp::reply(200, "not json"); });
   EXPECT_EQ(ui_api_minions(*client, {}, {}, kNow).status, 502);
 }
 
 TEST(UiApi, JobShowsEveryMinionWithItsFailedStates) {
   FakeHttp engine([](const indexer::HttpRequest& req) {
-    if (req.path.starts_with("/salt-jobs-")) return FakeHttp::reply(200, hits({kJobFailed}));
-    return FakeHttp::reply(200, hits({kReturnFailed, kReturnMissing}));
+    if (req.path.starts_with("/salt-jobs-")) return FakeHttp::reply(200, search_hits({kJobFailed}));
+    return FakeHttp::reply(200, search_hits({kReturnFailed, kReturnMissing}));
   });
   auto client = engine.client();
   const WebResponse r = ui_api_job(*client, {}, "20251129194535000001");
   ASSERT_EQ(r.status, 200) << r.body;
   const auto requests = engine.requests();
   ASSERT_EQ(requests.size(), 2u);
-  EXPECT_EQ(at(parse(requests[0].body), "/query/bool/filter/0/term/jid"), "20251129194535000001");
+  EXPECT_EQ(json_at(parse_body(requests[0].body), "/query/bool/filter/0/term/jid"), "20251129194535000001");
   EXPECT_EQ(requests[1].path, "/salt-returns-*/_search");
-  EXPECT_EQ(at(parse(requests[1].body), "/query/bool/filter/1/term/master"), "salt-01");
-  const auto d = parse(r.body);
-  EXPECT_EQ(at(d, "/job/status"), "failed");
-  EXPECT_EQ(at(d, "/job/args_text"), "[\"fail\"]");
-  EXPECT_EQ(at(d, "/job/settled_at"), "2025-11-29T19:45:40.000001Z");
-  EXPECT_EQ(at(d, "/job/states/failed"), "2");
-  EXPECT_EQ(at(d, "/job/reasons/0"), "state_run_without_test");
-  EXPECT_EQ(at(d, "/job/failed_states/0/id"), "will_fail");
-  EXPECT_EQ(at(d, "/returns/0/minion"), "web1");
-  EXPECT_EQ(at(d, "/returns/0/retcode"), "2");
-  EXPECT_EQ(at(d, "/returns/0/return_text"), "<script>alert(1)</script>");  // JSON; the page shows it as text
-  EXPECT_EQ(at(d, "/returns/0/failed_states/0/comment"), "Command failed");
-  EXPECT_EQ(at(d, "/returns/1/minion"), "web2");
-  EXPECT_EQ(at(d, "/returns/1/status"), "missing");
-  EXPECT_EQ(at(d, "/returns/1/retcode"), "null");
-  EXPECT_EQ(at(d, "/returns/1/failed_states/0"), "<absent>");
-  EXPECT_EQ(at(d, "/returns_total"), "2");
+  EXPECT_EQ(json_at(parse_body(requests[1].body), "/query/bool/filter/1/term/master"), "salt-01");
+  const auto d = parse_body(r.body);
+  EXPECT_EQ(json_at(d, "/job/status"), "failed");
+  EXPECT_EQ(json_at(d, "/job/args_text"), "[\"fail\"]");
+  EXPECT_EQ(json_at(d, "/job/settled_at"), "2025-11-29T19:45:40.000001Z");
+  EXPECT_EQ(json_at(d, "/job/states/failed"), "2");
+  EXPECT_EQ(json_at(d, "/job/reasons/0"), "state_run_without_test");
+  EXPECT_EQ(json_at(d, "/job/failed_states/0/id"), "will_fail");
+  EXPECT_EQ(json_at(d, "/returns/0/minion"), "web1");
+  EXPECT_EQ(json_at(d, "/returns/0/retcode"), "2");
+  EXPECT_EQ(json_at(d, "/returns/0/return_text"), "<script>alert(1)</script>");  // JSON; the page shows it as text
+  EXPECT_EQ(json_at(d, "/returns/0/failed_states/0/comment"), "Command failed");
+  EXPECT_EQ(json_at(d, "/returns/1/minion"), "web2");
+  EXPECT_EQ(json_at(d, "/returns/1/status"), "missing");
+  EXPECT_EQ(json_at(d, "/returns/1/retcode"), "null");
+  EXPECT_EQ(json_at(d, "/returns/1/failed_states/0"), "<absent>");
+  EXPECT_EQ(json_at(d, "/returns_total"), "2");
 }
 
 TEST(UiApi, AnUnknownJobIsA404) {
-  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({})); });
+  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({})); });
   auto client = engine.client();
   EXPECT_EQ(ui_api_job(*client, {}, "20251129194535999999").status, 404);
   engine.set_respond([](const indexer::HttpRequest&) { return FakeHttp::reply(404, kNoIndex); });
@@ -272,11 +252,11 @@ TEST(UiApi, MinionsAreFlakyFirstWithAFailureRate) {
   auto client = engine.client();
   const WebResponse r = ui_api_minions(*client, {}, {{"since", "all"}}, kNow);
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(at(parse(engine.requests().at(0).body), "/query"), "<absent>");  // all: no time filter
-  const auto d = parse(r.body);
-  EXPECT_EQ(at(d, "/minions/0/minion"), "bad");
+  EXPECT_EQ(json_at(parse_body(engine.requests().at(0).body), "/query"), "<absent>");  // all: no time filter
+  const auto d = parse_body(r.body);
+  EXPECT_EQ(json_at(d, "/minions/0/minion"), "bad");
   EXPECT_DOUBLE_EQ(d["minions"][0]["failure_rate"].GetDouble(), 0.75);
-  EXPECT_EQ(at(d, "/minions/1/minion"), "good");
+  EXPECT_EQ(json_at(d, "/minions/1/minion"), "good");
   EXPECT_DOUBLE_EQ(d["minions"][1]["failure_rate"].GetDouble(), 0.0);
   EXPECT_EQ(ui_api_minions(*client, {}, {{"since", "soon"}}, kNow).status, 400);
 }
@@ -284,52 +264,52 @@ TEST(UiApi, MinionsAreFlakyFirstWithAFailureRate) {
 TEST(UiApi, MinionHasItsCountsAndItsReturns) {
   FakeHttp engine([](const indexer::HttpRequest& req) {
     if (req.body.find("composite") != std::string::npos) return FakeHttp::reply(200, minions_page("web1", 4, 1, 1));
-    return FakeHttp::reply(200, hits({kReturnFailed}));
+    return FakeHttp::reply(200, search_hits({kReturnFailed}));
   });
   auto client = engine.client();
   const WebResponse r = ui_api_minion(*client, {}, "web1", {{"limit", "20"}}, kNow);
   ASSERT_EQ(r.status, 200) << r.body;
   const auto requests = engine.requests();
   ASSERT_EQ(requests.size(), 2u);
-  const auto stats = parse(requests[0].body);
-  EXPECT_EQ(at(stats, "/query/bool/filter/1/term/minion"), "web1");
-  EXPECT_EQ(at(stats, "/query/bool/filter/0/range/job_started_at/gte"),
-            std::to_string((kNow - 7 * 86'400'000'000) / 1000));  // 7 days by default
-  const auto returns = parse(requests[1].body);
-  EXPECT_EQ(at(returns, "/size"), "20");
-  EXPECT_EQ(at(returns, "/query/bool/filter/0/term/minion"), "web1");
-  EXPECT_EQ(at(returns, "/sort/0/job_started_at/order"), "desc");
-  const auto d = parse(r.body);
-  EXPECT_EQ(at(d, "/minion/minion"), "web1");
-  EXPECT_EQ(at(d, "/minion/jobs"), "4");
+  const auto stats = parse_body(requests[0].body);
+  EXPECT_EQ(json_at(stats, "/query/bool/filter/1/term/minion"), "web1");
+  EXPECT_EQ(json_at(stats, "/query/bool/filter/0/range/job_started_at/gte"),
+            std::to_string((kNow - 7 * 86'400'000'000 - 35'000'000) / 1000));  // 7 days by default, whole minute
+  const auto returns = parse_body(requests[1].body);
+  EXPECT_EQ(json_at(returns, "/size"), "20");
+  EXPECT_EQ(json_at(returns, "/query/bool/filter/0/term/minion"), "web1");
+  EXPECT_EQ(json_at(returns, "/sort/0/job_started_at/order"), "desc");
+  const auto d = parse_body(r.body);
+  EXPECT_EQ(json_at(d, "/minion/minion"), "web1");
+  EXPECT_EQ(json_at(d, "/minion/jobs"), "4");
   EXPECT_DOUBLE_EQ(d["minion"]["failure_rate"].GetDouble(), 0.5);
-  EXPECT_EQ(at(d, "/returns/0/jid"), "20251129194535000001");
-  EXPECT_EQ(at(d, "/returns/0/fun"), "state.apply");
-  EXPECT_EQ(at(d, "/returns/0/failed_state_ids/0"), "will_fail");
-  EXPECT_EQ(at(d, "/returns/0/return_text"), "<absent>");  // the history needs no outputs
+  EXPECT_EQ(json_at(d, "/returns/0/jid"), "20251129194535000001");
+  EXPECT_EQ(json_at(d, "/returns/0/fun"), "state.apply");
+  EXPECT_EQ(json_at(d, "/returns/0/failed_state_ids/0"), "will_fail");
+  EXPECT_EQ(json_at(d, "/returns/0/return_text"), "<absent>");  // the history needs no outputs
 }
 
 TEST(UiApi, AlertsFilterByKind) {
-  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kAlert})); });
+  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kAlert})); });
   auto client = engine.client();
   const WebResponse r = ui_api_alerts(*client, {}, {{"kind", "risky"}, {"since", "all"}}, kNow);
   ASSERT_EQ(r.status, 200) << r.body;
   const auto requests = engine.requests();
   EXPECT_EQ(requests.at(0).path, "/salt-alerts-*/_search");
-  const auto q = parse(requests.at(0).body);
-  EXPECT_EQ(at(q, "/query/bool/filter/0/term/kinds"), "risky");
-  EXPECT_EQ(at(q, "/sort/0/@timestamp/order"), "desc");
-  const auto d = parse(r.body);
-  EXPECT_EQ(at(d, "/alerts/0/jid"), "20251129194535000001");
-  EXPECT_EQ(at(d, "/alerts/0/kinds/1"), "risky");
-  EXPECT_EQ(at(d, "/alerts/0/failed/0"), "web1");
+  const auto q = parse_body(requests.at(0).body);
+  EXPECT_EQ(json_at(q, "/query/bool/filter/0/term/kinds"), "risky");
+  EXPECT_EQ(json_at(q, "/sort/0/@timestamp/order"), "desc");
+  const auto d = parse_body(r.body);
+  EXPECT_EQ(json_at(d, "/alerts/0/jid"), "20251129194535000001");
+  EXPECT_EQ(json_at(d, "/alerts/0/kinds/1"), "risky");
+  EXPECT_EQ(json_at(d, "/alerts/0/failed/0"), "web1");
   EXPECT_EQ(ui_api_alerts(*client, {}, {{"kind", "everything"}}, kNow).status, 400);
 }
 
 // ---- the service ------------------------------------------------------------
 
 struct Browser {
-  FakeHttp engine{[](const indexer::HttpRequest&) { return FakeHttp::reply(200, hits({kJobFailed})); }};
+  FakeHttp engine{[](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed})); }};
   ManualClock clock{kNow};
   UiService ui;
   explicit Browser(UiAuth auth = {}, bool root_redirect = false)
@@ -362,7 +342,7 @@ TEST(UiService, ServesThePageTheAssetsAndTheApi) {
   EXPECT_EQ(b.get("/ui/static/index.html")->status, 404);  // the page has its own paths
   const auto api = b.get("/ui/api/jobs?status=failed");
   EXPECT_EQ(api->status, 200);
-  EXPECT_EQ(at(parse(api->body), "/jobs/0/jid"), "20251129194535000001");
+  EXPECT_EQ(json_at(parse_body(api->body), "/jobs/0/jid"), "20251129194535000001");
   EXPECT_EQ(b.get("/ui/elsewhere")->status, 404);
   EXPECT_EQ(b.get("/ui")->status, 301);
   EXPECT_EQ(header(*b.get("/ui"), "Location"), "/ui/");
