@@ -18,21 +18,6 @@ using tap::map_find;
 
 constexpr std::size_t kMaxArgsJson = std::size_t{64} * 1024;
 
-std::string joined(const msgpack::object* o) {
-  if (!o) return {};
-  if (auto s = as_string(*o)) return std::string(*s);
-  std::string out;
-  if (o->type == msgpack::type::ARRAY) {
-    for (std::uint32_t i = 0; i < o->via.array.size; ++i) {
-      if (auto s = as_string(o->via.array.ptr[i])) {
-        if (!out.empty()) out += ',';
-        out += *s;
-      }
-    }
-  }
-  return out;
-}
-
 std::string string_or_empty(const tap::Event& e, std::string_view key) {
   return std::string(e.string_field(key).value_or(""));
 }
@@ -187,9 +172,9 @@ Job& Correlator::open_job(std::string_view jid, JobKind kind, Micros started_at)
 
 void Correlator::describe_call(Job& job, const msgpack::object* fun, const msgpack::object* args,
                                const msgpack::object* tgt, const tap::Event& e) {
-  job.fun = joined(fun);
+  job.fun = tap::joined_strings(fun);
   job.user = string_or_empty(e, "user");
-  job.tgt = joined(tgt);
+  job.tgt = tap::joined_strings(tgt);
   job.tgt_type = string_or_empty(e, "tgt_type");
   if (args) {
     msgpack::zone zone;

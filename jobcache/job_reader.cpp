@@ -32,22 +32,6 @@ std::string_view trimmed(std::string_view s) {
   return s;
 }
 
-// A string, or the comma-joined strings of a list (multi-function jobs).
-std::string joined(const msgpack::object* o) {
-  if (!o) return {};
-  if (auto s = as_string(*o)) return std::string(*s);
-  std::string out;
-  if (o->type == msgpack::type::ARRAY) {
-    for (std::uint32_t i = 0; i < o->via.array.size; ++i) {
-      if (auto s = as_string(o->via.array.ptr[i])) {
-        if (!out.empty()) out += ',';
-        out += *s;
-      }
-    }
-  }
-  return out;
-}
-
 bool is_minion_list_file(std::string_view name) {
   // .minions.p, and a syndic's .minions.<syndic id>.p
   return name == kMinionsFile ||
@@ -145,7 +129,7 @@ JobRead JobReader::read(const fs::path& dir) const {
   const msgpack::object* ret = map_find(load, "return");
   const msgpack::object* fun = map_find(load, "fun");
   if (!fun && ret && ret->type == msgpack::type::MAP) fun = map_find(*ret, "fun");
-  job->fun_ = joined(fun);
+  job->fun_ = tap::joined_strings(fun);
   if (ret && ret->type == msgpack::type::MAP && job->fun_.starts_with("runner."))
     job->shape_ = JobShape::runner;
   else if (ret && ret->type == msgpack::type::MAP && job->fun_.starts_with("wheel."))

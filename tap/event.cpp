@@ -13,6 +13,21 @@ std::optional<std::string_view> as_string(const msgpack::object& o) {
   }
 }
 
+std::string joined_strings(const msgpack::object* o) {
+  if (!o) return {};
+  if (auto s = as_string(*o)) return std::string(*s);
+  std::string out;
+  if (o->type == msgpack::type::ARRAY) {
+    for (std::uint32_t i = 0; i < o->via.array.size; ++i) {
+      if (auto s = as_string(o->via.array.ptr[i])) {
+        if (!out.empty()) out += ',';
+        out += *s;
+      }
+    }
+  }
+  return out;
+}
+
 const msgpack::object* map_find(const msgpack::object& map, std::string_view key) {
   if (map.type != msgpack::type::MAP) return nullptr;
   const msgpack::object_kv* kv = map.via.map.ptr;
