@@ -1,5 +1,5 @@
-"""A syndic between two masters, with real processes, against the newest Salt 3006 of
-SALTTAP_SALT_VERSIONS and a real OpenSearch 2.19.
+"""A syndic between two masters, with real processes, against the newest Salt 3006 and
+3007 of SALTTAP_SALT_VERSIONS and a real OpenSearch 2.19.
 
 Two labs of their own: `top`, a master of masters (`order_masters: True`) with no
 minion of its own; `lower`, a master with minion-s whose salt-syndic (`lower-syndic`)
@@ -35,20 +35,23 @@ from test_index_real_salt import wait_until
 
 MISSING_AFTER = 10
 SETTLE_TIMEOUT = 120
-# Salt 3008.5's syndic takes the upper master's publications but republishes nothing
-# below in this lab; the 3006 series is the one run in the field with syndics.
-VERSION = next((v for v in SERIES if v.startswith("3006")), None)
+# Salt 3008.5's salt-syndic fails to connect its own event publisher at start
+# (StreamClosedError in the TCP PublishServer.publish) and republishes nothing below,
+# in this lab as in the field reports of broken 3007+/3008 syndication; the 3006 and
+# 3007 series pass.
+VERSIONS = [v for v in SERIES if v.startswith(("3006", "3007"))]
 
 pytestmark = [pytest.mark.usefixtures("salttap_only"),
-              pytest.mark.skipif(VERSION is None, reason="no 3006.x in SALTTAP_SALT_VERSIONS")]
+              pytest.mark.skipif(not VERSIONS, reason="no 3006.x or 3007.x in SALTTAP_SALT_VERSIONS")]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=VERSIONS or ["none"])
 def syndic_labs(request):
-    if VERSION in INSTALL_ERRORS:
-        pytest.fail(INSTALL_ERRORS[VERSION], pytrace=False)
-    top = saltlab.SaltLab(VERSION, minions=(), master_extra={"id": "top", "order_masters": True})
-    lower = saltlab.SaltLab(VERSION, minions=("minion-s",), master_extra={"id": "lower"}, syndic_of=top)
+    version = request.param
+    if version in INSTALL_ERRORS:
+        pytest.fail(INSTALL_ERRORS[version], pytrace=False)
+    top = saltlab.SaltLab(version, minions=(), master_extra={"id": "top", "order_masters": True})
+    lower = saltlab.SaltLab(version, minions=("minion-s",), master_extra={"id": "lower"}, syndic_of=top)
     failed_before = request.session.testsfailed
     try:
         top.start()
