@@ -13,6 +13,11 @@ one request at a time, a new connection each, as a browser's first visit): the A
 behind each page, with the filters a user picks, and the page's HTML. A request that asks
 for one job or one minion takes a different one each time.
 
+While the requests are timed, --live-jobs-per-s new jobs a second (default 2, with their
+returns and alerts) are indexed into today's indices, as a master keeps salttap busy: each
+refresh then changes today's index, so the engine's request cache can only serve what a
+real deployment's would (the days that no longer change), never a frozen index.
+
 Target: p95 < --target-ms (300) for every request. Prints a markdown table (p50, p95, max,
 mean, answer size); raw figures go to OUT/ui-<UTC time>.json.
 """
@@ -27,6 +32,7 @@ import re
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -161,6 +167,41 @@ def load(engine_url: str, args, now: float) -> dict:
     return {"counts": counts, **sample}
 
 
+class LiveWriter(threading.Thread):
+    """Indexes `rate` new jobs a second (with their returns and alerts) into today's indices
+    until stopped; counts what it wrote."""
+
+    def __init__(self, engine_url: str, args, rate: float):
+        super().__init__(daemon=True)
+        self.url, self.args, self.rate = engine_url, args, rate
+        self.stop_flag = threading.Event()
+        self.written = 0
+        self.error: str | None = None
+
+    def run(self) -> None:
+        host, port = self.url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        one = argparse.Namespace(**{**vars(self.args), "jobs": 1, "days": 1e-9})
+        n = 0
+        while self.rate > 0 and not self.stop_flag.wait(1 / self.rate):
+            n += 1
+            one.seed = self.args.seed + n
+            body = "".join(json.dumps({"index": {"_index": index, "_id": _id}}) + "\n" + json.dumps(source) + "\n"
+                           for index, _id, source in generate(one, time.time()))
+            conn.request("POST", "/_bulk?filter_path=errors", body.encode(), {"Content-Type": "application/x-ndjson"})
+            answer = json.loads(conn.getresponse().read())
+            if answer.get("errors"):
+                self.error = f"live bulk errors: {answer}"
+                return
+            self.written += 1
+
+    def stop(self) -> None:
+        self.stop_flag.set()
+        self.join(timeout=60)
+        if self.error:
+            raise SystemExit(self.error)
+
+
 def start_ui(salttap: Path, config: Path, log: Path):
     out = open(log, "w")
     proc = subprocess.Popen([str(salttap), "ui", "--listen", "127.0.0.1:0", "--config", str(config)],
@@ -232,6 +273,8 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--target-ms", type=float, default=300)
     ap.add_argument("--heap", default="2g", help="the engine's JVM heap")
+    ap.add_argument("--live-jobs-per-s", type=float, default=2.0,
+                    help="jobs indexed a second into today's indices while requests are timed (0: none)")
     ap.add_argument("--prefix", default="uibench")
     ap.add_argument("--seed", type=int, default=20261203)
     args = ap.parse_args()
@@ -255,6 +298,8 @@ def main() -> int:
         now = time.time()
         sample = load(engine.url, args, now)
         ui, port = start_ui(args.salttap, config, args.work / "ui.log")
+        live = LiveWriter(engine.url, args, args.live_jobs_per_s)
+        live.start()
         rng = random.Random(args.seed)
         rows = []
         for name, next_path in requests_of(sample, rng).items():
@@ -273,6 +318,8 @@ def main() -> int:
                          "bytes": int(statistics.median(sizes)), "n": len(times)})
             print(f"ui-bench: {name}: p50 {rows[-1]['p50_ms']:.1f} ms, p95 {rows[-1]['p95_ms']:.1f} ms",
                   file=sys.stderr)
+        live.stop()
+        sample["counts"]["live_jobs"] = live.written
     finally:
         if ui:
             ui.terminate()
@@ -282,6 +329,7 @@ def main() -> int:
     ok = all(r["p95_ms"] < args.target_ms for r in rows)
     print(f"\n{sample['counts'].get('jobs', 0):,} jobs, {sample['counts'].get('returns', 0):,} returns, "
           f"{sample['counts'].get('alerts', 0):,} alerts over {args.days} days, {args.minions:,} minions; "
+          f"{sample['counts'].get('live_jobs', 0):,} jobs indexed meanwhile ({args.live_jobs_per_s:g}/s); "
           f"{args.requests} timed requests per row, one at a time\n")
     print("| request | p50 ms | p95 ms | max ms | answer bytes | p95 < %g ms |" % args.target_ms)
     print("|---|--:|--:|--:|--:|---|")
