@@ -362,8 +362,12 @@ TEST(JsonEscape, EveryByteAsRapidJsonWritesIt) {
   std::mt19937 rng(3);
   std::vector<std::string> cases;
   for (int c = 0; c < 256; ++c) cases.emplace_back(1, static_cast<char>(c));
-  for (int i = 0; i < 2000; ++i) {
-    std::string s(rng() % 40, ' ');
+  // Long and escape-dense strings too: every path of the 16- and 8-byte
+  // loops, and the output growing past its first estimate.
+  cases.emplace_back(10000, '\x01');
+  cases.push_back(std::string(5000, '"') + std::string(5000, 'a') + std::string(70, '\n'));
+  for (int i = 0; i < 3000; ++i) {
+    std::string s(rng() % (i < 1500 ? 40 : 400), ' ');
     for (char& c : s) c = static_cast<char>(rng() % 3 == 0 ? rng() % 40 : 32 + rng() % 96);
     cases.push_back(s);
   }
