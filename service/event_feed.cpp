@@ -3,7 +3,6 @@
 #include <exception>
 
 #include "common/log.h"
-#include "tap/capture_file.h"
 
 namespace salttap::service {
 
@@ -36,16 +35,37 @@ int CaptureFeed::pump(const OnEvent& on_event, const OnBatchEnd&) {
       rc = 1;
       continue;
     }
-    const auto& f = stats.frames;
-    const std::uint64_t bad =
-        f.oversize_frames + f.invalid_frames + f.truncated_frames + stats.decode.total_errors() + stats.json_errors;
-    if (bad > 0 || f.skipped_bytes > 0) {
-      log::warn(
-          "replay {}: {} events; skipped: {} oversize, {} invalid, {} truncated frames, {} undecodable, "
-          "{} bad JSON lines, {} bytes, {} resyncs",
-          path, stats.events, f.oversize_frames, f.invalid_frames, f.truncated_frames, stats.decode.total_errors(),
-          stats.json_errors, f.skipped_bytes, f.resyncs);
+    report_capture(path, stats);
+  }
+  return rc;
+}
+
+void report_capture(const std::string& path, const tap::CaptureStats& stats) {
+  const auto& f = stats.frames;
+  const std::uint64_t bad =
+      f.oversize_frames + f.invalid_frames + f.truncated_frames + stats.decode.total_errors() + stats.json_errors;
+  if (bad > 0 || f.skipped_bytes > 0) {
+    log::warn(
+        "replay {}: {} events; skipped: {} oversize, {} invalid, {} truncated frames, {} undecodable, "
+        "{} bad JSON lines, {} bytes, {} resyncs",
+        path, stats.events, f.oversize_frames, f.invalid_frames, f.truncated_frames, stats.decode.total_errors(),
+        stats.json_errors, f.skipped_bytes, f.resyncs);
+  }
+}
+
+int transcode_captures(const std::vector<std::string>& files, const tap::DecodeLimits& limits, std::FILE* out) {
+  const auto write = [out](std::string_view lines) { std::fwrite(lines.data(), 1, lines.size(), out); };
+  int rc = 0;
+  for (const std::string& path : files) {
+    tap::CaptureStats stats;
+    try {
+      tap::transcode_capture(path, limits, write, stats);
+    } catch (const std::exception& e) {
+      log::error("replay: {}", e.what());
+      rc = 1;
+      continue;
     }
+    report_capture(path, stats);
   }
   return rc;
 }

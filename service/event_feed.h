@@ -6,11 +6,13 @@
 // the same whenever it runs.
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "tap/capture_file.h"
 #include "tap/decode_limits.h"
 #include "tap/event.h"
 #include "tap/event_queue.h"
@@ -63,5 +65,13 @@ class CaptureFeed final : public EventFeed {
   tap::DecodeLimits limits_;
   ManualClock* event_time_;
 };
+
+// The WARN line a capture feed writes for a file with bad frames or lines.
+void report_capture(const std::string& path, const tap::CaptureStats& stats);
+
+// `replay --output events`: every file's events as JSON lines
+// (tap::transcode_capture) to `out`, in order, bad frames reported as by
+// CaptureFeed. 0, or 1 when a file could not be read.
+int transcode_captures(const std::vector<std::string>& files, const tap::DecodeLimits& limits, std::FILE* out);
 
 }  // namespace salttap::service

@@ -60,15 +60,8 @@ int run_replay(const ReplayOptions& options, std::FILE* out) {
   CaptureFeed feed(options.files, options.limits, &clock);
   int rc = 0;
   if (options.output == "events") {
-    std::string line;
-    rc = feed.pump(
-        [&](const tap::Event& event) {
-          line.clear();
-          tap::append_event_json(line, event);
-          line.push_back('\n');
-          write(out, line);
-        },
-        [] {});
+    // Straight from the frames' bytes to JSON, no Event (the same lines).
+    rc = transcode_captures(options.files, options.limits, out);
   } else if (options.output == "documents") {
     // The bulk NDJSON the indexer would spool.
     DocumentPipeline pipeline(options.config, clock);

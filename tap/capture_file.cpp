@@ -9,11 +9,13 @@
 #include "common/log.h"
 #include "tap/event_from_json.h"
 #include "tap/internal/stream_decoder.h"
+#include "tap/internal/stream_transcoder.h"
 
 namespace salttap::tap {
 namespace {
 
 constexpr std::size_t kChunk = std::size_t{64} * 1024;
+constexpr std::size_t kTranscodeChunk = std::size_t{1} << 20;
 constexpr std::uint64_t kMaxLoggedErrors = 20;
 
 void accumulate(DecodeStats& into, const DecodeStats& from) {
@@ -80,6 +82,70 @@ void read_capture(const std::string& path, const DecodeLimits& limits, const std
       log::warn("{}:{}: skipped a line: {}", path, lineno, decoder.last_error());
     }
   }
+  accumulate(stats.decode, decoder.stats());
+}
+
+void transcode_capture(const std::string& path, const DecodeLimits& limits,
+                       const std::function<void(std::string_view lines)>& write, CaptureStats& stats,
+                       std::size_t chunk_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
+  std::string out;
+  out.reserve(chunk_bytes + chunk_bytes / 4);
+  const auto drain = [&](bool always) {
+    if (out.empty() || (!always && out.size() < chunk_bytes)) return;
+    write(out);
+    out.clear();
+  };
+  std::vector<char> buf(kTranscodeChunk);
+  in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+  auto got = static_cast<std::size_t>(in.gcount());
+
+  if (detect_capture_format(std::string_view(buf.data(), got)) == CaptureFormat::raw) {
+    StreamTranscoder transcoder(limits);
+    std::uint64_t logged = 0;
+    transcoder.set_error_sink([&](const std::string& why) {
+      if (logged++ < kMaxLoggedErrors) log::warn("{}: skipped a frame: {}", path, why);
+    });
+    // A read of kTranscodeChunk bytes makes at most a few MiB of JSON: drained
+    // after each read, the buffer stays near chunk_bytes.
+    while (got > 0) {
+      transcoder.feed(std::string_view(buf.data(), got), out);
+      drain(false);
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      got = static_cast<std::size_t>(in.gcount());
+    }
+    transcoder.finish();
+    drain(true);
+    stats.frames += transcoder.frames().stats();
+    accumulate(stats.decode, transcoder.events().stats());
+    stats.events += transcoder.events().stats().events;
+    return;
+  }
+
+  in.clear();
+  in.seekg(0);
+  EventDecoder decoder(limits);
+  std::string line, error;
+  std::uint64_t lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++stats.json_lines;
+    auto body = event_body_from_json(line, &error);
+    if (!body) {
+      if (stats.json_errors++ < kMaxLoggedErrors) log::warn("{}:{}: skipped a line: {}", path, lineno, error);
+      continue;
+    }
+    if (decoder.transcode_body(*body, out)) {
+      out.push_back('\n');
+      ++stats.events;
+      drain(false);
+    } else if (stats.json_errors++ < kMaxLoggedErrors) {
+      log::warn("{}:{}: skipped a line: {}", path, lineno, decoder.last_error());
+    }
+  }
+  drain(true);
   accumulate(stats.decode, decoder.stats());
 }
 

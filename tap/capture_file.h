@@ -33,4 +33,13 @@ CaptureFormat detect_capture_format(std::string_view head);
 void read_capture(const std::string& path, const DecodeLimits& limits, const std::function<void(Event&&)>& on_event,
                   CaptureStats& stats);
 
+// The same reading, straight to JSON lines (`replay --output events`): one
+// {"tag":...,"data":...} line per event, as event_to_json.h renders it, with
+// no Event built (json_transcoder.h). The lines are gathered in one buffer
+// and handed to `write` about every `chunk_bytes` and at the end; the same
+// events, errors and counts as read_capture.
+void transcode_capture(const std::string& path, const DecodeLimits& limits,
+                       const std::function<void(std::string_view lines)>& write, CaptureStats& stats,
+                       std::size_t chunk_bytes = std::size_t{1} << 20);
+
 }  // namespace salttap::tap

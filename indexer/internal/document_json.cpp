@@ -22,12 +22,7 @@ void write_common(json::Writer& w, std::string_view kind, Micros timestamp, std:
   write_salttap_meta(w, kind);
 }
 
-void utf8_string(json::Writer& w, std::string_view text) {
-  if (is_valid_utf8(text)) return json::string(w, text);
-  std::string fixed;
-  append_utf8_replacing(fixed, text);
-  json::string(w, fixed);
-}
+void utf8_string(json::Writer& w, std::string_view text) { w.Text(text); }
 
 bool bounded_string(json::Writer& w, std::string_view text, std::size_t cap) {
   if (text.size() <= cap) {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 
+#include "tap/json_transcoder.h"
 #include "tap/msgpack_tree.h"
 
 namespace salttap::tap {
@@ -118,28 +119,90 @@ std::optional<Event> EventDecoder::decode_body_unguarded(std::string_view body) 
   return finish_event(zone, copy, body.size(), body.size());
 }
 
-std::optional<Event> EventDecoder::finish_event(msgpack::zone& zone, const char* body, std::size_t size,
-                                                std::size_t wire_bytes) {
-  const std::string_view all(body, size);
-  std::string_view tag;
-  std::size_t data_off = 0;
+bool EventDecoder::split_tag(std::string_view all, std::string_view& tag, std::size_t& data_off) {
   if (auto sep = all.find(kTagEnd); sep != std::string_view::npos) {
     tag = all.substr(0, sep);
     data_off = sep + kTagEnd.size();
-  } else if (size > kOldTagLen && static_cast<unsigned char>(body[kOldTagLen]) >= 0x80) {
+  } else if (all.size() > kOldTagLen && static_cast<unsigned char>(all[kOldTagLen]) >= 0x80) {
     // Salt <= 2014.7: the tag is padded with '|' to 20 chars, no separator.
     tag = all.substr(0, kOldTagLen);
     while (!tag.empty() && tag.back() == '|') tag.remove_suffix(1);
     data_off = kOldTagLen;
   } else {
-    return fail(DecodeError::no_separator, {});
+    fail(DecodeError::no_separator, {});
+    return false;
   }
+  return true;
+}
+
+std::optional<Event> EventDecoder::finish_event(msgpack::zone& zone, const char* body, std::size_t size,
+                                                std::size_t wire_bytes) {
+  const std::string_view all(body, size);
+  std::string_view tag;
+  std::size_t data_off = 0;
+  if (!split_tag(all, tag, data_off)) return std::nullopt;
 
   msgpack::object data;
   if (const TreeResult r = build_tree(zone, all, data_off, limits_, data); r.status != TreeStatus::ok)
     return fail_tree(r.status, DecodeError::data_not_msgpack, r.end);
   ++stats_.events;
   return Event(std::move(zone), tag, data, wire_bytes);
+}
+
+bool EventDecoder::transcode_data(std::string_view body, std::string& out) {
+  std::string_view tag;
+  std::size_t data_off = 0;
+  if (!split_tag(body, tag, data_off)) return false;
+  if (const TreeResult r = transcode_event_json(tag, body, data_off, limits_, out); r.status != TreeStatus::ok) {
+    fail_tree(r.status, DecodeError::data_not_msgpack, r.end);
+    return false;
+  }
+  ++stats_.events;
+  return true;
+}
+
+bool EventDecoder::transcode_frame(std::string_view frame, std::string& out) {
+  const std::size_t mark = out.size();
+  try {
+    // Only the outer {"head","body"} map becomes a tree, in a zone kept
+    // from frame to frame; the data is transcoded from the body's bytes.
+    scratch_.clear();
+    msgpack::object outer;
+    if (const TreeResult r = build_tree(scratch_, frame, 0, limits_, outer); r.status != TreeStatus::ok) {
+      fail_tree(r.status, DecodeError::frame_not_msgpack, r.end);
+      return false;
+    }
+    if (outer.type != msgpack::type::MAP) {
+      fail(DecodeError::frame_not_map, {});
+      return false;
+    }
+    const msgpack::object* body = map_find(outer, "body");
+    if (body == nullptr) {
+      fail(DecodeError::no_body, {});
+      return false;
+    }
+    auto bytes = as_string(*body);
+    if (!bytes) {
+      fail(DecodeError::body_not_bytes, {});
+      return false;
+    }
+    return transcode_data(*bytes, out);
+  } catch (const std::bad_alloc&) {
+    out.resize(mark);
+    fail(DecodeError::over_limit, "out of memory");
+    return false;
+  }
+}
+
+bool EventDecoder::transcode_body(std::string_view body, std::string& out) {
+  const std::size_t mark = out.size();
+  try {
+    return transcode_data(body, out);
+  } catch (const std::bad_alloc&) {
+    out.resize(mark);
+    fail(DecodeError::over_limit, "out of memory");
+    return false;
+  }
 }
 
 }  // namespace salttap::tap

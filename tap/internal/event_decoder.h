@@ -32,6 +32,13 @@ class EventDecoder {
   // One bare event body: a ZeroMQ message on Salt 2015.x (era B).
   [[nodiscard]] std::optional<Event> decode_body(std::string_view body);
 
+  // The same two, but the event goes straight to JSON: {"tag":...,"data":...}
+  // (json_transcoder.h) is appended to `out`, no Event is built. Checked and
+  // counted exactly as decode_frame / decode_body; false (and `out` as it
+  // was) when they would have failed.
+  [[nodiscard]] bool transcode_frame(std::string_view frame, std::string& out);
+  [[nodiscard]] bool transcode_body(std::string_view body, std::string& out);
+
   const DecodeStats& stats() const { return stats_; }
   // Human-readable reason of the last failure, for logs.
   const std::string& last_error() const { return last_error_; }
@@ -42,12 +49,16 @@ class EventDecoder {
   [[nodiscard]] std::optional<Event> decode_body_unguarded(std::string_view body);
   [[nodiscard]] std::optional<Event> finish_event(msgpack::zone& zone, const char* body, std::size_t size,
                                                   std::size_t wire_bytes);
+  // Where the data starts after the tag (false: counted as no_separator).
+  bool split_tag(std::string_view body, std::string_view& tag, std::size_t& data_off);
+  bool transcode_data(std::string_view body, std::string& out);
   std::nullopt_t fail(DecodeError e, std::string_view detail);
   std::nullopt_t fail_tree(TreeStatus status, DecodeError parse_error, std::size_t at);
 
   DecodeLimits limits_;
   DecodeStats stats_;
   std::string last_error_;
+  msgpack::zone scratch_{4096};  // the outer frame's tree when transcoding, reused
 };
 
 }  // namespace salttap::tap

@@ -11,6 +11,9 @@ are only read. Writes, per target:
   corpus/event_decoder/  single frames split out of the captures, their
                          bodies (tag "\\n\\n" msgpack), JSON lines, hand-made
                          bodies (old padded tag, ext 78/79, odd keys...)
+  corpus/json_transcoder/ the frames, bodies and hand-made bodies of event_decoder,
+                         and hand-made ones for the transcoder (odd keys inside
+                         keys, escapes, constants as keys, tiny-limit edges)
   corpus/master_config/  salt-master config files
   corpus/spool_recovery/ spool directories (ledger + segments, docs/spool.md):
                          valid, torn tail, bad CRC, ids going back, ledger cases
@@ -313,6 +316,27 @@ def event_decoder_corpus(captures, out, written):
     }
     for name, data in bodies.items():
         write(d, name, data, written)
+
+
+def json_transcoder_corpus(out, written):
+    d = out / "json_transcoder"
+    for f in sorted((out / "event_decoder").iterdir()):
+        if f.name.startswith(("frame-", "body-")) or (f.name.startswith("hand-") and "-json-" not in f.name):
+            write(d, f.name, f.read_bytes(), written)
+    const = Ext(79, pack(["STATE_RET", 1]))
+    bodies = {
+        "hand-keys-in-keys": b"t\n\n" + pack(Map([(Map([(None, 1), ((1, 2), 2)]), "a"), ((Map([(1, 2)]),), "b")])),
+        "hand-ext-keys": b"t\n\n" + pack(Map([(const, 1), (Ext(78, b"20261129T00:00:00.1"), 2), (Ext(3, b""), 3)])),
+        "hand-float-keys": b"t\n\n" + pack(Map([(float("nan"), 1), (-0.0, 2), (1e21, 3), (0.1, 4)])) +
+                           b"\x81\xca\x3f\xc0\x00\x00\x01",
+        "hand-escapes": b"t\"\\\x01\n\n" + pack({"s": "\x00\x08\t\n\x0b\x0c\r\x1f\"\\/\x7f\u00e9\U0001f600"}),
+        "hand-constant-as-value-and-key": b"t\n\n" + pack([const, Map([(const, const)])]),
+        "hand-wide-tiny-limits": b"t\n\n" + pack(list(range(9))) ,
+        "hand-deep-tiny-limits": b"t\n\n" + pack([[[[[1]]]]]),
+    }
+    for name, data in bodies.items():
+        write(d, name, data, written)
+        write(d, name + "-frame", frame_of(data), written)
 
 
 MASTER_CONFIGS = {
@@ -802,7 +826,7 @@ def main():
     if not any(args.captures.glob("*/*.raw")):
         sys.exit(f"no captures under {args.captures}")
     written = []
-    for target in ("frame_decoder", "event_decoder", "master_config", "spool_recovery", "bulk_result",
+    for target in ("frame_decoder", "event_decoder", "json_transcoder", "master_config", "spool_recovery", "bulk_result",
                    "event_from_json", "server_info", "job_cache_file", "reconcile_state", "search_response"):
         d = args.out / target
         d.mkdir(parents=True, exist_ok=True)
@@ -811,6 +835,7 @@ def main():
                 f.unlink()
     frame_decoder_corpus(args.captures, args.out, written)
     event_decoder_corpus(args.captures, args.out, written)
+    json_transcoder_corpus(args.out, written)
     master_config_corpus(args.out, written)
     spool_recovery_corpus(args.out, written)
     bulk_result_corpus(args.out, written)
