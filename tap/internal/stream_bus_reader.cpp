@@ -23,7 +23,6 @@ asio::generic::stream_protocol::endpoint to_asio(const Endpoint& e) {
 
 StreamBusReader::StreamBusReader(const ReaderOptions& options, EventQueue& queue)
     : options_(options),
-      queue_(queue),
       decoder_(options.limits),
       gate_(queue),
       buf_(options.read_chunk),

@@ -37,7 +37,6 @@ class StreamBusReader final : public EventSource {
   void note_framing();
 
   ReaderOptions options_;
-  EventQueue& queue_;
   TapStats stats_;
   boost::asio::io_context io_;
   boost::asio::generic::stream_protocol::socket socket_{io_};
