@@ -15,8 +15,8 @@ using enum MetricType;
 constexpr std::string_view kBuildVersions[] = {SALTTAP_VERSION};
 constexpr std::string_view kReloadResults[] = {"ok", "error"};
 constexpr std::string_view kFrameSkipReasons[] = {"undecodable", "oversize", "invalid", "truncated"};
-constexpr std::string_view kEventDropReasons[] = {"queue_full"};
-constexpr std::string_view kAlertKinds[] = {"failed", "missing", "risky", "spool_full"};
+constexpr std::string_view kEventDropReasons[] = {"queue_full", "journal_full", "journal_error"};
+constexpr std::string_view kAlertKinds[] = {"failed", "missing", "risky", "spool_full", "tap_journal_full"};
 constexpr std::string_view kOutlets[] = {"webhook", "fire"};
 constexpr std::string_view kAlertDropReasons[] = {"queue_full", "gave_up"};
 constexpr std::string_view kDocClasses[] = {"job", "return", "state", "event", "alert"};
@@ -84,6 +84,44 @@ constexpr MetricSpec kCatalog[] = {
     {M::tap_connected, "salttap_tap_connected", gauge, {}, "1 while connected to the bus"},
     {M::tap_queue_events, "salttap_tap_queue_events", gauge, {}, "Events waiting in the tap's queue"},
     {M::tap_queue_bytes, "salttap_tap_queue_bytes", gauge, {}, "Wire bytes of the events waiting in the tap's queue"},
+    {M::tap_journal_bytes, "salttap_tap_journal_bytes", gauge, {}, "Bytes of frames waiting in the tap journal"},
+    {M::tap_journal_frames, "salttap_tap_journal_frames", gauge, {}, "Frames waiting in the tap journal"},
+    {M::tap_journal_segments, "salttap_tap_journal_segments", gauge, {}, "Tap journal segment files"},
+    {M::tap_journal_spilled_frames,
+     "salttap_tap_journal_spilled_frames_total",
+     counter,
+     {},
+     "Frames written to the tap journal"},
+    {M::tap_journal_spilled_bytes,
+     "salttap_tap_journal_spilled_bytes_total",
+     counter,
+     {},
+     "Frame bytes written to the tap journal"},
+    {M::tap_journal_drained_frames,
+     "salttap_tap_journal_drained_frames_total",
+     counter,
+     {},
+     "Frames drained from the tap journal"},
+    {M::tap_journal_corrupt_records,
+     "salttap_tap_journal_corrupt_records_total",
+     counter,
+     {},
+     "Corrupt tap journal records (each skips the rest of its segment)"},
+    {M::tap_journal_corrupt_bytes,
+     "salttap_tap_journal_corrupt_bytes_total",
+     counter,
+     {},
+     "Tap journal bytes skipped with corrupt records"},
+    {M::tap_journal_write_errors,
+     "salttap_tap_journal_write_errors_total",
+     counter,
+     {},
+     "Failed tap journal writes and segment creations"},
+    {M::tap_journal_refusing,
+     "salttap_tap_journal_refusing",
+     gauge,
+     {},
+     "1 while the tap journal refuses frames (full or failing) until it has drained"},
 
     {M::correlator_events, "salttap_correlator_events_total", counter, {}, "Events seen by the correlator"},
     {M::correlator_jobs_opened, "salttap_correlator_jobs_opened_total", counter, {}, "Jobs opened (all kinds)"},

@@ -31,6 +31,8 @@ std::string_view to_string(AlertKind kind) {
       return "risky";
     case AlertKind::spool_full:
       return "spool_full";
+    case AlertKind::tap_journal_full:
+      return "tap_journal_full";
   }
   return "failed";
 }

@@ -17,8 +17,10 @@ namespace salttap::correlator {
 
 // spool_full is not about a job: the indexer's disk spool started refusing
 // documents (once per episode; made by alerting/spool_full_alert.h).
-enum class AlertKind : std::uint8_t { failed, missing, risky, spool_full };
-inline constexpr std::size_t kAlertKinds = 4;
+// tap_journal_full neither: the tap journal refused frames, events were lost
+// (once per episode; alerting/tap_journal_alert.h).
+enum class AlertKind : std::uint8_t { failed, missing, risky, spool_full, tap_journal_full };
+inline constexpr std::size_t kAlertKinds = 5;
 std::string_view to_string(AlertKind kind);
 
 struct AlertConfig {

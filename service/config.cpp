@@ -105,14 +105,42 @@ void load_ui(const YAML::Node& n, Config& c) {
   if (u.username.find(':') != std::string::npos) throw ConfigError("ui.username: must not contain ':'");
 }
 
+void load_tap(const YAML::Node& n, Config& c) {
+  only_keys(n, "tap", {"queue_max_events", "queue_max_bytes", "journal"});
+  if (!n) return;
+  auto& t = c.tap;
+  t.queue.max_events = get<std::size_t>(n, "queue_max_events", "tap", t.queue.max_events);
+  t.queue.max_bytes = get<std::size_t>(n, "queue_max_bytes", "tap", t.queue.max_bytes);
+  if (t.queue.max_events < 1) throw ConfigError("tap.queue_max_events: at least 1");
+  if (t.queue.max_bytes < 1024) throw ConfigError("tap.queue_max_bytes: at least 1024");
+  const YAML::Node j = n["journal"];
+  only_keys(j, "tap.journal", {"enabled", "dir", "max_bytes", "segment_bytes"});
+  if (!j) return;
+  t.journal = get<bool>(j, "enabled", "tap.journal", true);
+  t.journal_dir = get<std::string>(j, "dir", "tap.journal", "");
+  t.journal_max_bytes = get<std::uint64_t>(j, "max_bytes", "tap.journal", t.journal_max_bytes);
+  t.journal_segment_bytes = get<std::uint64_t>(j, "segment_bytes", "tap.journal", t.journal_segment_bytes);
+  if (t.journal_segment_bytes < 4096 || t.journal_segment_bytes > t.journal_max_bytes)
+    throw ConfigError("tap.journal.segment_bytes: at least 4096 and at most max_bytes");
+}
+
+std::filesystem::path state_directory(const Config& config) {
+  const std::filesystem::path spool = config.indexer.spool.dir.lexically_normal();
+  std::filesystem::path state = spool.has_filename() ? spool.parent_path() : spool.parent_path().parent_path();
+  if (state.empty()) state = ".";
+  return state;
+}
+
 }  // namespace
 
 std::filesystem::path checkpoint_path(const Config& config) {
   if (!config.checkpoint.path.empty()) return config.checkpoint.path;
-  const std::filesystem::path spool = config.indexer.spool.dir.lexically_normal();
-  std::filesystem::path state = spool.has_filename() ? spool.parent_path() : spool.parent_path().parent_path();
-  if (state.empty()) state = ".";
-  return state / "correlator.checkpoint";
+  return state_directory(config) / "correlator.checkpoint";
+}
+
+std::filesystem::path tap_journal_dir(const Config& config) {
+  if (!config.tap.journal_dir.empty()) return config.tap.journal_dir;
+  return state_directory(config) / "tap-journal";
 }
 
 Config default_config() {
@@ -129,7 +157,7 @@ Config load_config(const std::string& path) {
     if (root.IsNull()) return c;
     only_keys(root, "top level",
               {"master_config", "master_id", "correlator", "audit", "redaction", "alerts", "checkpoint", "reconcile",
-               "indexer", "elasticsearch", "ui"});
+               "indexer", "elasticsearch", "ui", "tap"});
     if (root["master_config"]) c.master_config = root["master_config"].as<std::string>();
     c.master_id = get<std::string>(root, "master_id", "master_id", "");
     load_correlator(root["correlator"], c);
@@ -146,6 +174,7 @@ Config load_config(const std::string& path) {
     load_reconcile(root["reconcile"], c);
     load_checkpoint(root["checkpoint"], c);
     load_ui(root["ui"], c);
+    load_tap(root["tap"], c);
     // The returner block first: salttap's own section refines it.
     apply_returner_block(root["elasticsearch"], c.indexer);
     apply_indexer_section(root["indexer"], c.indexer);

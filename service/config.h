@@ -37,6 +37,11 @@
 //     overlap_seconds: 5
 //     state_interval_seconds: 10
 //     max_spool_pending: 2000
+//   tap:                                the bus reader's buffers (docs/tap-journal.md)
+//     queue_max_events: 50000           in memory, decoded
+//     queue_max_bytes: 16777216
+//     journal: {enabled: true, dir: "", max_bytes: 1073741824, segment_bytes: 16777216}
+//                                       dir "": tap-journal beside the spool directory
 //   ui:                                 the job browser (docs/ui.md)
 //     enabled: true                     `run` serves it under /ui/ on its metrics listener
 //     listen: 127.0.0.1:9109            `salttap ui`'s address (--listen overrides)
@@ -61,6 +66,7 @@
 #include "correlator/redactor.h"
 #include "service/bus_options.h"
 #include "service/indexer_config.h"
+#include "tap/event_queue.h"
 
 namespace salttap::service {
 
@@ -81,6 +87,17 @@ struct ReconcileConfig {
   // both of the shipper's requests busy and cost a live job well under a
   // second (20,000 cost it ten).
   std::uint64_t max_spool_pending = 2'000;
+};
+
+// `tap:` - what the bus reader holds while the pipeline is behind: a small
+// queue of decoded events in memory, then raw frames in the journal on disk
+// (tap/tap_journal.h, docs/tap-journal.md). Read at start only.
+struct TapConfig {
+  tap::QueueLimits queue;
+  bool journal = true;
+  std::filesystem::path journal_dir;  // empty: tap_journal_dir() picks it
+  std::uint64_t journal_max_bytes = 1ull << 30;
+  std::uint64_t journal_segment_bytes = 16ull << 20;
 };
 
 // `ui:` - the job browser (service/ui_service.h, docs/ui.md).
@@ -106,11 +123,15 @@ struct Config {
   indexer::IndexerConfig indexer = default_indexer_config();
   ReconcileConfig reconcile;
   UiConfig ui;
+  TapConfig tap;
 };
 
 // Where `run` keeps its checkpoint: checkpoint.path, else
 // correlator.checkpoint in the spool directory's parent (the state directory).
 std::filesystem::path checkpoint_path(const Config& config);
+// Where `run` keeps the tap journal: tap.journal.dir, else tap-journal in
+// the spool directory's parent (the state directory).
+std::filesystem::path tap_journal_dir(const Config& config);
 
 // The defaults (no file).
 Config default_config();

@@ -34,6 +34,11 @@ std::vector<std::string> restart_only_changes(const Config& a, const Config& b) 
     return std::tie(u.enabled, u.listen, u.username, u.password, u.password_file);
   };
   d.check("ui", ui(a.ui), ui(b.ui));
+  const auto tap = [](const TapConfig& t) {
+    return std::tie(t.queue.max_events, t.queue.max_bytes, t.journal, t.journal_dir, t.journal_max_bytes,
+                    t.journal_segment_bytes);
+  };
+  d.check("tap", tap(a.tap), tap(b.tap));
 
   const indexer::IndexerConfig& x = a.indexer;
   const indexer::IndexerConfig& y = b.indexer;

@@ -1,6 +1,7 @@
 #include "service/document_sinks.h"
 
 #include "alerting/spool_full_alert.h"
+#include "alerting/tap_journal_alert.h"
 
 namespace salttap::service {
 
@@ -13,6 +14,13 @@ void SpoolSink::put(std::span<const indexer::BulkDoc> docs, const std::function<
 }
 
 std::optional<correlator::Alert> SpoolSink::poll_alert(std::string_view master_id, Micros now) {
+  if (journal_) {
+    const tap::JournalStats j = journal_->stats();
+    if (j.refusal_episodes > journal_episodes_) {
+      journal_episodes_ = j.refusal_episodes;
+      return alerting::make_tap_journal_alert(master_id, now, j, journal_->config());
+    }
+  }
   const indexer::SpoolStats spool = indexer_.spool_ref().stats();
   if (spool.full_episodes <= full_episodes_) return std::nullopt;
   full_episodes_ = spool.full_episodes;

@@ -1,6 +1,7 @@
 #pragma once
 // The event loop's document sinks: the indexer's spool (`run`, `replay
-// --ship`), which also raises the spool-full alert once per episode, and
+// --ship`), which also raises the spool-full alert once per episode (and
+// the tap journal's, for `run`), and
 // NDJSON on a stream (`replay --output documents`: the bulk lines the
 // indexer would spool, the golden files' source).
 
@@ -9,6 +10,7 @@
 
 #include "indexer/indexer_service.h"
 #include "service/event_loop.h"
+#include "tap/tap_journal.h"
 
 namespace salttap::service {
 
@@ -20,9 +22,16 @@ class SpoolSink final : public DocumentSink {
   std::optional<bool> return_flat() const override { return indexer_.return_flat(); }
   std::optional<correlator::Alert> poll_alert(std::string_view master_id, Micros now) override;
   std::uint64_t documents() const { return documents_; }  // handed to the spool so far
+  // Also raises the tap journal's alert, once per refusal episode.
+  void watch_journal(const tap::TapJournal* journal) {
+    journal_ = journal;
+    journal_episodes_ = journal ? journal->stats().refusal_episodes : 0;
+  }
 
  private:
   indexer::IndexerService& indexer_;
+  const tap::TapJournal* journal_ = nullptr;
+  std::uint64_t journal_episodes_ = 0;
   std::uint64_t full_episodes_;
   std::uint64_t documents_ = 0;
 };

@@ -91,7 +91,23 @@ int run_daemon(const RunOptions& options) {
   tap::ReaderOptions reader_options;
   reader_options.endpoint = options.bus.pub();
   reader_options.limits = options.limits;
-  tap::EventQueue queue(options.queue);
+  tap::EventQueue queue(cfg.tap.queue);
+  // Before the reader starts: frames a previous run left in the journal go
+  // first, and the reader sends new ones behind them.
+  std::unique_ptr<tap::TapJournal> journal;
+  if (cfg.tap.journal) {
+    journal = std::make_unique<tap::TapJournal>(tap::JournalConfig{tap_journal_dir(cfg), cfg.tap.journal_max_bytes,
+                                                                   cfg.tap.journal_segment_bytes,
+                                                                   options.limits.max_frame_bytes});
+    queue.attach_journal(*journal, options.limits);
+    log::info("run: tap queue {} events / {} bytes, then the journal in {} (max_bytes {})", cfg.tap.queue.max_events,
+              cfg.tap.queue.max_bytes, journal->config().dir.string(), cfg.tap.journal_max_bytes);
+  } else {
+    log::info(
+        "run: tap queue {} events / {} bytes; no journal (tap.journal.enabled: false): a burst beyond it is "
+        "dropped",
+        cfg.tap.queue.max_events, cfg.tap.queue.max_bytes);
+  }
   tap::EventSourcePtr source = tap::make_event_source(reader_options, queue);
 
   Metrics metrics;
@@ -164,7 +180,10 @@ int run_daemon(const RunOptions& options) {
     }
     if (reconciler) {
       const tap::QueueStats q = queue.stats();
-      reconcile_busy = reconciler->tick(source->stats().connected.load(), q.dropped, q.depth == 0);
+      // A frame the journal refused is a gap like a queue drop; events still in the journal are not idle.
+      const tap::JournalStats j = q.journal.value_or(tap::JournalStats{});
+      reconcile_busy = reconciler->tick(source->stats().connected.load(), q.dropped + j.dropped_full + j.dropped_error,
+                                        q.depth == 0 && j.frames == 0);
     }
     const auto now = real_steady_time().now();
     heartbeat.tick(now);
@@ -187,6 +206,7 @@ int run_daemon(const RunOptions& options) {
   indexer.start();
   source->start();
   if (reconciler) reconciler->start();
+  sink.watch_journal(journal.get());
   LiveFeed feed(queue, [] { return stop_requested(); });
   feed.set_busy([&] { return reconcile_busy; });
   run_event_loop(feed, pipeline, sink, loop);

@@ -13,14 +13,12 @@
 #include "service/bus_options.h"
 #include "service/config.h"
 #include "tap/decode_limits.h"
-#include "tap/event_queue.h"
 
 namespace salttap::service {
 
 struct RunOptions {
   BusOptions bus;
   tap::DecodeLimits limits;
-  tap::QueueLimits queue;
   std::string metrics_listen = "127.0.0.1:9108";  // empty: off
   std::chrono::milliseconds drain{10000};
   Config config = default_config();

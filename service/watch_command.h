@@ -23,7 +23,7 @@ struct WatchOptions {
   std::string format = "pretty";  // pretty | json
   std::uint64_t count = 0;        // stop after this many matching events (0: run until signalled)
   tap::DecodeLimits limits;
-  tap::QueueLimits queue;
+  tap::QueueLimits queue = tap::kLegacyQueueLimits;  // no journal: a burst is held in memory or dropped
   // --jobs: one line per settled job instead of events. The correlator sees
   // every event; job_filter selects the jobs printed and alerted on.
   bool jobs = false;

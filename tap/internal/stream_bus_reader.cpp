@@ -23,14 +23,20 @@ asio::generic::stream_protocol::endpoint to_asio(const Endpoint& e) {
 
 StreamBusReader::StreamBusReader(const ReaderOptions& options, EventQueue& queue)
     : options_(options),
-      queue_(queue),
       decoder_(options.limits),
+      gate_(queue),
       buf_(options.read_chunk),
       backoff_(reconnect_backoff(options)) {
   if (options_.endpoint.kind == Endpoint::Kind::tcp) asio::ip::make_address(options_.endpoint.host);  // throws early
   std::uint64_t logged = 0;
   decoder_.set_error_sink([logged](const std::string& why) mutable {
     if (logged++ < kMaxLoggedDecodeErrors) log::warn("tap: skipped an undecodable frame: {}", why);
+  });
+  decoder_.set_divert([this](std::string_view frame) {
+    if (!gate_.divert(frame, JournalRecordKind::frame, batch_)) return false;
+    ++connection_events_;
+    note_framing();  // a spilled frame is decoded later, by the consumer
+    return true;
   });
 }
 
@@ -91,15 +97,18 @@ void StreamBusReader::read() {
                           [this](const boost::system::error_code& ec, std::size_t n) { on_read(ec, n); });
 }
 
-void StreamBusReader::observe(const Event& event) {
+void StreamBusReader::note_framing() {
   // The framing is known once the connection's first frame is out.
-  if (!logged_framing_) {
-    logged_framing_ = true;
-    const Framing f = decoder_.frames().framing();
-    stats_.framing = f;
-    detector_.set_framing(f);
-    log::info("tap: {} framing={}", options_.endpoint.describe(), to_string(f));
-  }
+  if (logged_framing_) return;
+  logged_framing_ = true;
+  const Framing f = decoder_.frames().framing();
+  stats_.framing = f;
+  detector_.set_framing(f);
+  log::info("tap: {} framing={}", options_.endpoint.describe(), to_string(f));
+}
+
+void StreamBusReader::observe(const Event& event) {
+  note_framing();
   detector_.observe(event);
   const std::string_view text = detector_.describe();
   if (text == published_era_) return;  // the common case: no lock per event
@@ -115,22 +124,21 @@ void StreamBusReader::on_read(const boost::system::error_code& ec, std::size_t n
       log::error("tap: {} sent a ZeroMQ greeting: this is a Salt 2015.x bus, use --zmq ipc://{}",
                  options_.endpoint.describe(), options_.endpoint.path);
     first_read_ = false;
+    gate_.begin();
     decoder_.feed(std::string_view(buf_.data(), n), [this](Event&& e) {
       observe(e);
+      ++connection_events_;
       batch_.push_back(std::move(e));
     });
-    connection_events_ += batch_.size();
-    if (!batch_.empty()) {
-      if (const std::size_t dropped = queue_.push(batch_)) {
-        stats_.queue_drops += dropped;
-        drops_since_log_ += dropped;
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_drop_log_ >= kDropLogInterval) {
-          log::error("tap: consumer too slow: dropped {} events (queue full); {} dropped in total", drops_since_log_,
-                     stats_.queue_drops.load());
-          last_drop_log_ = now;
-          drops_since_log_ = 0;
-        }
+    if (const std::size_t dropped = gate_.end(batch_)) {
+      stats_.queue_drops += dropped;
+      drops_since_log_ += dropped;
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_drop_log_ >= kDropLogInterval) {
+        log::error("tap: consumer too slow: dropped {} events (queue full); {} dropped in total", drops_since_log_,
+                   stats_.queue_drops.load());
+        last_drop_log_ = now;
+        drops_since_log_ = 0;
       }
     }
     publish_decoder_stats();

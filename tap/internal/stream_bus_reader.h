@@ -11,6 +11,7 @@
 
 #include "tap/event_source.h"
 #include "tap/internal/salt_era.h"
+#include "tap/internal/spill_gate.h"
 #include "tap/internal/stream_decoder.h"
 
 namespace salttap::tap {
@@ -33,9 +34,9 @@ class StreamBusReader final : public EventSource {
   void schedule_reconnect();
   void publish_decoder_stats();
   void observe(const Event& event);
+  void note_framing();
 
   ReaderOptions options_;
-  EventQueue& queue_;
   TapStats stats_;
   boost::asio::io_context io_;
   boost::asio::generic::stream_protocol::socket socket_{io_};
@@ -43,6 +44,7 @@ class StreamBusReader final : public EventSource {
   std::thread thread_;
 
   StreamDecoder decoder_;
+  SpillGate gate_;
   std::vector<char> buf_;
   std::vector<Event> batch_;
   Backoff backoff_;  // reconnect delays; reset once connected

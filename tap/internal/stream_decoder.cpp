@@ -3,8 +3,12 @@
 namespace salttap::tap {
 
 StreamDecoder::StreamDecoder(const DecodeLimits& limits) : frames_(limits), events_(limits) {
-  frames_.set_owned_sink([this](OwnedFrame&& frame) { deliver(events_.decode_owned(std::move(frame))); },
-                         kHandOverBytes);
+  frames_.set_owned_sink(
+      [this](OwnedFrame&& frame) {
+        if (divert_ && divert_(std::string_view(frame.buffer).substr(frame.offset, frame.size))) return;
+        deliver(events_.decode_owned(std::move(frame)));
+      },
+      kHandOverBytes);
 }
 
 void StreamDecoder::deliver(std::optional<Event> event) {
@@ -16,7 +20,10 @@ void StreamDecoder::deliver(std::optional<Event> event) {
 
 void StreamDecoder::feed(std::string_view bytes, const EventSink& on_event) {
   current_ = &on_event;
-  frames_.feed(bytes, [&](std::string_view frame) { deliver(events_.decode_frame(frame)); });
+  frames_.feed(bytes, [&](std::string_view frame) {
+    if (divert_ && divert_(frame)) return;
+    deliver(events_.decode_frame(frame));
+  });
   current_ = nullptr;
 }
 

@@ -23,6 +23,10 @@ class StreamDecoder {
   void finish() { frames_.finish(); }
 
   void set_error_sink(std::function<void(const std::string&)> on_error) { on_error_ = std::move(on_error); }
+  // Asked with each whole frame before it is decoded: true takes it as it
+  // is (the reader's journal), and it is not decoded here.
+  using FrameDivert = std::function<bool(std::string_view frame)>;
+  void set_divert(FrameDivert divert) { divert_ = std::move(divert); }
 
   const FrameDecoder& frames() const { return frames_; }
   const EventDecoder& events() const { return events_; }
@@ -36,6 +40,7 @@ class StreamDecoder {
   FrameDecoder frames_;
   EventDecoder events_;
   std::function<void(const std::string&)> on_error_;
+  FrameDivert divert_;
   const EventSink* current_ = nullptr;  // the sink of the feed() in progress
 };
 

@@ -3,6 +3,7 @@
 #include <zmq.hpp>
 
 #include "common/log.h"
+#include "tap/internal/spill_gate.h"
 
 namespace salttap::tap {
 namespace {
@@ -37,6 +38,7 @@ void ZmqBusReader::sleep_unless_stopped(std::chrono::milliseconds delay) {
 
 void ZmqBusReader::run() {
   EventDecoder decoder(options_.limits);
+  SpillGate gate(queue_);
   std::vector<Event> batch;
   std::uint64_t logged_errors = 0;
   Backoff backoff = reconnect_backoff(options_);
@@ -58,10 +60,15 @@ void ZmqBusReader::run() {
         zmq::poll(items, 1, std::chrono::milliseconds(kPollMs));
         if (!(items[0].revents & ZMQ_POLLIN)) continue;
         zmq::message_t msg;
-        while (batch.size() < kMaxBatch && sub.recv(msg, zmq::recv_flags::dontwait)) {
+        gate.begin();
+        std::size_t taken = 0;
+        while (taken++ < kMaxBatch && sub.recv(msg, zmq::recv_flags::dontwait)) {
           stats_.bytes += msg.size();
           ++stats_.frames;
-          if (auto event = decoder.decode_body(std::string_view(static_cast<const char*>(msg.data()), msg.size()))) {
+          const std::string_view body(static_cast<const char*>(msg.data()), msg.size());
+          if (gate.divert(body, JournalRecordKind::body, batch)) continue;  // decoded when drained
+          if (auto event = decoder.decode_body(body)) {
+            ++stats_.events;
             batch.push_back(std::move(*event));
           } else {
             ++stats_.decode_errors;
@@ -69,8 +76,7 @@ void ZmqBusReader::run() {
               log::warn("tap: skipped an undecodable ZeroMQ message: {}", decoder.last_error());
           }
         }
-        stats_.events += batch.size();
-        stats_.queue_drops += queue_.push(batch);
+        stats_.queue_drops += gate.end(batch);
       }
       stats_.connected = false;
     } catch (const zmq::error_t& e) {

@@ -28,6 +28,9 @@ are only read. Writes, per target:
                          each behind the target's [kind] byte, and hand-made
                          ones (cut, trailing bytes, a bare pre-2018.3 return,
                          runner and minion-return loads, syndic lists)
+  corpus/tap_journal/    tap journal segments (docs/tap-journal.md): frames of
+                         the captures as records, torn tails, bad CRCs, odd
+                         kinds and lengths
   corpus/search_response/ answers to the searches of `salttap jobs` / `minions`
                          (service/search_response.h): hits, minion pages, engine
                          errors, shard failures, odd shapes
@@ -440,6 +443,51 @@ def spool_recovery_corpus(out, written):
         write(d, name, data, written)
 
 
+# --- tap_journal -------------------------------------------------------------
+
+def journal_record(kind, payload):
+    """One record: magic, length, kind, reserved, CRC32C(bytes 4..11 + payload), payload."""
+    body = struct.pack(">IB3x", len(payload), kind)
+    return b"STJ1" + body + struct.pack(">I", crc32c(body + payload)) + payload
+
+
+def journal_input(flags, seg1, seg2=b""):
+    """The target's input: [flags][seg1 len BE16] seg1 seg2 (flags: tests/fuzz/tap_journal_fuzz.cpp)."""
+    return bytes([flags]) + struct.pack(">H", len(seg1)) + seg1 + seg2
+
+
+def tap_journal_corpus(captures, out, written):
+    d = out / "tap_journal"
+    raw = (captures / "salt-3006.25" / "test_ping.raw").read_bytes()
+    frames = split_frames(raw)[0][:6]
+    recs = [journal_record(1, f) for f in frames]
+    body = frame_body(frames[0])
+    bad_crc = bytearray(recs[1])
+    bad_crc[20] ^= 0x01
+    long_len = bytearray(recs[1])
+    long_len[4] = 0x7F
+    odd_kind = bytearray(recs[1])
+    odd_kind[8] = 9
+    seeds = {
+        "frames-one-segment": journal_input(0x00, b"".join(recs[:4])),
+        "frames-two-segments": journal_input(0x01, b"".join(recs[:3]), b"".join(recs[3:])),
+        "body-record": journal_input(0x00, journal_record(2, body) + recs[0]),
+        "torn-tail": journal_input(0x00, recs[0] + recs[1][:-9]),
+        "torn-header": journal_input(0x01, recs[0] + recs[1][:7], recs[2]),
+        "bad-crc-mid-segment": journal_input(0x01, recs[0] + bytes(bad_crc) + recs[2], recs[3]),
+        "bad-length": journal_input(0x00, recs[0] + bytes(long_len) + recs[2]),
+        "odd-kind": journal_input(0x00, recs[0] + bytes(odd_kind)),
+        "not-a-frame": journal_input(0x00, journal_record(1, b"\x93\x01\x02\x03") + journal_record(2, b"no tag")),
+        "zeroes": journal_input(0x01, bytes(64), recs[0]),
+        "empty": journal_input(0x00, b""),
+        "append-after-leftover": journal_input(0x04, recs[0]),
+        # bit 1: the target recomputes the CRCs, so mutations get past them
+        "crc-fixed-frames": journal_input(0x03, b"".join(recs[:2]), b"".join(recs[2:4])),
+    }
+    for name, data in seeds.items():
+        write(d, name, data, written)
+
+
 # --- bulk_result -------------------------------------------------------------
 
 def bulk_input(status, sent, body):
@@ -827,7 +875,8 @@ def main():
         sys.exit(f"no captures under {args.captures}")
     written = []
     for target in ("frame_decoder", "event_decoder", "json_transcoder", "master_config", "spool_recovery", "bulk_result",
-                   "event_from_json", "server_info", "job_cache_file", "reconcile_state", "search_response"):
+                   "event_from_json", "server_info", "job_cache_file", "reconcile_state", "search_response",
+                   "tap_journal"):
         d = args.out / target
         d.mkdir(parents=True, exist_ok=True)
         for f in d.iterdir():  # regenerate seeds; keep crash-* regressions and rec-* recordings
@@ -844,6 +893,7 @@ def main():
     job_cache_file_corpus(args.captures, args.out, written)
     reconcile_state_corpus(args.out, written)
     search_response_corpus(args.out, written)
+    tap_journal_corpus(args.captures, args.out, written)
     total = sum(p.stat().st_size for p in written)
     print(f"{len(written)} seed files, {total} bytes, in {args.out}")
 

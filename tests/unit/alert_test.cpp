@@ -8,6 +8,7 @@
 #include "alerting/alert_dispatcher.h"
 #include "alerting/index_alert_outlet.h"
 #include "alerting/spool_full_alert.h"
+#include "alerting/tap_journal_alert.h"
 #include "correlator/correlator.h"
 #include "tests/support/events.h"
 
@@ -180,6 +181,32 @@ TEST(SpoolFullAlert, TheReasonStatesTheConfiguredLimits) {
   const auto d = parse(make_spool_full_alert("m", 0, 1, spool).json);
   EXPECT_NE(std::string(d["reason"].GetString()).find("above 100% of max_bytes, states above 100%;"), std::string::npos)
       << d["reason"].GetString();
+}
+
+TEST(TapJournalAlert, SaysWhatWasLostAndWhy) {
+  AlertDispatcher dispatcher({}, "master-1");
+  auto outlet = std::make_shared<RecordingOutlet>();
+  dispatcher.add(outlet);
+  tap::JournalConfig config;
+  config.max_bytes = 4096;
+  tap::JournalStats stats;
+  stats.bytes = 4000;
+  stats.dropped_full = 7;
+  stats.dropped_error = 2;
+  dispatcher.dispatch(make_tap_journal_alert("master-1", 1'800'000'000 * kMicrosPerSecond, stats, config));
+  ASSERT_EQ(outlet->alerts.size(), 1u);
+  EXPECT_EQ(dispatcher.count(AlertKind::tap_journal_full), 1u);
+  EXPECT_TRUE(outlet->alerts[0].jid.empty());
+  const auto d = parse(outlet->alerts[0].json);
+  EXPECT_STREQ(d["alert"].GetString(), "tap_journal_full");
+  EXPECT_STREQ(d["kinds"][0].GetString(), "tap_journal_full");
+  EXPECT_EQ(d["journal_bytes"].GetUint64(), 4000u);
+  EXPECT_EQ(d["journal_max_bytes"].GetUint64(), 4096u);
+  EXPECT_EQ(d["dropped_events"].GetUint64(), 9u);
+  EXPECT_EQ(std::string(d["reason"].GetString()).rfind("the tap journal reached max_bytes (4096): ", 0), 0u)
+      << d["reason"].GetString();
+  stats.refused_for_error = true;
+  EXPECT_EQ(tap_journal_reason(stats, config).rfind("a write to the tap journal failed", 0), 0u);
 }
 
 TEST(IndexAlertOutlet, EachAlertIsOneDocumentOfTheAlertsIndex) {

@@ -264,5 +264,37 @@ TEST(ConfigReloader, PublishesTheCountsAndTheLastReload) {
   EXPECT_NE(text.find("salttap_config_last_reload_timestamp_seconds 1800000000.5"), std::string::npos) << text;
 }
 
+// `tap:` - read at start only (a reload names it), validated, the journal beside the spool by default.
+TEST(TapConfig, KeysAreReadCheckedAndNeedARestart) {
+  Files files;
+  const Config c = load_config(files.write("tap.yaml", R"(
+tap:
+  queue_max_events: 7
+  queue_max_bytes: 4096
+  journal: {enabled: false, dir: /srv/j, max_bytes: 1048576, segment_bytes: 65536}
+)"));
+  EXPECT_EQ(c.tap.queue.max_events, 7u);
+  EXPECT_EQ(c.tap.queue.max_bytes, 4096u);
+  EXPECT_FALSE(c.tap.journal);
+  EXPECT_EQ(tap_journal_dir(c), std::filesystem::path("/srv/j"));
+  EXPECT_EQ(c.tap.journal_max_bytes, 1048576u);
+  EXPECT_EQ(c.tap.journal_segment_bytes, 65536u);
+
+  Config d = default_config();
+  EXPECT_TRUE(d.tap.journal);
+  EXPECT_EQ(d.tap.queue.max_events, 50000u);
+  EXPECT_EQ(d.tap.queue.max_bytes, 16u << 20);
+  EXPECT_EQ(d.tap.journal_max_bytes, 1ull << 30);
+  d.indexer.spool.dir = "/var/lib/salttap/spool/";
+  EXPECT_EQ(tap_journal_dir(d), std::filesystem::path("/var/lib/salttap/tap-journal"));
+
+  EXPECT_EQ(plan_reload(default_config(), c).needs_restart, std::vector<std::string>{"tap"});
+  for (const char* bad :
+       {"tap: {queue_max_events: 0}\n", "tap: {queue_max_bytes: 10}\n", "tap: {journal: {segment_bytes: 100}}\n",
+        "tap: {journal: {max_bytes: 8192, segment_bytes: 16384}}\n", "tap: {queue: 3}\n", "tap: {journal: {size: 3}}\n",
+        "tap: {journal: {enabled: maybe}}\n"})
+    EXPECT_THROW(load_config(files.write("bad.yaml", bad)), ConfigError) << bad;
+}
+
 }  // namespace
 }  // namespace salttap::service
