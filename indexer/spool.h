@@ -34,6 +34,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -145,6 +146,11 @@ class Spool final : public RecordSource {
                                 std::chrono::milliseconds wait) override;
   void ack(std::span<const std::uint64_t> ids) override;
   void wake_takers() override;
+
+  // Called (under the spool's lock: it must not call back into this spool)
+  // each time records become takeable and at close(), so one taker can wait
+  // on several spools (indexer/spool_lanes.h). Set before any append.
+  void set_data_listener(std::function<void()> listener);
 
   // Wakes every waiter; later take() returns what is left without waiting.
   void close();

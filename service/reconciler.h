@@ -25,8 +25,10 @@
 //             versions below every live one (nothing live is overwritten)
 //
 // Live events keep priority: a pass advances only between live batches, a
-// few jobs at a time (more when the bus is quiet), and waits while the
-// spool holds more than `max_spool_pending` documents.
+// few jobs at a time (more when the bus is quiet); its documents go to the
+// spool's backfill lane, which the shipper sends only when no live document
+// waits (indexer/spool_lanes.h), and it waits while that lane holds more
+// than `max_spool_pending` documents.
 
 #include <absl/container/flat_hash_set.h>
 
@@ -62,8 +64,8 @@ struct ReconcileCounts {
 class Reconciler {
  public:
   // `live`: `run`'s pipeline (its correlator takes followed jobs); `sink`
-  // takes the documents of indexed jobs; `spool_pending` says how many
-  // documents wait in the spool.
+  // takes the documents of indexed jobs (`run`: the backfill lane);
+  // `spool_pending` says how many documents wait in that lane.
   Reconciler(const Config& config, JobCacheLocation cache, ReconcileStateFile& state, DocumentPipeline& live,
              DocumentSink& sink, std::function<std::uint64_t()> spool_pending, const Clock& clock,
              jobcache::CacheFilesystem& fs = jobcache::posix_cache_filesystem(), SteadyTime& time = real_steady_time());

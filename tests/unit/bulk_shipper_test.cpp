@@ -22,6 +22,7 @@
 #include "indexer/bulk_shipper.h"
 #include "indexer/internal/dead_letter.h"
 #include "tests/support/fake_steady_time.h"
+#include "tests/support/gunzip.h"
 #include "tests/support/memory_record_source.h"
 
 namespace salttap::indexer {
@@ -104,7 +105,8 @@ struct Script {
 class ScriptedClient final : public HttpClient {
  public:
   explicit ScriptedClient(std::shared_ptr<Script> s) : script_(std::move(s)) {}
-  HttpResponse send(const HttpRequest& request) override {
+  HttpResponse send(const HttpRequest& sent) override {
+    const HttpRequest request = salttap::testing::as_received(sent);
     std::unique_lock lock(script_->mutex);
     script_->requests.push_back(request);
     script_->times.push_back(script_->time->now());
@@ -161,8 +163,9 @@ struct Harness {
         std::make_unique<BulkShipper>(config, source, [s = script] { return std::make_unique<ScriptedClient>(s); });
     shipper->start();
   }
-  // Lets time run (batch windows close, backoff sleeps end) until `done` holds.
-  void run_until(const std::function<bool()>& done) { time.advance_until(done, config.in_flight); }
+  // Lets time run (batch windows close, backoff sleeps end) until `done` holds:
+  // time moves while the preparer and every worker wait.
+  void run_until(const std::function<bool()>& done) { time.advance_until(done, config.in_flight + 1); }
   void run_until_acked(std::size_t n) {
     run_until([&] { return source.acked() >= n; });
   }
@@ -434,7 +437,8 @@ TEST(BulkShipper, WhileTheEngineIsDownEachWorkerHoldsOneBatch) {
   h.script->respond = [](const HttpRequest&) { return status(0); };
   h.start();
   h.run_until([&] { return h.script->count() >= 20; });  // both workers retrying through their backoffs
-  EXPECT_EQ(h.source.handed_out(), 10u) << "no more records taken while the batches are not delivered";
+  EXPECT_EQ(h.source.handed_out(), 15u)
+      << "no more records taken while the batches are not delivered: one per worker, one prepared";
   for (const auto& r : h.script->sent()) EXPECT_EQ(docs_in(r.body).size(), 5u);
   EXPECT_EQ(h.shipper->stats().in_flight_batches, 2u);
   EXPECT_FALSE(h.shipper->engine_reachable());
@@ -464,11 +468,11 @@ TEST(BulkShipper, StopDuringBackoffReturnsAtTheDrainDeadline) {
   h.script->respond = [](const HttpRequest&) { return status(503); };
   h.start();
   h.run_until([&] { return h.script->count() >= 1; });
-  h.time.await_waiters(1);  // the worker sleeps in its backoff
+  h.time.await_waiters(2);  // the worker sleeps in its backoff, the preparer waits for records
   const auto before = h.time.now();
   auto stopped = std::async(std::launch::async, [&] { h.shipper->stop(200ms); });
-  h.time.await_waiters(2);  // and stop() waits for the drain
-  h.time.advance_to_next_deadline();
+  // The preparer exits; the worker sleeps on and stop() waits for the drain.
+  h.time.advance_until([&] { return stopped.wait_for(0s) == std::future_status::ready; }, 2);
   ASSERT_TRUE(finishes(stopped)) << "stop() waits out the backoff";
   EXPECT_EQ(h.time.now() - before, 200ms) << "stop() returns at the drain deadline, 14.8 s before the backoff ends";
   EXPECT_EQ(h.script->count(), 1u) << "no retry once stopped";
@@ -486,7 +490,7 @@ TEST(BulkShipper, StopWithDrainShipsThePartialBatchAtOnce) {
   ASSERT_TRUE(h.source.wait_handed_out(2));
   const auto before = h.time.now();
   auto stopped = std::async(std::launch::async, [&] { h.shipper->stop(5s); });
-  // Time moves only while both the worker (in take()) and stop() (in its drain) wait.
+  // Time moves only while the preparer (in take()), the worker and stop() (in its drain) wait.
   h.time.advance_until([&] { return stopped.wait_for(0s) == std::future_status::ready; }, 2);
   EXPECT_EQ(h.source.acked(), 2u);
   EXPECT_EQ(h.script->count(), 1u);
@@ -534,9 +538,34 @@ TEST(BulkShipper, ARecordLargerThanMaxBytesGoesAlone) {
   EXPECT_EQ(batch_sizes(h.script->sent()), (std::vector<std::size_t>{1, 1, 1}));
 }
 
+TEST(BulkShipper, APartialBatchGoesAtOnceWhenAWorkerIsFree) {
+  auto config = test_config();
+  config.batch.max_wait = 300ms;
+  Harness h(config);
+  const auto t0 = h.time.now();
+  h.start();
+  h.time.await_waiters(2);  // the worker waits for a batch, the preparer for records
+  h.source.add(doc(1));
+  h.run_until_acked(1);
+  ASSERT_EQ(h.script->count(), 1u);
+  EXPECT_EQ(h.script->sent_at().at(0), t0) << "not after the 300 ms window: the worker was free";
+  // While the only worker is busy (its request failed: it sleeps in its backoff),
+  // records wait for company up to max_wait, and then for the worker.
+  h.script->queued.push_back(status(503));
+  h.source.add(doc(2));
+  h.run_until([&] { return h.script->count() >= 2; });
+  h.source.add(doc(3));
+  h.source.add(doc(4));
+  h.run_until_acked(4);
+  const auto sent = h.script->sent();
+  ASSERT_EQ(sent.size(), 4u);
+  EXPECT_EQ(docs_in(sent[3].body), (std::vector{doc(3), doc(4)})) << "one batch, gathered while the worker was busy";
+}
+
 TEST(BulkShipper, APartialBatchGoesAfterMaxWait) {
   auto config = test_config();
   config.batch.max_wait = 300ms;
+  config.batch.ship_when_idle = false;  // the window alone
   Harness h(config);
   h.source.add(doc(1));
   const auto t0 = h.time.now();
