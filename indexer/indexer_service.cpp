@@ -123,6 +123,11 @@ std::optional<bool> IndexerService::return_flat() const {
 
 std::uint64_t IndexerService::pending() const { return pending(Lane::live) + pending(Lane::backfill); }
 
+std::uint64_t IndexerService::waiting(Lane lane) const {
+  if (lane == Lane::live) return spool_->stats().waiting_records;
+  return backfill_spool_ ? backfill_spool_->stats().waiting_records : 0;
+}
+
 std::uint64_t IndexerService::pending(Lane lane) const {
   if (lane == Lane::live) return spool_->stats().pending_records;
   return backfill_spool_ ? backfill_spool_->stats().pending_records : 0;

@@ -67,6 +67,7 @@ class IndexerService {
   bool engine_reachable() const { return shipper_->engine_reachable(); }
   std::uint64_t pending() const;  // spooled, not yet acknowledged, both lanes
   std::uint64_t pending(Lane lane) const;
+  std::uint64_t waiting(Lane lane) const;  // of pending(lane), not yet handed to the shipper
   bool has_backfill_lane() const { return backfill_spool_ != nullptr; }
   // Stops shipping after up to `drain` for in-flight batches; the spool keeps
   // the rest for the next start. Interrupts the setup's wait or request.

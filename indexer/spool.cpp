@@ -1099,6 +1099,7 @@ SpoolStats Spool::stats() const {
   st.bytes = s.bytes;
   st.segments = s.segments.size() + s.doomed.size();
   st.pending_records = s.untaken + s.outstanding.size();
+  st.waiting_records = s.untaken;
   st.acked_id = s.acked_id;
   return st;
 }

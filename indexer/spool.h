@@ -101,6 +101,7 @@ struct SpoolStats {
   std::uint64_t bytes = 0;  // on disk, all segments
   std::uint64_t segments = 0;
   std::uint64_t pending_records = 0;   // appended, not yet acknowledged
+  std::uint64_t waiting_records = 0;   // of which not yet handed out to the shipper
   std::uint64_t appended_records = 0;  // since start
   std::uint64_t appended_bytes = 0;
   std::uint64_t acked_records = 0;

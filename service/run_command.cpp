@@ -130,7 +130,10 @@ int run_daemon(const RunOptions& options) {
     coverage = std::make_unique<ReconcileStateFile>(cfg.indexer.spool.dir / "reconcile.state");
     reconciler = std::make_unique<Reconciler>(
         cfg, job_cache_location(master, std::nullopt, "reconcile"), *coverage, pipeline, backfill_sink,
-        [&indexer] { return indexer.pending(indexer::Lane::backfill); }, clock);
+        [&indexer] {
+          return SpoolPending{indexer.waiting(indexer::Lane::live), indexer.pending(indexer::Lane::backfill)};
+        },
+        clock);
   }
 
   PipelineReload reload_target(pipeline, outlets, outlets_for, reconciler.get());
