@@ -469,6 +469,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--backfill-jobs", type=int, default=20000)
     ap.add_argument("--only", action="append", help="measure only these latency conditions (names as printed), no pings")
+    ap.add_argument("--pings-only", action="store_true", help="only the test.ping round trips, no latency runs")
     ap.add_argument("--low-refresh", default="250ms", help="refresh_interval of the low-latency condition")
     ap.add_argument("--salt", default="3008.5")
     ap.add_argument("--salttap", default=str(ROOT / "build" / "dev" / "salttap"))
@@ -562,12 +563,14 @@ def main() -> int:
                          (f"refresh_interval {a.low_refresh}", "", False, low)]
         if a.only:
             latency_conds = [c for c in latency_conds if c[0] in a.only]
+        if a.pings_only:
+            latency_conds = []
         ping_conds = [] if a.only else [("no salttap", None, False), ("attached", [engine.url], False),
                       ("attached, during a backfill", [engine.url], True),
                       ("attached, engine down", [f"http://127.0.0.1:{dead_port}"], False)]
         n = 0
         for rnd in range(a.rounds):
-            k = rnd % len(latency_conds)
+            k = rnd % max(1, len(latency_conds))
             for name, bulk, backfill, index in latency_conds[k:] + latency_conds[:k]:
                 n += 1
                 lat = measured_run(n, [engine.url], bulk, backfill,

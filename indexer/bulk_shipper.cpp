@@ -54,6 +54,9 @@ using std::chrono::milliseconds;
 
 // How long a worker waits in take() at a time, so stop() is seen promptly.
 constexpr milliseconds kTakeSlice{100};
+// Holding a partial batch while every worker is busy, the preparer looks for
+// more records this often (it waits for a free worker meanwhile).
+constexpr milliseconds kHoldSlice{10};
 
 // Batches prepared ahead of the workers: one is enough to keep a worker from
 // waiting on the spool and gzip; more would only hold records taken early.
@@ -212,12 +215,8 @@ struct BulkShipper::Impl {
       Prepared next;
       {
         std::unique_lock lock(mutex);
-        if (ready.empty() && preparer_holding && config.batch.ship_when_idle) {
-          lock.unlock();
-          source.wake_takers();  // the preparer's partial batch can go: this worker is free
-          lock.lock();
-        }
         ++idle_workers;
+        wake.notify_all();  // a preparer holding a partial batch sends it now
         time.wait_until(lock, wake, forever(), [&] { return !ready.empty() || preparer_done || hard_stop; });
         --idle_workers;
         if (hard_stop || ready.empty()) break;  // hard stop, or stopping with nothing left to ship
@@ -234,8 +233,7 @@ struct BulkShipper::Impl {
   }
 
   // The preparer holds a partial batch (`held`); true when a worker waits
-  // for one, so the batch should go now. A worker that becomes free while
-  // the preparer holds one wakes its take() (run()).
+  // for one, so the batch should go now.
   bool holding(bool held) {
     std::lock_guard lock(mutex);
     preparer_holding = held;
@@ -287,16 +285,21 @@ struct BulkShipper::Impl {
       // A worker is free: what is there goes now (after one look for more
       // that is already spooled), instead of waiting for company.
       const bool go_now = !batch.empty() && limits.ship_when_idle && holding(true);
-      const auto wait = go_now          ? milliseconds(0)
-                        : batch.empty() ? kTakeSlice
-                                        : std::min(kTakeSlice, std::chrono::ceil<milliseconds>(deadline - now));
       const bool was_empty = batch.empty();
-      auto records =
-          source.take(limits.max_docs - batch.size(), limits.max_bytes - std::min(bytes, limits.max_bytes), wait);
+      auto records = source.take(limits.max_docs - batch.size(), limits.max_bytes - std::min(bytes, limits.max_bytes),
+                                 was_empty ? kTakeSlice : milliseconds(0));
       for (auto& r : records)
         if (!add(r)) carry.push_back(std::move(r));
       if (was_empty && !batch.empty()) deadline = time.now() + limits.max_wait;
       if (go_now) break;
+      if (was_empty || full) continue;
+      // Holding a partial batch while every worker is busy: wait for a free
+      // worker (run() notifies), the window's end, or the next look for records.
+      std::unique_lock lock(mutex);
+      preparer_holding = true;
+      time.wait_until(lock, wake, std::min(time.now() + kHoldSlice, deadline), [&] {
+        return stopping || hard_stop || (limits.ship_when_idle && idle_workers > 0 && ready.empty());
+      });
     }
     holding(false);
     return batch;
@@ -521,6 +524,10 @@ void BulkShipper::stop(std::chrono::milliseconds drain) {
   impl_->source.wake_takers();
   {
     std::unique_lock lock(impl_->mutex);
+    // It exits at once (unless a batch waits for a worker): the drain below
+    // then counts only the workers' time.
+    impl_->wake.wait(lock,
+                     [&] { return impl_->preparer_done || !impl_->ready.empty() || !impl_->preparer.joinable(); });
     // Workers ship what they hold, then exit; past the drain time they give up.
     impl_->time.wait_for(lock, impl_->wake, drain, [&] { return impl_->running == 0; });
     impl_->hard_stop = true;
