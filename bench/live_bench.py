@@ -34,6 +34,7 @@ import datetime
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -88,6 +89,35 @@ for i in range(int(sys.argv[2])):
 """
 
 
+# A bus subscriber that connects, then is stopped with SIGSTOP by the bench:
+# what a salttap that stalled would be to the master.
+# With `read`, it keeps reading instead: the control, a reader that keeps up.
+SUBSCRIBER = r"""
+import sys, salt.config, salt.utils.event
+opts = salt.config.master_config(sys.argv[1])
+bus = salt.utils.event.get_master_event(opts, opts["sock_dir"], listen=True)
+bus.get_event(wait=1, full=True)  # connected and subscribed
+print("subscribed", flush=True)
+if sys.argv[2] == "read":
+    while True:
+        bus.get_event(wait=1, full=True)
+sys.stdin.read()
+"""
+
+# Fires `count` events of `size` bytes onto the master's bus, `rate` a second.
+LOAD = r"""
+import sys, time, salt.config, salt.utils.event
+opts = salt.config.master_config(sys.argv[1])
+count, size, rate = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+bus = salt.utils.event.get_master_event(opts, opts["sock_dir"], listen=False)
+t0 = time.monotonic()
+for i in range(count):
+    bus.fire_event({"pad": "x" * size, "i": i}, "bench/stall/load")
+    time.sleep(max(0.0, t0 + (i + 1) / rate - time.monotonic()))
+print("fired", count, flush=True)
+"""
+
+
 def log(msg: str) -> None:
     print(f"[live-bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
@@ -119,9 +149,12 @@ class Salttap:
         self.config.write_text(f"master_id: live-bench\nreconcile: {{enabled: {str(reconcile).lower()}}}\nindexer:\n"
                                f"  hosts: {json.dumps(hosts)}\n  index_prefix: {prefix}\n"
                                f"  spool: {{dir: {work / 'spool'}}}{bulk}\n{extra_indexer}")
+        # Every job document stamped at each stage (indexer/latency_trace.h).
+        self.trace = work / "latency-trace.tsv"
+        env = dict(os.environ, SALTTAP_LATENCY_TRACE=str(self.trace))
         self.proc = subprocess.Popen([binary, "run", "--config", str(self.config), "--master-config",
                                       str(lab.master_conf_dir / "master")],
-                                     stdout=subprocess.DEVNULL, stderr=open(work / "salttap.log", "wb"))
+                                     stdout=subprocess.DEVNULL, stderr=open(work / "salttap.log", "wb"), env=env)
         self.log = work / "salttap.log"
         deadline = time.monotonic() + 60
         while "tap: connected" not in self.log.read_text(errors="replace"):
@@ -135,6 +168,19 @@ class Salttap:
             if "reconcile: pass done" in line:
                 return parse_time(line.split()[0])
         return None
+
+    def stages(self) -> dict[str, dict[str, float]]:
+        """Per job document id, when its settled version (version % 4 == 1) reached each stage (epoch s)."""
+        out: dict[str, dict[str, float]] = {}
+        if not self.trace.exists():
+            return out
+        for line in self.trace.read_text(errors="replace").splitlines():
+            parts = line.split("\t")
+            if len(parts) != 4 or not parts[2].isdigit() or int(parts[2]) % 4 != 1:
+                continue
+            stage, doc_id, _, micros = parts
+            out.setdefault(doc_id, {}).setdefault(stage, int(micros) / 1e6)  # the first time at that stage
+        return out
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -177,13 +223,13 @@ def fire_and_measure(lab: saltlab.SaltLab, url: str, jobs: int, interval: float,
                 if src["jid"] in pending:
                     settled = (parse_time(src["settled_at"]) if src.get("settled_at")
                                else parse_time(src["started_at"]) + src["duration_ms"] / 1000)
-                    latencies[src["jid"]] = (now - settled, settled)
+                    latencies[src["jid"]] = (now - settled, settled, src["jid"], now)
                     with lock:
                         pending.discard(src["jid"])
         time.sleep(poll)
     if driver.wait() != 0 or pending:
         raise RuntimeError(f"{len(pending)} jobs never became searchable: {sorted(pending)[:5]}")
-    return list(latencies.values())  # (seconds to searchable, settled at)
+    return list(latencies.values())  # (seconds to searchable, settled at, jid, found at)
 
 
 def pings(lab: saltlab.SaltLab, n: int) -> list[float]:
@@ -193,6 +239,178 @@ def pings(lab: saltlab.SaltLab, n: int) -> list[float]:
     if out.returncode != 0:
         raise RuntimeError(f"ping driver: {out.stderr[-2000:]}")
     return [json.loads(line)["seconds"] for line in out.stdout.splitlines()]
+
+
+# From settled (the job document's settled_at) to searchable, the stages of
+# indexer/latency_trace.h in order.
+STAGES = [("settled", "built"), ("built", "spooled"), ("spooled", "sent"), ("sent", "acked"),
+          ("acked", "searchable")]
+
+
+def stage_breakdown(got: list[tuple], traced: dict[str, dict[str, float]], master_id: str = "live-bench") -> dict:
+    """Seconds spent in each stage, per job: {"settled->built": [...], ...}."""
+    out: dict[str, list[float]] = {f"{a}->{b}": [] for a, b in STAGES}
+    for _, settled, jid, found in got:
+        t = dict(traced.get(f"{master_id}/{jid}", {}), settled=settled, searchable=found)
+        if all(k in t for a, b in STAGES for k in (a, b)):
+            for a, b in STAGES:
+                out[f"{a}->{b}"].append(t[b] - t[a])
+    return out
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds (user + system) of a process and all its descendants alive now."""
+    parent, cpu = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                f = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(d)] = int(f[1])
+        cpu[int(d)] = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    total, todo = 0.0, [root]
+    while todo:
+        p = todo.pop()
+        total += cpu.get(p, 0.0)
+        todo.extend(c for c, pp in parent.items() if pp == p)
+    return total
+
+
+def tree_rss(root: int) -> int:
+    """Resident bytes of a process and all its descendants alive now."""
+    parent, rss = {}, {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                f = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(d)] = int(f[1])
+        rss[int(d)] = int(f[21]) * page
+    total, todo = 0, [root]
+    while todo:
+        p = todo.pop()
+        total += rss.get(p, 0)
+        todo.extend(c for c, pp in parent.items() if pp == p)
+    return total
+
+
+def stalled_reader(version: str, base: Path, a) -> dict:
+    """A master of `version` with one bus subscriber stopped (SIGSTOP) while events flow.
+
+    Two phases on the same master, the same load: first the subscriber keeps reading (the
+    control: what the load alone costs), then it is stopped with SIGSTOP. Bounded: at most
+    --stall-events events of --stall-event-bytes, at most --stall-seconds of load, and the
+    load stops early once the master's processes grew by --stall-rss-limit MB; the
+    subscriber is always resumed (SIGCONT) and killed. Measures the master's resident memory
+    (its process tree) and test.ping round trips before, during and after.
+    """
+    lab = saltlab.SaltLab(version, base=base / f"stall-{version}")
+    out = {"salt": version}
+    try:
+        lab.start()
+        out["pings_before"] = pings(lab, 5)
+        for mode in ("read", "stop"):
+            out[mode] = _stall_phase(lab, mode, a)
+            log(f"stall {version} {mode}: RSS {out[mode]['rss_before'] / 1e6:.0f} -> peak "
+                f"{out[mode]['rss_peak'] / 1e6:.0f} -> {out[mode]['rss_after'] / 1e6:.0f} MB, test.ping during "
+                f"{statistics.median(out[mode]['pings_during']):.2f} s (max {max(out[mode]['pings_during']):.1f})")
+    finally:
+        lab.stop()
+    return out
+
+
+def _stall_phase(lab: saltlab.SaltLab, mode: str, a) -> dict:
+    py = str(lab.venv / "bin" / "python")
+    conf = str(lab.master_conf_dir / "master")
+    out: dict = {}
+    sub = load = None
+    try:
+        rss0 = tree_rss(lab.master.proc.pid)
+        sub = subprocess.Popen([py, "-c", SUBSCRIBER, conf, mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, env=lab.env)
+        if sub.stdout.readline().strip() != "subscribed":
+            raise RuntimeError("the subscriber did not subscribe")
+        if mode == "stop":
+            os.kill(sub.pid, signal.SIGSTOP)
+        load = subprocess.Popen([py, "-c", LOAD, conf, str(a.stall_events), str(a.stall_event_bytes),
+                                 str(a.stall_rate)], stdout=subprocess.PIPE, text=True, env=lab.env)
+        # test.ping round trips meanwhile, each bounded
+        during: list[float] = []
+        ping_thread = threading.Thread(target=lambda: during.extend(_bounded_pings(lab, 5, 60)), daemon=True)
+        ping_thread.start()
+        peak, samples, t0 = rss0, [], time.monotonic()
+        limit = rss0 + a.stall_rss_limit * 1e6
+        while load.poll() is None and time.monotonic() - t0 < a.stall_seconds:
+            r = tree_rss(lab.master.proc.pid)
+            peak = max(peak, r)
+            samples.append((round(time.monotonic() - t0, 2), r))
+            if r > limit:
+                log(f"stall {mode}: master RSS over the limit; stopping the load")
+                break
+            time.sleep(0.5)
+        out["load_seconds"] = round(time.monotonic() - t0, 1)
+        out["load_finished"] = load.poll() is not None
+        if load.poll() is None:
+            load.kill()
+        load.wait()
+        ping_thread.join(timeout=400)
+        out["pings_during"] = during or [float("nan")]
+        out["rss_before"], out["rss_peak"] = rss0, peak
+        out["rss_samples"] = samples
+    finally:
+        if sub is not None:
+            try:
+                os.kill(sub.pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            sub.kill()
+            sub.wait()
+        if load is not None and load.poll() is None:
+            load.kill()
+            load.wait()
+    time.sleep(2)
+    out["rss_after"] = tree_rss(lab.master.proc.pid)
+    out["pings_after"] = pings(lab, 5)
+    return out
+
+
+def _bounded_pings(lab: saltlab.SaltLab, n: int, timeout: float) -> list[float]:
+    """Round trips of test.ping; one that has no answer within `timeout` counts as `timeout` (a stall)."""
+    py = lab.venv / "bin" / "python"
+    got = []
+    for _ in range(n):
+        t0 = time.monotonic()
+        try:
+            r = subprocess.run([str(py), "-c", DRIVER, str(lab.master_conf_dir / "master"), "ping", "1",
+                                str(len(lab.minion_ids))], capture_output=True, text=True, env=lab.env,
+                               timeout=timeout)
+            got.append(json.loads(r.stdout.splitlines()[0])["seconds"] if r.returncode == 0 else timeout)
+        except (subprocess.TimeoutExpired, IndexError):
+            got.append(max(timeout, time.monotonic() - t0))
+    return got
+
+
+def stall_report(runs: list[dict]) -> None:
+    print("\nOne bus subscriber while events flow: reading (the control) or stopped with SIGSTOP (a stalled "
+          "reader):\n")
+    print("| Salt | subscriber | master RSS before MB | peak MB | after (resumed, killed) MB | test.ping before s | "
+          "during s (median / max) | after s | load |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    for r in runs:
+        for mode, label in (("read", "reading"), ("stop", "SIGSTOPped")):
+            p = r[mode]
+            d = p["pings_during"]
+            print(f"| {r['salt']} | {label} | {p['rss_before'] / 1e6:.0f} | {p['rss_peak'] / 1e6:.0f} | "
+                  f"{p['rss_after'] / 1e6:.0f} | {statistics.median(r['pings_before']):.3f} | "
+                  f"{statistics.median(d):.3f} / {max(d):.3f} | {statistics.median(p['pings_after']):.3f} | "
+                  f"{'all fired' if p['load_finished'] else 'cut'} in {p['load_seconds']} s |")
 
 
 def pct(values: list[float], p: float) -> float:
@@ -208,6 +426,18 @@ def report(res: dict) -> None:
     for cond, runs in res["latency"].items():
         print(f"| {cond} | {sum(len(r) for r in runs)} | {statistics.median(pct(r, 50) for r in runs):.2f} | "
               f"{statistics.median(pct(r, 99) for r in runs):.2f} | {max(max(r) for r in runs):.2f} |")
+    if res.get("stages"):
+        print("\nWhere the time goes, per job from settled to searchable (seconds, p50 / p99, median of rounds):\n")
+        names = [f"{a}->{b}" for a, b in STAGES]
+        print("| condition | " + " | ".join(names) + " |")
+        print("|---|" + "---:|" * len(names))
+        for cond, runs in res["stages"].items():
+            cells = []
+            for nm in names:
+                rs = [r[nm] for r in runs if r.get(nm)]
+                cells.append(f"{statistics.median(pct(r, 50) for r in rs):.3f} / "
+                             f"{statistics.median(pct(r, 99) for r in rs):.3f}" if rs else "-")
+            print(f"| {cond} | " + " | ".join(cells) + " |")
     print(f"\n\"during a backfill\": `run` with a fresh state directory, reconciling the {res['backfill_jobs']:,} "
           f"earlier jobs of the master's cache; only the jobs that settled before its reconcile had read the whole cache count")
     if not res["pings"]:
@@ -220,6 +450,14 @@ def report(res: dict) -> None:
         ratios = [statistics.median(r) / statistics.median(b) for r, b in zip(runs, base)]
         print(f"| {cond} | {len(allv)} | {statistics.median(allv):.3f} | {pct(allv, 90):.3f} | "
               f"{statistics.median(ratios):.3f} |")
+    if res.get("ping_cpu"):
+        print("\nCPU per test.ping job (ms, median of rounds): the master's processes, salttap, the engine\n")
+        print("| salttap | master | salttap | engine |")
+        print("|---|---:|---:|---:|")
+        for cond, runs in res["ping_cpu"].items():
+            cell = [f"{statistics.median(r[k] for r in runs) * 1000:.1f}" if all(k in r for r in runs) else "-"
+                    for k in ("master", "salttap", "engine")]
+            print(f"| {cond} | " + " | ".join(cell) + " |")
 
 
 def main() -> int:
@@ -231,14 +469,38 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--backfill-jobs", type=int, default=20000)
     ap.add_argument("--only", action="append", help="measure only these latency conditions (names as printed), no pings")
+    ap.add_argument("--pings-only", action="store_true", help="only the test.ping round trips, no latency runs")
     ap.add_argument("--low-refresh", default="250ms", help="refresh_interval of the low-latency condition")
     ap.add_argument("--salt", default="3008.5")
     ap.add_argument("--salttap", default=str(ROOT / "build" / "dev" / "salttap"))
     ap.add_argument("--out", default=str(ROOT / "build" / "bench-results"))
     ap.add_argument("--report", help="print the tables of an earlier results JSON and exit")
+    ap.add_argument("--stall", action="append", metavar="SALT_VERSION",
+                    help="only the stalled-reader experiment, on a master of this Salt version (repeatable)")
+    ap.add_argument("--stall-events", type=int, default=4000)
+    ap.add_argument("--stall-event-bytes", type=int, default=65536)
+    ap.add_argument("--stall-rate", type=float, default=200, help="events a second")
+    ap.add_argument("--stall-seconds", type=float, default=40)
+    ap.add_argument("--stall-rss-limit", type=float, default=1500, help="MB of master growth that stops the load")
     a = ap.parse_args()
     if a.report:
-        report(json.loads(Path(a.report).read_text()))
+        got = json.loads(Path(a.report).read_text())
+        if "stall" in got:
+            stall_report(got["stall"])
+        else:
+            report(got)
+        return 0
+    if a.stall:
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        base = Path(tempfile.mkdtemp(prefix="live-bench-stall-"))
+        runs = [stalled_reader(v, base, a) for v in a.stall]
+        out = Path(a.out)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / f"live-stall-{stamp}.json"
+        path.write_text(json.dumps({"stall": runs}, indent=1) + "\n")
+        stall_report(runs)
+        print(f"\nraw results: {path}")
+        shutil.rmtree(base, ignore_errors=True)
         return 0
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     base = Path(tempfile.mkdtemp(prefix="live-bench-"))
@@ -268,21 +530,30 @@ def main() -> int:
             finally:
                 warm.stop()
 
-        def measured_run(n: int, hosts: list[str], bulk: str, backfill: bool, work, index=(PREFIX, "")):
+        def measured_run(n: int, hosts: list[str], bulk: str, backfill: bool, work, index=(PREFIX, ""),
+                         name: str = ""):
             tap = Salttap(a.salttap, lab, base / f"run-{n}", hosts, bulk, reconcile=backfill, prefix=index[0],
                           extra_indexer=index[1])
             try:
+                cpu0 = {"master": tree_cpu(lab.master.proc.pid), "salttap": tree_cpu(tap.proc.pid),
+                        "engine": tree_cpu(engine.pid)}
                 got = work()
-                if not got or not isinstance(got[0], tuple):
-                    return got  # ping round trips
-                if not backfill:
-                    return [lat for lat, _ in got]
-                # only the jobs that settled while the backfill was still reading count
-                done = tap.reconcile_done_at() or float("inf")
-                during = [lat for lat, settled in got if settled < done]
-                if len(during) < 10:
-                    raise RuntimeError(f"only {len(during)} jobs settled during the backfill: raise --backfill-jobs")
-                return during
+                if not got or not isinstance(got[0], tuple):  # ping round trips
+                    res.setdefault("ping_cpu", {}).setdefault(name, []).append(
+                        {"master": (tree_cpu(lab.master.proc.pid) - cpu0["master"]) / len(got),
+                         "salttap": (tree_cpu(tap.proc.pid) - cpu0["salttap"]) / len(got),
+                         "engine": (tree_cpu(engine.pid) - cpu0["engine"]) / len(got)})
+                    return got
+                if backfill:
+                    # only the jobs that settled while the backfill was still reading count
+                    done = tap.reconcile_done_at() or float("inf")
+                    got = [g for g in got if g[1] < done]
+                    if len(got) < 10:
+                        log(f"only {len(got)} jobs settled during the backfill: raise --backfill-jobs")
+                    if not got:
+                        return []
+                res.setdefault("stages", {}).setdefault(name, []).append(stage_breakdown(got, tap.stages()))
+                return [g[0] for g in got]
             finally:
                 tap.stop()
 
@@ -292,24 +563,34 @@ def main() -> int:
                          (f"refresh_interval {a.low_refresh}", "", False, low)]
         if a.only:
             latency_conds = [c for c in latency_conds if c[0] in a.only]
+        if a.pings_only:
+            latency_conds = []
         ping_conds = [] if a.only else [("no salttap", None, False), ("attached", [engine.url], False),
                       ("attached, during a backfill", [engine.url], True),
                       ("attached, engine down", [f"http://127.0.0.1:{dead_port}"], False)]
         n = 0
         for rnd in range(a.rounds):
-            k = rnd % len(latency_conds)
+            k = rnd % max(1, len(latency_conds))
             for name, bulk, backfill, index in latency_conds[k:] + latency_conds[:k]:
                 n += 1
                 lat = measured_run(n, [engine.url], bulk, backfill,
                                    lambda: fire_and_measure(lab, engine.url, a.jobs, a.interval, a.poll, index[0]),
-                                   index)
+                                   index, name)
+                if not lat:
+                    continue
                 res["latency"].setdefault(name, []).append(lat)
                 log(f"round {rnd + 1} {name}: p50 {pct(lat, 50):.2f} s, p99 {pct(lat, 99):.2f} s")
             k = rnd % max(1, len(ping_conds))
             for name, hosts, backfill in ping_conds[k:] + ping_conds[:k]:
                 n += 1
-                got = (measured_run(n, hosts, "", backfill, lambda: pings(lab, a.pings)) if hosts
-                       else pings(lab, a.pings))
+                if hosts:
+                    got = measured_run(n, hosts, "", backfill, lambda: pings(lab, a.pings), name=name)
+                else:
+                    m0, e0 = tree_cpu(lab.master.proc.pid), tree_cpu(engine.pid)
+                    got = pings(lab, a.pings)
+                    res.setdefault("ping_cpu", {}).setdefault(name, []).append(
+                        {"master": (tree_cpu(lab.master.proc.pid) - m0) / len(got), "salttap": 0.0,
+                         "engine": (tree_cpu(engine.pid) - e0) / len(got)})
                 res["pings"].setdefault(name, []).append(got)
                 log(f"round {rnd + 1} pings, {name}: median {statistics.median(got):.3f} s")
     finally:

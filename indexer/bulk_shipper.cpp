@@ -19,6 +19,8 @@
 #include "indexer/index_layout.h"
 #include "indexer/internal/bulk_result.h"
 #include "indexer/internal/dead_letter.h"
+#include "indexer/internal/gzip.h"
+#include "indexer/latency_trace.h"
 
 namespace salttap::indexer {
 
@@ -52,12 +54,30 @@ using std::chrono::milliseconds;
 
 // How long a worker waits in take() at a time, so stop() is seen promptly.
 constexpr milliseconds kTakeSlice{100};
+// Holding a partial batch while every worker is busy, the preparer looks for
+// more records this often (it waits for a free worker meanwhile).
+constexpr milliseconds kHoldSlice{10};
+
+// Batches prepared ahead of the workers: one is enough to keep a worker from
+// waiting on the spool and gzip; more would only hold records taken early.
+constexpr std::size_t kReadyBatches = 1;
 
 // One document on its way: the spool record, or the dead letter that replaced it.
 struct Item {
   std::uint64_t spool_id = 0;
+  DocClass cls = DocClass::event;
   std::string payload;                    // "<action>\n<source>\n" as sent
   std::optional<DeadLetter> dead_letter;  // set: payload is this record's dead-letter document
+};
+
+// A body compressed beforehand goes with this header and HttpRequest::gzip off.
+constexpr const char* kGzipHeader = "Content-Encoding: gzip";
+
+// A batch and its request body, built (and gzipped) before a worker takes it.
+struct Prepared {
+  std::vector<Item> items;
+  std::string body;
+  bool gzipped = false;
 };
 
 std::optional<RequestFailure> failure_of(const HttpResponse& response, const BulkOutcome& outcome) {
@@ -133,7 +153,12 @@ struct BulkShipper::Impl {
   std::mutex mutex;  // guards everything below; `wake` interrupts backoff sleeps
   std::condition_variable wake;
   bool started = false, stopping = false, hard_stop = false;
-  std::size_t running = 0;
+  std::size_t running = 0;     // the preparer and the workers, until each exits
+  std::deque<Prepared> ready;  // prepared by the preparer, not yet picked up by a worker
+  bool preparer_done = false;
+  bool preparer_holding = false;  // collecting a batch that has records
+  std::size_t idle_workers = 0;   // waiting for a prepared batch
+  std::thread preparer;
   ShipperStats stats;
   std::atomic<bool> reachable{false};
   std::mutex file_mutex;  // one dead-letter file writer at a time
@@ -153,20 +178,83 @@ struct BulkShipper::Impl {
     return hard_stop;
   }
 
-  void run(HttpClient& client) {
+  // The preparer: takes the next batch from the source and builds (and
+  // gzips) its body while the workers' requests are in flight, so a worker
+  // that gets its answer sends the next request at once instead of spending
+  // that time reading the spool and compressing.
+  void prepare() {
     std::deque<SpoolRecord> carry;  // taken, did not fit the last batch
     for (;;) {
+      {
+        // Room first, then take: records are taken only for a batch that can
+        // be handed on, so at most in_flight + kReadyBatches batches are held.
+        std::unique_lock lock(mutex);
+        time.wait_until(lock, wake, forever(), [&] { return ready.size() < kReadyBatches || hard_stop; });
+        if (hard_stop) break;
+      }
       std::vector<Item> batch = collect(carry);
       if (batch.empty()) {
         if (is_stopping()) break;
         continue;
       }
-      ship(client, std::move(batch));
+      Prepared next{std::move(batch), {}, false};
+      build_body(next);
+      std::lock_guard lock(mutex);
+      if (hard_stop) break;
+      ready.push_back(std::move(next));  // only this thread adds: the room is still there
+      wake.notify_all();
+    }
+    std::lock_guard lock(mutex);
+    preparer_done = true;
+    --running;
+    wake.notify_all();
+  }
+
+  void run(HttpClient& client) {
+    for (;;) {
+      Prepared next;
+      {
+        std::unique_lock lock(mutex);
+        ++idle_workers;
+        wake.notify_all();  // a preparer holding a partial batch sends it now
+        time.wait_until(lock, wake, forever(), [&] { return !ready.empty() || preparer_done || hard_stop; });
+        --idle_workers;
+        if (hard_stop || ready.empty()) break;  // hard stop, or stopping with nothing left to ship
+        next = std::move(ready.front());
+        ready.pop_front();
+        wake.notify_all();  // room for the preparer's next batch
+      }
+      ship(client, std::move(next));
       if (is_hard_stopped()) break;
     }
     std::lock_guard lock(mutex);
     --running;
     wake.notify_all();
+  }
+
+  // The preparer holds a partial batch (`held`); true when a worker waits
+  // for one, so the batch should go now.
+  bool holding(bool held) {
+    std::lock_guard lock(mutex);
+    preparer_holding = held;
+    return idle_workers > 0 && ready.empty();
+  }
+
+  // "As long as it takes": waits that end only when notified.
+  SteadyTime::time_point forever() const { return time.now() + std::chrono::hours(24 * 365); }
+
+  void build_body(Prepared& p) const {
+    std::size_t size = 0;
+    for (const auto& item : p.items) size += item.payload.size();
+    p.body.reserve(size);
+    for (const auto& item : p.items) p.body += item.payload;
+    if (!config.gzip || p.body.empty()) return;
+    try {
+      p.body = gzip_compress(p.body, config.gzip_level);
+      p.gzipped = true;
+    } catch (const GzipError&) {
+      // The client compresses it again at send() and reports the failure there.
+    }
   }
 
   // A batch: up to max_docs records and max_bytes of payload, or what came
@@ -185,7 +273,7 @@ struct BulkShipper::Impl {
       }
       if (r.payload.empty() || r.payload.back() != '\n') r.payload.push_back('\n');
       bytes += r.payload.size();
-      batch.push_back(Item{r.id, std::move(r.payload), std::nullopt});
+      batch.push_back(Item{r.id, r.cls, std::move(r.payload), std::nullopt});
       full = batch.size() >= limits.max_docs || bytes >= limits.max_bytes;
       return true;
     };
@@ -194,27 +282,41 @@ struct BulkShipper::Impl {
     while (!full && !is_stopping()) {
       const auto now = time.now();
       if (!batch.empty() && now >= deadline) break;
-      const auto wait =
-          batch.empty() ? kTakeSlice : std::min(kTakeSlice, std::chrono::ceil<milliseconds>(deadline - now));
+      // A worker is free: what is there goes now (after one look for more
+      // that is already spooled), instead of waiting for company.
+      const bool go_now = !batch.empty() && limits.ship_when_idle && holding(true);
       const bool was_empty = batch.empty();
-      auto records =
-          source.take(limits.max_docs - batch.size(), limits.max_bytes - std::min(bytes, limits.max_bytes), wait);
+      auto records = source.take(limits.max_docs - batch.size(), limits.max_bytes - std::min(bytes, limits.max_bytes),
+                                 was_empty ? kTakeSlice : milliseconds(0));
       for (auto& r : records)
         if (!add(r)) carry.push_back(std::move(r));
       if (was_empty && !batch.empty()) deadline = time.now() + limits.max_wait;
+      if (go_now) break;
+      if (was_empty || full) continue;
+      // Holding a partial batch while every worker is busy: wait for a free
+      // worker (run() notifies), the window's end, or the next look for records.
+      std::unique_lock lock(mutex);
+      preparer_holding = true;
+      time.wait_until(lock, wake, std::min(time.now() + kHoldSlice, deadline), [&] {
+        return stopping || hard_stop || (limits.ship_when_idle && idle_workers > 0 && ready.empty());
+      });
     }
+    holding(false);
     return batch;
   }
 
-  void ship(HttpClient& client, std::vector<Item> batch) {
+  void ship(HttpClient& client, Prepared prepared) {
     adjust_in_flight(+1);
     std::deque<std::vector<Item>> work;
-    work.push_back(std::move(batch));
+    work.push_back(std::move(prepared.items));
+    // The first request sends the prepared body; splits and retries build their own.
+    std::optional<Prepared> first = Prepared{{}, std::move(prepared.body), prepared.gzipped};
     Backoff backoff(config.backoff, unit_random);  // its failures: consecutive rounds with items to retry
     while (!work.empty() && !is_hard_stopped()) {
       std::vector<Item> chunk = std::move(work.front());
       work.pop_front();
-      const BulkOutcome outcome = post(client, chunk);
+      const BulkOutcome outcome = post(client, chunk, first ? &*first : nullptr);
+      first.reset();
       // 413: too large. 400 on the whole request: one malformed document
       // spoils it. Either way, halves until the culprit stands alone.
       if (outcome.whole_request && chunk.size() > 1 && (outcome.split_batch || outcome.reject > 0)) {
@@ -237,6 +339,7 @@ struct BulkShipper::Impl {
         }
         switch (result.outcome) {
           case ItemOutcome::delivered:
+            if (item.cls == DocClass::job && !item.dead_letter) trace_payload(TraceStage::acked, item.payload);
             acks.push_back(item.spool_id);
             count_delivered(item, result);
             break;
@@ -269,17 +372,29 @@ struct BulkShipper::Impl {
     adjust_in_flight(-1);
   }
 
-  BulkOutcome post(HttpClient& client, const std::vector<Item>& chunk) {
+  // `prepared`: the chunk's body built beforehand (moved from), or nullptr.
+  BulkOutcome post(HttpClient& client, const std::vector<Item>& chunk, Prepared* prepared) {
     HttpRequest request;
     request.method = "POST";
     request.path = bulk_path;
     request.content_type = "application/x-ndjson";
     request.gzip = config.gzip;
-    std::size_t size = 0;
-    for (const auto& item : chunk) size += item.payload.size();
-    request.body.reserve(size);
-    for (const auto& item : chunk) request.body += item.payload;
+    if (prepared) {
+      request.body = std::move(prepared->body);
+      if (prepared->gzipped) {  // compressed already: the client sends it as it is
+        request.gzip = false;
+        request.headers.emplace_back(kGzipHeader);
+      }
+    } else {
+      std::size_t size = 0;
+      for (const auto& item : chunk) size += item.payload.size();
+      request.body.reserve(size);
+      for (const auto& item : chunk) request.body += item.payload;
+    }
 
+    if (latency_trace_on())
+      for (const auto& item : chunk)
+        if (item.cls == DocClass::job && !item.dead_letter) trace_payload(TraceStage::sent, item.payload);
     const auto t0 = time.now();
     const HttpResponse response = client.send(request);
     const double seconds = std::chrono::duration<double>(time.now() - t0).count();
@@ -391,6 +506,8 @@ void BulkShipper::start() {
   }
   for (std::size_t i = 0; i < impl_->config.in_flight; ++i) impl_->workers.push_back({impl_->make_client(), {}});
   std::lock_guard lock(impl_->mutex);
+  ++impl_->running;
+  impl_->preparer = std::thread([this] { impl_->prepare(); });
   for (auto& w : impl_->workers) {
     ++impl_->running;
     w.thread = std::thread([this, client = w.client.get()] { impl_->run(*client); });
@@ -402,14 +519,24 @@ void BulkShipper::stop(std::chrono::milliseconds drain) {
     std::unique_lock lock(impl_->mutex);
     impl_->stopping = true;
     impl_->wake.notify_all();
+  }
+  // The preparer stops waiting for records and hands on what it holds.
+  impl_->source.wake_takers();
+  {
+    std::unique_lock lock(impl_->mutex);
+    // It exits at once (unless a batch waits for a worker): the drain below
+    // then counts only the workers' time.
+    impl_->wake.wait(lock,
+                     [&] { return impl_->preparer_done || !impl_->ready.empty() || !impl_->preparer.joinable(); });
     // Workers ship what they hold, then exit; past the drain time they give up.
     impl_->time.wait_for(lock, impl_->wake, drain, [&] { return impl_->running == 0; });
     impl_->hard_stop = true;
     impl_->wake.notify_all();
   }
-  impl_->source.wake_takers();  // a worker waiting for records sees the stop at once
+  impl_->source.wake_takers();  // a preparer still waiting for records sees the stop at once
   for (auto& w : impl_->workers)
     if (w.client) w.client->abort();  // a request in progress returns at once
+  if (impl_->preparer.joinable()) impl_->preparer.join();
   for (auto& w : impl_->workers)
     if (w.thread.joinable()) w.thread.join();
 }

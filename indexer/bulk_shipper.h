@@ -9,6 +9,9 @@
 // as text, and to <spool>/dead/ as a local file if even that fails.
 // A request the engine refuses as a whole (413 too large, 400 malformed) is
 // split in halves until the offending document stands alone.
+// Threads: one preparer takes the next batch from the source and builds and
+// gzips its body while `in_flight` workers each send one request and wait
+// for the engine; a worker picks up the prepared batch as soon as it is free.
 
 #include <array>
 #include <atomic>
@@ -37,6 +40,10 @@ struct BatchConfig {
   // within the engine's refresh, not wait for company. Under load batches fill
   // long before it, so it costs no throughput.
   std::chrono::milliseconds max_wait{50};
+  // A partial batch goes at once when a worker is free to send it: max_wait
+  // only applies while every worker is busy (and the batch could not go
+  // anyway). A lone settled job is sent the moment it is spooled.
+  bool ship_when_idle = true;
 };
 
 struct ShipperConfig {
@@ -44,6 +51,9 @@ struct ShipperConfig {
   BackoffPolicy backoff;      // between retries of failed items (common/backoff.h)
   std::size_t in_flight = 2;  // worker threads, each with its own HttpClient
   bool gzip = true;
+  // The shipper compresses each body itself, the next while one is in flight
+  // (IndexerService sets it from HttpClientConfig::gzip_level).
+  int gzip_level = 1;
   std::string dead_letter_prefix = "salt";  // -> <prefix>-deadletter-YYYY.MM.DD
   bool refresh_wait_for = false;            // tests only: ?refresh=wait_for
   const Clock* clock = nullptr;             // dates dead letters; nullptr: the system clock (tests inject one)

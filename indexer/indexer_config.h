@@ -37,6 +37,10 @@ struct IndexerConfig {
   BackoffPolicy setup_backoff{std::chrono::milliseconds(1000), std::chrono::milliseconds(15'000)};
   ShipperConfig shipper;
   SpoolConfig spool;
+  // A second spool, <spool.dir>/backfill, for documents read from the job
+  // cache (`run`'s reconcile): live documents go ahead of them
+  // (indexer/spool_lanes.h). Its cap is a quarter of spool.max_bytes.
+  bool backfill_lane = false;
   // How long one spool write waits for room before spool() asks its caller
   // whether to give up (and offers the documents again if not).
   std::chrono::milliseconds backpressure_wait{500};

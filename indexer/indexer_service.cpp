@@ -10,25 +10,40 @@
 
 namespace salttap::indexer {
 
+namespace {
+
+void log_recovery(const Spool& spool, const std::filesystem::path& dir) {
+  const auto& r = spool.recovery();
+  log::info("indexer: spool {} holds {} unacknowledged documents", dir.string(), r.pending_records);
+  if (r.torn_tails || r.corrupt_records || r.ledger_clamped || r.ledger_rebuilt)
+    log::warn("indexer: spool {} recovery: {} torn tails cut, {} corrupt records ({} bytes) skipped, ledger {}",
+              dir.string(), r.torn_tails, r.corrupt_records, r.corrupt_bytes,
+              r.ledger_rebuilt   ? "rebuilt"
+              : r.ledger_clamped ? "clamped to the data"
+                                 : "ok");
+}
+
+}  // namespace
+
 IndexerService::IndexerService(IndexerConfig config, SteadyTime& time, UnitRandom random, ClientFactory make_client)
     : config_(std::move(config)), time_(time), random_(std::move(random)), make_client_(std::move(make_client)) {
   if (!make_client_) make_client_ = [http = config_.http] { return make_curl_client(http); };
   spool_ = std::make_unique<Spool>(config_.spool, time_);
-  const auto& r = spool_->recovery();
-  log::info("indexer: spool {} holds {} unacknowledged documents", config_.spool.dir.string(), r.pending_records);
-  if (r.torn_tails || r.corrupt_records || r.ledger_clamped || r.ledger_rebuilt)
-    log::warn("indexer: spool recovery: {} torn tails cut, {} corrupt records ({} bytes) skipped, ledger {}",
-              r.torn_tails, r.corrupt_records, r.corrupt_bytes,
-              r.ledger_rebuilt   ? "rebuilt"
-              : r.ledger_clamped ? "clamped to the data"
-                                 : "ok");
+  log_recovery(*spool_, config_.spool.dir);
+  if (config_.backfill_lane) {
+    backfill_spool_ = std::make_unique<Spool>(backfill_lane_config(config_.spool), time_);
+    log_recovery(*backfill_spool_, backfill_lane_config(config_.spool).dir);
+    lanes_ = std::make_unique<SpoolLanes>(*spool_, *backfill_spool_, time_);
+  }
   config_.shipper.dead_letter_prefix = config_.documents.layout.prefix;
   // One time and one randomness for the whole indexer: the setup retry, the
   // spool's back-pressure wait, and the shipper's batch windows, backoff
   // sleeps and jitter.
   config_.shipper.unit_random = random_;
   config_.shipper.steady_time = &time_;
-  shipper_ = std::make_unique<BulkShipper>(config_.shipper, *spool_, make_client_);
+  config_.shipper.gzip_level = config_.http.gzip_level;
+  RecordSource& source = lanes_ ? static_cast<RecordSource&>(*lanes_) : *spool_;
+  shipper_ = std::make_unique<BulkShipper>(config_.shipper, source, make_client_);
 }
 
 IndexerService::~IndexerService() { stop(std::chrono::milliseconds(0)); }
@@ -76,12 +91,13 @@ void IndexerService::setup_then_ship() {
   if (!stopping_) shipper_->start();
 }
 
-void IndexerService::spool(std::span<const BulkDoc> docs, const std::function<bool()>& give_up) {
+void IndexerService::spool(std::span<const BulkDoc> docs, const std::function<bool()>& give_up, Lane lane) {
   if (docs.empty()) return;
-  AppendResult r = spool_->append(docs, config_.backpressure_wait);
+  Spool& spool = lane == Lane::backfill && backfill_spool_ ? *backfill_spool_ : *spool_;
+  AppendResult r = spool.append(docs, config_.backpressure_wait);
   if (r.timed_out_docs.empty()) return;
   ++backpressure_waits_;
-  log::warn("indexer: spool full ({} bytes): waiting for the engine to take documents", spool_->stats().bytes);
+  log::warn("indexer: spool full ({} bytes): waiting for the engine to take documents", spool.stats().bytes);
   // Offer exactly the documents that did not fit again, until they do.
   std::vector<BulkDoc> waiting;
   for (std::size_t i : r.timed_out_docs) waiting.push_back(docs[i]);
@@ -91,7 +107,7 @@ void IndexerService::spool(std::span<const BulkDoc> docs, const std::function<bo
       log::error("indexer: stopping with a full spool: {} job/return/alert documents not spooled", waiting.size());
       return;
     }
-    r = spool_->append(waiting, config_.backpressure_wait);
+    r = spool.append(waiting, config_.backpressure_wait);
     std::vector<BulkDoc> still;
     for (std::size_t i : r.timed_out_docs) still.push_back(std::move(waiting[i]));
     waiting = std::move(still);
@@ -105,7 +121,17 @@ std::optional<bool> IndexerService::return_flat() const {
   return v == 1;
 }
 
-std::uint64_t IndexerService::pending() const { return spool_->stats().pending_records; }
+std::uint64_t IndexerService::pending() const { return pending(Lane::live) + pending(Lane::backfill); }
+
+std::uint64_t IndexerService::waiting(Lane lane) const {
+  if (lane == Lane::live) return spool_->stats().waiting_records;
+  return backfill_spool_ ? backfill_spool_->stats().waiting_records : 0;
+}
+
+std::uint64_t IndexerService::pending(Lane lane) const {
+  if (lane == Lane::live) return spool_->stats().pending_records;
+  return backfill_spool_ ? backfill_spool_->stats().pending_records : 0;
+}
 
 void IndexerService::stop(std::chrono::milliseconds drain) {
   {
@@ -118,6 +144,7 @@ void IndexerService::stop(std::chrono::milliseconds drain) {
   if (setup_thread_.joinable()) setup_thread_.join();
   if (shipper_) shipper_->stop(drain);
   if (spool_) spool_->close();
+  if (backfill_spool_) backfill_spool_->close();
 }
 
 void IndexerService::publish(Metrics& m) const {

@@ -7,6 +7,9 @@
 //     auto-created without them would map `return` dynamically and start
 //     rejecting documents); setup is retried with the common backoff
 //     (IndexerConfig::setup_backoff) until it succeeds;
+//   - with IndexerConfig::backfill_lane, documents from the job cache go to
+//     a spool of their own and are shipped only when no live document waits
+//     (indexer/spool_lanes.h);
 //   - when the spool is full, job/return/alert documents wait for room
 //     (back-pressure: the tap's bounded queue then drops, counted) while raw
 //     events and states are refused by the spool's policy (counted).
@@ -32,6 +35,7 @@
 #include "indexer/index_setup.h"
 #include "indexer/indexer_config.h"
 #include "indexer/spool.h"
+#include "indexer/spool_lanes.h"
 
 namespace salttap::indexer {
 
@@ -53,13 +57,18 @@ class IndexerService {
   // Spools `docs`; while the spool has no room for job/return/alert
   // documents, offers exactly those again until they fit or `give_up()`
   // says stop (then they are counted lost and logged).
-  void spool(std::span<const BulkDoc> docs, const std::function<bool()>& give_up);
+  // `lane`: Lane::backfill for documents read from the job cache; without a
+  // backfill lane (IndexerConfig::backfill_lane) every document is live.
+  void spool(std::span<const BulkDoc> docs, const std::function<bool()>& give_up, Lane lane = Lane::live);
   // Whether returns should carry `return_flat`: known once setup succeeded.
   std::optional<bool> return_flat() const;
   bool setup_done() const { return setup_ok_.load(); }
   // Whether the last bulk request got an answer (false before the first).
   bool engine_reachable() const { return shipper_->engine_reachable(); }
-  std::uint64_t pending() const;  // spooled, not yet acknowledged
+  std::uint64_t pending() const;  // spooled, not yet acknowledged, both lanes
+  std::uint64_t pending(Lane lane) const;
+  std::uint64_t waiting(Lane lane) const;  // of pending(lane), not yet handed to the shipper
+  bool has_backfill_lane() const { return backfill_spool_ != nullptr; }
   // Stops shipping after up to `drain` for in-flight batches; the spool keeps
   // the rest for the next start. Interrupts the setup's wait or request.
   void stop(std::chrono::milliseconds drain);
@@ -67,7 +76,8 @@ class IndexerService {
   // The shipper's counters: documents acknowledged, of which answered 409
   // (the engine has this or a newer version), dead-lettered.
   ShipperStats shipper_stats() const { return shipper_->stats(); }
-  const Spool& spool_ref() const { return *spool_; }
+  const Spool& spool_ref() const { return *spool_; }  // the live lane
+  const Spool* backfill_spool() const { return backfill_spool_.get(); }
   const IndexerConfig& config() const { return config_; }
 
  private:
@@ -77,7 +87,9 @@ class IndexerService {
   SteadyTime& time_;
   UnitRandom random_;
   ClientFactory make_client_;
-  std::unique_ptr<Spool> spool_;
+  std::unique_ptr<Spool> spool_;           // the live lane (the only one without backfill_lane)
+  std::unique_ptr<Spool> backfill_spool_;  // with backfill_lane
+  std::unique_ptr<SpoolLanes> lanes_;      // with backfill_lane: what the shipper takes from
   std::unique_ptr<BulkShipper> shipper_;
   std::thread setup_thread_;
   std::mutex mutex_;

@@ -243,12 +243,13 @@ struct Spool::Impl {
   std::set<std::uint64_t> outstanding;  // handed out, not yet acked: bounded by the shipper's in-flight
   std::uint64_t acked_id = 0;           // every record <= it is acked
   bool closed = false;
-  std::uint64_t take_wakeups = 0;     // wake_takers() calls: a taker waiting across one returns
-  SpoolStats counters;                // the counting fields of stats()
-  std::uint64_t ledger_acked_id = 0;  // as last written
-  bool ledger_due = false;            // a segment was deleted (or a write failed) since the last ledger write
-  bool ledger_failing = false;        // the last ledger write failed: retries are paced, logged once
-  TimePoint last_ledger_write{};      // or the last attempt, when failing
+  std::uint64_t take_wakeups = 0;       // wake_takers() calls: a taker waiting across one returns
+  std::function<void()> data_listener;  // set_data_listener()
+  SpoolStats counters;                  // the counting fields of stats()
+  std::uint64_t ledger_acked_id = 0;    // as last written
+  bool ledger_due = false;              // a segment was deleted (or a write failed) since the last ledger write
+  bool ledger_failing = false;          // the last ledger write failed: retries are paced, logged once
+  TimePoint last_ledger_write{};        // or the last attempt, when failing
 
   // --- writer, under write_mu ---
   std::mutex write_mu;
@@ -684,6 +685,7 @@ void Spool::Impl::publish_staged(AppendResult& result) {
   result.spooled += staged_records;
   active_bytes = seg.bytes;
   data_cv.notify_all();
+  if (data_listener) data_listener();
 }
 
 // The staged batch is not spooled: whatever part of it reached the segment is
@@ -1066,11 +1068,17 @@ void Spool::wake_takers() {
   s.data_cv.notify_all();
 }
 
+void Spool::set_data_listener(std::function<void()> listener) {
+  std::lock_guard lock(impl_->mu);
+  impl_->data_listener = std::move(listener);
+}
+
 void Spool::close() {
   Impl& s = *impl_;
   {
     std::lock_guard lock(s.mu);
     s.closed = true;
+    if (s.data_listener) s.data_listener();
   }
   s.data_cv.notify_all();
   s.space_cv.notify_all();
@@ -1091,6 +1099,7 @@ SpoolStats Spool::stats() const {
   st.bytes = s.bytes;
   st.segments = s.segments.size() + s.doomed.size();
   st.pending_records = s.untaken + s.outstanding.size();
+  st.waiting_records = s.untaken;
   st.acked_id = s.acked_id;
   return st;
 }

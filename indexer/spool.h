@@ -34,6 +34,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -100,6 +101,7 @@ struct SpoolStats {
   std::uint64_t bytes = 0;  // on disk, all segments
   std::uint64_t segments = 0;
   std::uint64_t pending_records = 0;   // appended, not yet acknowledged
+  std::uint64_t waiting_records = 0;   // of which not yet handed out to the shipper
   std::uint64_t appended_records = 0;  // since start
   std::uint64_t appended_bytes = 0;
   std::uint64_t acked_records = 0;
@@ -145,6 +147,11 @@ class Spool final : public RecordSource {
                                 std::chrono::milliseconds wait) override;
   void ack(std::span<const std::uint64_t> ids) override;
   void wake_takers() override;
+
+  // Called (under the spool's lock: it must not call back into this spool)
+  // each time records become takeable and at close(), so one taker can wait
+  // on several spools (indexer/spool_lanes.h). Set before any append.
+  void set_data_listener(std::function<void()> listener);
 
   // Wakes every waiter; later take() returns what is left without waiting.
   void close();

@@ -2,15 +2,18 @@
 
 #include "alerting/spool_full_alert.h"
 #include "alerting/tap_journal_alert.h"
+#include "indexer/latency_trace.h"
 
 namespace salttap::service {
 
-SpoolSink::SpoolSink(indexer::IndexerService& indexer)
-    : indexer_(indexer), full_episodes_(indexer.spool_ref().stats().full_episodes) {}
+SpoolSink::SpoolSink(indexer::IndexerService& indexer, indexer::Lane lane)
+    : indexer_(indexer), lane_(lane), full_episodes_(indexer.spool_ref().stats().full_episodes) {}
 
 void SpoolSink::put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>& give_up) {
   documents_ += docs.size();
-  indexer_.spool(docs, give_up);
+  indexer::trace_documents(indexer::TraceStage::built, docs);
+  indexer_.spool(docs, give_up, lane_);
+  indexer::trace_documents(indexer::TraceStage::spooled, docs);
 }
 
 std::optional<correlator::Alert> SpoolSink::poll_alert(std::string_view master_id, Micros now) {
@@ -21,6 +24,7 @@ std::optional<correlator::Alert> SpoolSink::poll_alert(std::string_view master_i
       return alerting::make_tap_journal_alert(master_id, now, j, journal_->config());
     }
   }
+  if (lane_ != indexer::Lane::live) return std::nullopt;
   const indexer::SpoolStats spool = indexer_.spool_ref().stats();
   if (spool.full_episodes <= full_episodes_) return std::nullopt;
   full_episodes_ = spool.full_episodes;

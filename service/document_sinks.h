@@ -17,7 +17,10 @@ namespace salttap::service {
 class SpoolSink final : public DocumentSink {
  public:
   // Episodes before this sink existed (a spool full at start) raise no alert.
-  explicit SpoolSink(indexer::IndexerService& indexer);
+  // `lane`: Lane::backfill for documents read from the job cache (`run`'s
+  // reconcile), which the shipper sends only when no live document waits;
+  // the spool-full alert is the live lane's sink's.
+  explicit SpoolSink(indexer::IndexerService& indexer, indexer::Lane lane = indexer::Lane::live);
   void put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>& give_up) override;
   std::optional<bool> return_flat() const override { return indexer_.return_flat(); }
   std::optional<correlator::Alert> poll_alert(std::string_view master_id, Micros now) override;
@@ -30,6 +33,7 @@ class SpoolSink final : public DocumentSink {
 
  private:
   indexer::IndexerService& indexer_;
+  indexer::Lane lane_;
   const tap::TapJournal* journal_ = nullptr;
   std::uint64_t journal_episodes_ = 0;
   std::uint64_t full_episodes_;

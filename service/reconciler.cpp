@@ -36,7 +36,7 @@ struct Reconciler::Pass {
 };
 
 Reconciler::Reconciler(const Config& config, JobCacheLocation cache, ReconcileStateFile& state, DocumentPipeline& live,
-                       DocumentSink& sink, std::function<std::uint64_t()> spool_pending, const Clock& clock,
+                       DocumentSink& sink, std::function<SpoolPending()> spool_pending, const Clock& clock,
                        jobcache::CacheFilesystem& fs, SteadyTime& time)
     : config_(config),
       rc_(config.reconcile),
@@ -250,7 +250,10 @@ bool Reconciler::tick(bool connected, std::uint64_t dropped, bool quiet) {
 
   if (!pass_ && planned_) begin_pass();
   if (!pass_) return false;
-  if (spool_pending_() > rc_.max_spool_pending) return false;  // live documents first
+  // Live documents first: the backfill lane bounded, the live lane nearly empty.
+  const SpoolPending pending = spool_pending_();
+  if (pending.backfill > rc_.max_spool_pending || pending.live > rc_.max_spool_pending / kLivePendingShare)
+    return false;
   if (!pass_->job->step(quiet ? 16 : 1)) {
     end_pass();
     return planned_;

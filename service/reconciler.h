@@ -25,8 +25,13 @@
 //             versions below every live one (nothing live is overwritten)
 //
 // Live events keep priority: a pass advances only between live batches, a
-// few jobs at a time (more when the bus is quiet), and waits while the
-// spool holds more than `max_spool_pending` documents.
+// few jobs at a time (more when the bus is quiet). The documents of indexed
+// jobs go to the spool's backfill lane, which the shipper sends only when no
+// live document waits (indexer/spool_lanes.h); a pass waits while that lane
+// holds more than `max_spool_pending` documents. Followed jobs are the live
+// correlator's, so their documents go to the live lane, ahead of live jobs
+// still to come: a pass also waits while the live lane holds more than
+// kLivePendingShare of `max_spool_pending`.
 
 #include <absl/container/flat_hash_set.h>
 
@@ -50,6 +55,20 @@
 
 namespace salttap::service {
 
+// What waits in the spool: in the live lane, documents not yet handed to
+// the shipper (those a live document would queue behind); in the backfill
+// lane, documents not yet acknowledged.
+struct SpoolPending {
+  std::uint64_t live = 0, backfill = 0;
+};
+
+// A pass reads on only while at most max_spool_pending / kLivePendingShare
+// documents (200 by default) wait in the live lane: a live job settling
+// meanwhile waits behind that many at most, a fraction of one bulk request.
+// Documents already in flight do not count, so a busy but keeping-up live
+// bus does not hold a pass back.
+inline constexpr std::uint64_t kLivePendingShare = 10;
+
 struct ReconcileCounts {
   std::uint64_t passes = 0;          // passes begun
   std::uint64_t passes_failed = 0;   // the cache could not be read (logged)
@@ -62,10 +81,10 @@ struct ReconcileCounts {
 class Reconciler {
  public:
   // `live`: `run`'s pipeline (its correlator takes followed jobs); `sink`
-  // takes the documents of indexed jobs; `spool_pending` says how many
-  // documents wait in the spool.
+  // takes the documents of indexed jobs (`run`: the backfill lane);
+  // `spool_pending` says how many documents wait in each lane.
   Reconciler(const Config& config, JobCacheLocation cache, ReconcileStateFile& state, DocumentPipeline& live,
-             DocumentSink& sink, std::function<std::uint64_t()> spool_pending, const Clock& clock,
+             DocumentSink& sink, std::function<SpoolPending()> spool_pending, const Clock& clock,
              jobcache::CacheFilesystem& fs = jobcache::posix_cache_filesystem(), SteadyTime& time = real_steady_time());
   ~Reconciler();
 
@@ -111,7 +130,7 @@ class Reconciler {
   ReconcileStateFile& state_;
   DocumentPipeline& live_;
   DocumentSink& sink_;
-  std::function<std::uint64_t()> spool_pending_;
+  std::function<SpoolPending()> spool_pending_;
   const Clock& clock_;
   jobcache::CacheFilesystem& fs_;
   SteadyTime& time_;

@@ -67,7 +67,12 @@ int run_daemon(const RunOptions& options) {
   log::info("run: indexing to {} ({}), spool {}", fmt::join(cfg.indexer.http.hosts, ", "), cfg.indexer.source,
             cfg.indexer.spool.dir.string());
 
-  indexer::IndexerService indexer(cfg.indexer);
+  // Documents from the job cache (reconcile) have a spool lane of their own,
+  // so live jobs never queue behind them. Always on in `run`: a lane a
+  // reconcile left unshipped is shipped even when reconcile is off now.
+  indexer::IndexerConfig indexer_config = cfg.indexer;
+  indexer_config.backfill_lane = true;
+  indexer::IndexerService indexer(indexer_config);
   SystemClock clock;
   DocumentPipeline pipeline(cfg, clock);
   // The bus target of alert events, resolved once when first needed: the bus is not reloaded.
@@ -79,6 +84,7 @@ int run_daemon(const RunOptions& options) {
   alerting::ReloadableOutlets outlets(outlets_for(cfg));
   for (const auto& o : outlets.current().all) pipeline.add_alert_outlet(o);
   SpoolSink sink(indexer);
+  SpoolSink backfill_sink(indexer, indexer::Lane::backfill);
   std::unique_ptr<CheckpointKeeper> checkpoint;
   if (cfg.checkpoint.enabled) {
     checkpoint =
@@ -139,8 +145,11 @@ int run_daemon(const RunOptions& options) {
   } else {
     coverage = std::make_unique<ReconcileStateFile>(cfg.indexer.spool.dir / "reconcile.state");
     reconciler = std::make_unique<Reconciler>(
-        cfg, job_cache_location(master, std::nullopt, "reconcile"), *coverage, pipeline, sink,
-        [&indexer] { return indexer.pending(); }, clock);
+        cfg, job_cache_location(master, std::nullopt, "reconcile"), *coverage, pipeline, backfill_sink,
+        [&indexer] {
+          return SpoolPending{indexer.waiting(indexer::Lane::live), indexer.pending(indexer::Lane::backfill)};
+        },
+        clock);
   }
 
   PipelineReload reload_target(pipeline, outlets, outlets_for, reconciler.get());

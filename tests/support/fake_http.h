@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "indexer/http_client.h"
+#include "tests/support/gunzip.h"
 
 namespace salttap::testing {
 
@@ -104,7 +105,8 @@ class FakeHttp {
   class Client final : public indexer::HttpClient {
    public:
     explicit Client(std::shared_ptr<State> state) : state_(std::move(state)) {}
-    indexer::HttpResponse send(const indexer::HttpRequest& request) override {
+    indexer::HttpResponse send(const indexer::HttpRequest& sent) override {
+      const indexer::HttpRequest request = as_received(sent);
       std::unique_lock lock(state_->mutex);
       state_->requests.push_back(request);
       state_->changed.notify_all();

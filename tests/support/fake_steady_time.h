@@ -51,11 +51,14 @@ class FakeSteadyTime final : public SteadyTime {
   }
 
   // Moves the clock to the earliest deadline still ahead (no-op when none is).
+  // A deadline more than kUntimed ahead is how code spells "as long as it
+  // takes" (a wait only a notification ends): such a thread counts as
+  // waiting, but time never jumps to it.
   void advance_to_next_deadline() {
     std::unique_lock lock(mutex_);
     time_point earliest = time_point::max();
     for (const Waiter& w : waiting_)
-      if (w.deadline > now_) earliest = std::min(earliest, w.deadline);
+      if (w.deadline > now_ && w.deadline - now_ < kUntimed) earliest = std::min(earliest, w.deadline);
     if (earliest == time_point::max()) return;
     now_ = earliest;
     lock.unlock();
@@ -101,6 +104,7 @@ class FakeSteadyTime final : public SteadyTime {
 
  private:
   static constexpr std::chrono::seconds kLimit{60};
+  static constexpr std::chrono::hours kUntimed{24 * 100};
 
   struct Waiter {
     unsigned long id;

@@ -22,6 +22,7 @@
 #include "indexer/bulk_shipper.h"
 #include "indexer/internal/dead_letter.h"
 #include "tests/support/fake_steady_time.h"
+#include "tests/support/gunzip.h"
 #include "tests/support/memory_record_source.h"
 
 namespace salttap::indexer {
@@ -104,7 +105,8 @@ struct Script {
 class ScriptedClient final : public HttpClient {
  public:
   explicit ScriptedClient(std::shared_ptr<Script> s) : script_(std::move(s)) {}
-  HttpResponse send(const HttpRequest& request) override {
+  HttpResponse send(const HttpRequest& sent) override {
+    const HttpRequest request = salttap::testing::as_received(sent);
     std::unique_lock lock(script_->mutex);
     script_->requests.push_back(request);
     script_->times.push_back(script_->time->now());
@@ -161,8 +163,9 @@ struct Harness {
         std::make_unique<BulkShipper>(config, source, [s = script] { return std::make_unique<ScriptedClient>(s); });
     shipper->start();
   }
-  // Lets time run (batch windows close, backoff sleeps end) until `done` holds.
-  void run_until(const std::function<bool()>& done) { time.advance_until(done, config.in_flight); }
+  // Lets time run (batch windows close, backoff sleeps end) until `done` holds:
+  // time moves while the preparer and every worker wait.
+  void run_until(const std::function<bool()>& done) { time.advance_until(done, config.in_flight + 1); }
   void run_until_acked(std::size_t n) {
     run_until([&] { return source.acked() >= n; });
   }
@@ -434,7 +437,8 @@ TEST(BulkShipper, WhileTheEngineIsDownEachWorkerHoldsOneBatch) {
   h.script->respond = [](const HttpRequest&) { return status(0); };
   h.start();
   h.run_until([&] { return h.script->count() >= 20; });  // both workers retrying through their backoffs
-  EXPECT_EQ(h.source.handed_out(), 10u) << "no more records taken while the batches are not delivered";
+  EXPECT_EQ(h.source.handed_out(), 15u)
+      << "no more records taken while the batches are not delivered: one per worker, one prepared";
   for (const auto& r : h.script->sent()) EXPECT_EQ(docs_in(r.body).size(), 5u);
   EXPECT_EQ(h.shipper->stats().in_flight_batches, 2u);
   EXPECT_FALSE(h.shipper->engine_reachable());
@@ -464,13 +468,16 @@ TEST(BulkShipper, StopDuringBackoffReturnsAtTheDrainDeadline) {
   h.script->respond = [](const HttpRequest&) { return status(503); };
   h.start();
   h.run_until([&] { return h.script->count() >= 1; });
-  h.time.await_waiters(1);  // the worker sleeps in its backoff
+  h.time.await_waiters(2);  // the worker sleeps in its backoff, the preparer waits for records
   const auto before = h.time.now();
   auto stopped = std::async(std::launch::async, [&] { h.shipper->stop(200ms); });
-  h.time.await_waiters(2);  // and stop() waits for the drain
-  h.time.advance_to_next_deadline();
+  // The preparer exits; the worker sleeps on and stop() waits for the drain.
+  h.time.advance_until([&] { return stopped.wait_for(0s) == std::future_status::ready; }, 2);
   ASSERT_TRUE(finishes(stopped)) << "stop() waits out the backoff";
-  EXPECT_EQ(h.time.now() - before, 200ms) << "stop() returns at the drain deadline, 14.8 s before the backoff ends";
+  // The drain deadline: 200 ms after stop() began (the preparer's 100 ms
+  // take slices may pass before it sees the stop), far before the backoff's 15 s.
+  EXPECT_GE(h.time.now() - before, 200ms);
+  EXPECT_LT(h.time.now() - before, 14s) << "stop() returns at the drain deadline, not when the backoff ends";
   EXPECT_EQ(h.script->count(), 1u) << "no retry once stopped";
   EXPECT_EQ(h.source.acked(), 0u) << "undelivered records stay in the spool";
   EXPECT_EQ(h.shipper->stats().in_flight_batches, 0u);
@@ -479,6 +486,7 @@ TEST(BulkShipper, StopDuringBackoffReturnsAtTheDrainDeadline) {
 TEST(BulkShipper, StopWithDrainShipsThePartialBatchAtOnce) {
   auto config = test_config();
   config.batch.max_wait = 30s;
+  config.batch.ship_when_idle = false;  // the batch waits for its window until stop()
   Harness h(config);
   h.source.add(doc(1));
   h.source.add(doc(2));
@@ -486,8 +494,9 @@ TEST(BulkShipper, StopWithDrainShipsThePartialBatchAtOnce) {
   ASSERT_TRUE(h.source.wait_handed_out(2));
   const auto before = h.time.now();
   auto stopped = std::async(std::launch::async, [&] { h.shipper->stop(5s); });
-  // Time moves only while both the worker (in take()) and stop() (in its drain) wait.
-  h.time.advance_until([&] { return stopped.wait_for(0s) == std::future_status::ready; }, 2);
+  // No time has to pass: stop() wakes the preparer, which hands the batch on.
+  ASSERT_TRUE(h.source.wait_acked(2)) << "shipped at stop";
+  ASSERT_TRUE(finishes(stopped));
   EXPECT_EQ(h.source.acked(), 2u);
   EXPECT_EQ(h.script->count(), 1u);
   EXPECT_LT(h.time.now() - before, 1s) << "shipped at stop, not after its 30 s window nor at the 5 s drain deadline";
@@ -534,17 +543,40 @@ TEST(BulkShipper, ARecordLargerThanMaxBytesGoesAlone) {
   EXPECT_EQ(batch_sizes(h.script->sent()), (std::vector<std::size_t>{1, 1, 1}));
 }
 
+TEST(BulkShipper, APartialBatchGoesAtOnceWhenAWorkerIsFree) {
+  auto config = test_config();
+  config.batch.max_wait = 300ms;
+  Harness h(config);
+  const auto t0 = h.time.now();
+  h.start();
+  h.time.await_waiters(2);  // the worker waits for a batch, the preparer for records
+  h.source.add(doc(1));
+  ASSERT_TRUE(h.source.wait_acked(1)) << "shipped and acknowledged without any time passing";
+  ASSERT_EQ(h.script->count(), 1u);
+  EXPECT_EQ(h.script->sent_at().at(0), t0) << "not after the 300 ms window: the worker was free";
+  // While the only worker is busy (its request failed: it sleeps in its backoff),
+  // records wait for company up to max_wait, and then for the worker.
+  h.script->queued.push_back(status(503));
+  h.source.add(doc(2));
+  h.run_until([&] { return h.script->count() >= 2; });
+  h.source.add(doc(3));
+  h.source.add(doc(4));
+  h.run_until_acked(4);
+  const auto sent = h.script->sent();
+  ASSERT_EQ(sent.size(), 4u);
+  EXPECT_EQ(docs_in(sent[3].body), (std::vector{doc(3), doc(4)})) << "one batch, gathered while the worker was busy";
+}
+
 TEST(BulkShipper, APartialBatchGoesAfterMaxWait) {
   auto config = test_config();
   config.batch.max_wait = 300ms;
+  config.batch.ship_when_idle = false;  // the window alone
   Harness h(config);
   h.source.add(doc(1));
   const auto t0 = h.time.now();
   h.start();
   ASSERT_TRUE(h.source.wait_handed_out(1));
-  h.source.add(doc(2));  // time has not moved: joins the batch still waiting
-  ASSERT_TRUE(h.source.wait_handed_out(2));
-  EXPECT_EQ(h.script->count(), 0u);
+  h.source.add(doc(2));  // joins the batch still waiting
   h.run_until_acked(2);
   const auto sent = h.script->sent();
   ASSERT_EQ(sent.size(), 1u);

@@ -185,6 +185,30 @@ TEST(IndexerService, NothingShipsBeforeSetupWhichIsRetriedWithTheBackoff) {
   service.stop(0ms);
 }
 
+TEST(IndexerService, LiveDocumentsShipAheadOfTheBackfillLaneWhichIsASpoolOfItsOwn) {
+  IndexerConfig config = Harness::base_config();
+  config.backfill_lane = true;
+  Harness h(config);
+  h.engine.up = true;
+  IndexerService& service = h.make();
+  std::vector<BulkDoc> cache, live;
+  for (int i = 10; i < 16; ++i) cache.push_back(job_doc(i));
+  for (int i = 1; i < 3; ++i) live.push_back(job_doc(i));
+  service.spool(
+      cache, [] { return false; }, Lane::backfill);
+  service.spool(live, [] { return false; });  // after the cache's documents
+  EXPECT_EQ(service.pending(Lane::backfill), 6u);
+  EXPECT_EQ(service.pending(Lane::live), 2u);
+  EXPECT_EQ(service.pending(), 8u);
+  EXPECT_TRUE(fs::exists(h.dir.path() / "spool" / "backfill" / "ledger"));
+  service.start();
+  h.time.advance_until([&] { return h.engine.shipped_ids().size() >= 8 && service.pending() == 0; });
+  EXPECT_EQ(h.engine.shipped_ids(),
+            (std::vector<std::string>{"j001", "j002", "j010", "j011", "j012", "j013", "j014", "j015"}))
+      << "the live lane first, then the backfill lane in its order";
+  service.stop(0ms);
+}
+
 TEST(IndexerService, StopDuringTheSetupWaitReturnsAtOnce) {
   Harness h;
   IndexerService& service = h.make();

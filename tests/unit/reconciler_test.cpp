@@ -104,7 +104,7 @@ class Reconcile : public ::testing::Test {
   salttap::testing::FakeSteadyTime time_;
   DocumentPipeline live_{config_, now_};
   CollectSink sink_;
-  std::uint64_t spool_pending_ = 0;
+  SpoolPending spool_pending_;
   std::unique_ptr<Reconciler> reconciler_;
 };
 
@@ -372,11 +372,22 @@ TEST_F(Reconcile, DroppedEventsPlanAPassToo) {
 
 TEST_F(Reconcile, APassWaitsWhileTheSpoolIsBusy) {
   cache_.publish(kOld, "test.ping", {"minion-a"});
-  spool_pending_ = config_.reconcile.max_spool_pending + 1;
+  spool_pending_.backfill = config_.reconcile.max_spool_pending + 1;
   reconciler().start();
   EXPECT_FALSE(reconciler().tick(true, 0, true));
   EXPECT_TRUE(sink_.docs_.empty());
-  spool_pending_ = 0;
+  spool_pending_.backfill = config_.reconcile.max_spool_pending;
+  finish_pass();
+  EXPECT_FALSE(sink_.docs_.empty());
+}
+
+TEST_F(Reconcile, APassWaitsWhileTheLiveLaneHoldsMoreThanATenthOfTheLimit) {
+  cache_.publish(kOld, "test.ping", {"minion-a"});
+  spool_pending_.live = config_.reconcile.max_spool_pending / kLivePendingShare + 1;
+  reconciler().start();
+  EXPECT_FALSE(reconciler().tick(true, 0, true)) << "followed jobs' documents would go ahead of live ones";
+  EXPECT_TRUE(sink_.docs_.empty());
+  spool_pending_.live = config_.reconcile.max_spool_pending / kLivePendingShare;
   finish_pass();
   EXPECT_FALSE(sink_.docs_.empty());
 }
