@@ -67,6 +67,11 @@ class MemoryRecordSource final : public indexer::RecordSource {
     std::unique_lock lock(mutex_);
     return cv_.wait_for(lock, guard, [&] { return handed_out_ >= n; });
   }
+  // How many times wake_takers() was called (a shipper's stop() calls it).
+  std::uint64_t wakeups() const {
+    std::lock_guard lock(mutex_);
+    return wakeups_;
+  }
   std::size_t acked() const {
     std::lock_guard lock(mutex_);
     return acked_.size();

@@ -16,6 +16,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -471,6 +472,11 @@ TEST(BulkShipper, StopDuringBackoffReturnsAtTheDrainDeadline) {
   h.time.await_waiters(2);  // the worker sleeps in its backoff, the preparer waits for records
   const auto before = h.time.now();
   auto stopped = std::async(std::launch::async, [&] { h.shipper->stop(200ms); });
+  // Time moves only once stop() has begun (it wakes the preparer's take):
+  // before that, the preparer's take slices would let it run on towards the
+  // backoff's end on a machine slow to start stop()'s thread.
+  for (int i = 0; i < 60'000 && h.source.wakeups() == 0; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_GE(h.source.wakeups(), 1u) << "stop() began";
   // The preparer exits; the worker sleeps on and stop() waits for the drain.
   h.time.advance_until([&] { return stopped.wait_for(0s) == std::future_status::ready; }, 2);
   ASSERT_TRUE(finishes(stopped)) << "stop() waits out the backoff";
