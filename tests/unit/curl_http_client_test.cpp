@@ -4,7 +4,6 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <string_view>
 #include <thread>
@@ -13,33 +12,16 @@
 #include "indexer/curl_http_client.h"
 #include "indexer/http_client.h"
 #include "indexer/internal/gzip.h"
+#include "tests/support/gunzip.h"
 #include "tests/support/http_receiver.h"
 
 namespace salttap::indexer {
 namespace {
 
 using namespace std::chrono_literals;
+using salttap::testing::gunzip;
 using salttap::testing::HttpReceiver;
 using Reply = HttpReceiver::Reply;
-
-std::string gunzip(const std::string& in) {
-  z_stream z{};
-  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);  // gzip only
-  std::string out(in.size() * 4 + 1024, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  int rc;
-  do {
-    if (z.total_out == out.size()) out.resize(out.size() * 2);
-    z.next_out = reinterpret_cast<Bytef*>(out.data() + z.total_out);
-    z.avail_out = static_cast<uInt>(out.size() - z.total_out);
-    rc = inflate(&z, Z_NO_FLUSH);
-  } while (rc == Z_OK);
-  EXPECT_EQ(rc, Z_STREAM_END) << "not one complete gzip member";
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return out;
-}
 
 // A port nothing listens on (bound, never listened: connection refused).
 struct DeadPort {
