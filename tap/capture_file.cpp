@@ -23,6 +23,28 @@ void accumulate(DecodeStats& into, const DecodeStats& from) {
   for (std::size_t i = 0; i < into.errors.size(); ++i) into.errors[i] += from.errors[i];
 }
 
+// Every event body of a JSON-lines capture, handed to `take` (false: it did
+// not decode); a line that holds no event, or whose body does not decode, is
+// counted and logged (the first kMaxLoggedErrors of them) and skipped.
+template <typename Take>
+void each_json_body(std::istream& in, const std::string& path, const EventDecoder& decoder, CaptureStats& stats,
+                    Take&& take) {
+  std::string line, error;
+  std::uint64_t lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++stats.json_lines;
+    auto body = event_body_from_json(line, &error);
+    if (!body) {
+      if (stats.json_errors++ < kMaxLoggedErrors) log::warn("{}:{}: skipped a line: {}", path, lineno, error);
+      continue;
+    }
+    if (!take(*body) && stats.json_errors++ < kMaxLoggedErrors)
+      log::warn("{}:{}: skipped a line: {}", path, lineno, decoder.last_error());
+  }
+}
+
 }  // namespace
 
 CaptureFormat detect_capture_format(std::string_view head) {
@@ -65,23 +87,11 @@ void read_capture(const std::string& path, const DecodeLimits& limits, const std
   in.clear();
   in.seekg(0);
   EventDecoder decoder(limits);
-  std::string line, error;
-  std::uint64_t lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    ++stats.json_lines;
-    auto body = event_body_from_json(line, &error);
-    if (!body) {
-      if (stats.json_errors++ < kMaxLoggedErrors) log::warn("{}:{}: skipped a line: {}", path, lineno, error);
-      continue;
-    }
-    if (auto event = decoder.decode_body(*body)) {
-      counted(std::move(*event));
-    } else if (stats.json_errors++ < kMaxLoggedErrors) {
-      log::warn("{}:{}: skipped a line: {}", path, lineno, decoder.last_error());
-    }
-  }
+  each_json_body(in, path, decoder, stats, [&](const auto& body) {
+    auto event = decoder.decode_body(body);
+    if (event) counted(std::move(*event));
+    return event.has_value();
+  });
   accumulate(stats.decode, decoder.stats());
 }
 
@@ -126,25 +136,13 @@ void transcode_capture(const std::string& path, const DecodeLimits& limits,
   in.clear();
   in.seekg(0);
   EventDecoder decoder(limits);
-  std::string line, error;
-  std::uint64_t lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    ++stats.json_lines;
-    auto body = event_body_from_json(line, &error);
-    if (!body) {
-      if (stats.json_errors++ < kMaxLoggedErrors) log::warn("{}:{}: skipped a line: {}", path, lineno, error);
-      continue;
-    }
-    if (decoder.transcode_body(*body, out)) {
-      out.push_back('\n');
-      ++stats.events;
-      drain(false);
-    } else if (stats.json_errors++ < kMaxLoggedErrors) {
-      log::warn("{}:{}: skipped a line: {}", path, lineno, decoder.last_error());
-    }
-  }
+  each_json_body(in, path, decoder, stats, [&](const auto& body) {
+    if (!decoder.transcode_body(body, out)) return false;
+    out.push_back('\n');
+    ++stats.events;
+    drain(false);
+    return true;
+  });
   drain(true);
   accumulate(stats.decode, decoder.stats());
 }
