@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 
 namespace salttap::alerting {
 
@@ -12,7 +13,10 @@ AsyncAlertOutlet::AsyncAlertOutlet(std::string name, RetryPolicy policy, SteadyT
 AsyncAlertOutlet::~AsyncAlertOutlet() { stop(std::chrono::milliseconds(0)); }
 
 void AsyncAlertOutlet::start() {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("alert-outlet");
+    run();
+  });
 }
 
 void AsyncAlertOutlet::send(const correlator::Alert& alert) {

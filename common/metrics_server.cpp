@@ -5,6 +5,7 @@
 
 #include "common/asio.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
@@ -29,7 +30,10 @@ struct MetricsServer::Impl {
     acceptor.bind(ep);
     acceptor.listen();
     accept();
-    thread = std::thread([this] { io.run(); });
+    thread = std::thread([this] {
+      name_this_thread("metrics-http");
+      io.run();
+    });
   }
   ~Impl() {
     workers.stop();

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "indexer/index_layout.h"
 #include "indexer/internal/bulk_result.h"
 #include "indexer/internal/dead_letter.h"
@@ -507,10 +508,16 @@ void BulkShipper::start() {
   for (std::size_t i = 0; i < impl_->config.in_flight; ++i) impl_->workers.push_back({impl_->make_client(), {}});
   std::lock_guard lock(impl_->mutex);
   ++impl_->running;
-  impl_->preparer = std::thread([this] { impl_->prepare(); });
-  for (auto& w : impl_->workers) {
+  impl_->preparer = std::thread([this] {
+    name_this_thread("ship-prepare");
+    impl_->prepare();
+  });
+  for (std::size_t i = 0; i < impl_->workers.size(); ++i) {
     ++impl_->running;
-    w.thread = std::thread([this, client = w.client.get()] { impl_->run(*client); });
+    impl_->workers[i].thread = std::thread([this, i, client = impl_->workers[i].client.get()] {
+      name_this_thread(fmt::format("ship-worker-{}", i + 1));
+      impl_->run(*client);
+    });
   }
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "indexer/curl_http_client.h"
 #include "indexer/spool_metrics.h"
 
@@ -49,7 +50,10 @@ IndexerService::IndexerService(IndexerConfig config, SteadyTime& time, UnitRando
 IndexerService::~IndexerService() { stop(std::chrono::milliseconds(0)); }
 
 void IndexerService::start() {
-  setup_thread_ = std::thread([this] { setup_then_ship(); });
+  setup_thread_ = std::thread([this] {
+    name_this_thread("index-setup");
+    setup_then_ship();
+  });
 }
 
 void IndexerService::setup_then_ship() {

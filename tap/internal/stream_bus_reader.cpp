@@ -4,6 +4,7 @@
 
 #include "common/access_advice.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 
 namespace salttap::tap {
 namespace asio = boost::asio;
@@ -44,7 +45,10 @@ StreamBusReader::~StreamBusReader() { stop(); }
 
 void StreamBusReader::start() {
   asio::post(io_, [this] { connect(); });
-  thread_ = std::thread([this] { io_.run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("tap-reader");
+    io_.run();
+  });
 }
 
 void StreamBusReader::stop() {

@@ -3,6 +3,7 @@
 #include <zmq.hpp>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "tap/internal/spill_gate.h"
 
 namespace salttap::tap {
@@ -19,7 +20,10 @@ ZmqBusReader::ZmqBusReader(const ReaderOptions& options, EventQueue& queue)
 ZmqBusReader::~ZmqBusReader() { stop(); }
 
 void ZmqBusReader::start() {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("tap-reader");
+    run();
+  });
 }
 
 void ZmqBusReader::stop() {
