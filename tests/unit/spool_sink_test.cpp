@@ -8,11 +8,10 @@
 #include <string>
 #include <vector>
 
-#include <rapidjson/document.h>
-
 #include "service/document_sinks.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/fake_steady_time.h"
+#include "tests/support/search_json.h"
 #include "tests/support/spool_fixtures.h"
 
 namespace salttap::service {
@@ -56,13 +55,6 @@ struct Fixture {
   std::unique_ptr<indexer::IndexerService> service;
 };
 
-rapidjson::Document parse(const std::string& json) {
-  rapidjson::Document d;
-  d.Parse(json.c_str());
-  EXPECT_FALSE(d.HasParseError()) << json;
-  return d;
-}
-
 TEST(SpoolSink, EachLaneRaisesOneSpoolFullAlertPerEpisodeNamingTheLane) {
   Fixture f;
   SpoolSink live(*f.service);
@@ -75,7 +67,7 @@ TEST(SpoolSink, EachLaneRaisesOneSpoolFullAlertPerEpisodeNamingTheLane) {
   const auto first = live.poll_alert("m1", kNow);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->kind, correlator::AlertKind::spool_full);
-  auto d = parse(first->json);
+  auto d = testing::parse_body(first->json);
   EXPECT_STREQ(d["lane"].GetString(), "backfill");
   EXPECT_EQ(d["spool_max_bytes"].GetUint64(), 4 * record_bytes()) << "the lane's own cap";
   EXPECT_EQ(d["spool_bytes"].GetUint64(), 3 * record_bytes());
@@ -85,7 +77,7 @@ TEST(SpoolSink, EachLaneRaisesOneSpoolFullAlertPerEpisodeNamingTheLane) {
   f.fill(Lane::live, 13);  // past 80% of sixteen documents
   const auto second = live.poll_alert("m1", kNow + 2);
   ASSERT_TRUE(second);
-  d = parse(second->json);
+  d = testing::parse_body(second->json);
   EXPECT_STREQ(d["lane"].GetString(), "live");
   EXPECT_EQ(d["spool_max_bytes"].GetUint64(), 16 * record_bytes());
   EXPECT_FALSE(live.poll_alert("m1", kNow + 3));
