@@ -14,15 +14,16 @@ std::string percent(double share) { return fmt::format("{:g}%", std::round(share
 
 }  // namespace
 
-std::string spool_full_reason(const indexer::SpoolConfig& spool) {
+std::string spool_full_reason(const indexer::SpoolConfig& spool, indexer::Lane lane) {
   return fmt::format(
-      "the engine is not taking documents: raw events are refused above {} of max_bytes, states above {}; job, "
+      "{}the engine is not taking documents: raw events are refused above {} of max_bytes, states above {}; job, "
       "return and alert documents wait",
+      lane == indexer::Lane::backfill ? "backfill lane (documents from the job cache): " : "",
       percent(spool.events_limit), percent(spool.states_limit));
 }
 
 correlator::Alert make_spool_full_alert(std::string_view master_id, Micros now, std::uint64_t spool_bytes,
-                                        const indexer::SpoolConfig& spool) {
+                                        const indexer::SpoolConfig& spool, indexer::Lane lane) {
   using correlator::AlertKind;
   correlator::Alert alert{AlertKind::spool_full, {AlertKind::spool_full}, "", "", now, now};
   json::StringOut os{alert.json};
@@ -35,9 +36,10 @@ correlator::Alert make_spool_full_alert(std::string_view master_id, Micros now, 
   w.EndArray();
   if (!master_id.empty()) w.Key("master"), json::string(w, master_id);
   w.Key("settled_at"), json::string(w, format_utc(now));
+  w.Key("lane"), json::string(w, indexer::to_string(lane));
   w.Key("spool_bytes"), w.Uint64(spool_bytes);
   w.Key("spool_max_bytes"), w.Uint64(spool.max_bytes);
-  w.Key("reason"), json::string(w, spool_full_reason(spool));
+  w.Key("reason"), json::string(w, spool_full_reason(spool, lane));
   w.EndObject();
   return alert;
 }

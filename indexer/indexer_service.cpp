@@ -97,18 +97,22 @@ void IndexerService::setup_then_ship() {
 
 void IndexerService::spool(std::span<const BulkDoc> docs, const std::function<bool()>& give_up, Lane lane) {
   if (docs.empty()) return;
-  Spool& spool = lane == Lane::backfill && backfill_spool_ ? *backfill_spool_ : *spool_;
+  if (!backfill_spool_) lane = Lane::live;
+  Spool& spool = lane == Lane::backfill ? *backfill_spool_ : *spool_;
+  const auto l = static_cast<std::size_t>(lane);
   AppendResult r = spool.append(docs, config_.backpressure_wait);
   if (r.timed_out_docs.empty()) return;
-  ++backpressure_waits_;
-  log::warn("indexer: spool full ({} bytes): waiting for the engine to take documents", spool.stats().bytes);
+  ++backpressure_waits_[l];
+  log::warn("indexer: {} spool full ({} bytes): waiting for the engine to take documents", to_string(lane),
+            spool.stats().bytes);
   // Offer exactly the documents that did not fit again, until they do.
   std::vector<BulkDoc> waiting;
   for (std::size_t i : r.timed_out_docs) waiting.push_back(docs[i]);
   while (!waiting.empty()) {
     if (give_up()) {
-      for (const BulkDoc& doc : waiting) ++lost_at_stop_[static_cast<std::size_t>(doc.cls)];
-      log::error("indexer: stopping with a full spool: {} job/return/alert documents not spooled", waiting.size());
+      for (const BulkDoc& doc : waiting) ++lost_at_stop_[l][static_cast<std::size_t>(doc.cls)];
+      log::error("indexer: stopping with a full {} spool: {} job/return/alert documents not spooled", to_string(lane),
+                 waiting.size());
       return;
     }
     r = spool.append(waiting, config_.backpressure_wait);
@@ -116,7 +120,7 @@ void IndexerService::spool(std::span<const BulkDoc> docs, const std::function<bo
     for (std::size_t i : r.timed_out_docs) still.push_back(std::move(waiting[i]));
     waiting = std::move(still);
   }
-  log::info("indexer: spool has room again");
+  log::info("indexer: {} spool has room again", to_string(lane));
 }
 
 std::optional<bool> IndexerService::return_flat() const {
@@ -153,9 +157,14 @@ void IndexerService::stop(std::chrono::milliseconds drain) {
 
 void IndexerService::publish(Metrics& m) const {
   shipper_->publish(m);
-  std::array<std::uint64_t, kDocClasses> stopped_while_full{};
-  for (std::size_t c = 0; c < kDocClasses; ++c) stopped_while_full[c] = lost_at_stop_[c].load();
-  publish_spool_metrics(m, *spool_, stopped_while_full, backpressure_waits_.load());
+  const auto publish_lane = [&](const Spool& spool, Lane lane) {
+    const auto l = static_cast<std::size_t>(lane);
+    std::array<std::uint64_t, kDocClasses> stopped_while_full{};
+    for (std::size_t c = 0; c < kDocClasses; ++c) stopped_while_full[c] = lost_at_stop_[l][c].load();
+    publish_spool_metrics(m, spool, stopped_while_full, backpressure_waits_[l].load(), lane);
+  };
+  publish_lane(*spool_, Lane::live);
+  if (backfill_spool_) publish_lane(*backfill_spool_, Lane::backfill);
   m.gauge(MetricId::indexer_setup_done, setup_ok_ ? 1 : 0);
   for (std::size_t i = 0; i < kSetupFailures; ++i)
     m.counter(MetricId::indexer_setup_failures, {to_string(static_cast<SetupFailure>(i))}, setup_failures_[i].load());

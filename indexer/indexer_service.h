@@ -72,6 +72,8 @@ class IndexerService {
   // Stops shipping after up to `drain` for in-flight batches; the spool keeps
   // the rest for the next start. Interrupts the setup's wait or request.
   void stop(std::chrono::milliseconds drain);
+  // The shipper's, the setup's and each lane's spool metrics (the backfill
+  // lane's only with one).
   void publish(Metrics& metrics) const;
   // The shipper's counters: documents acknowledged, of which answered 409
   // (the engine has this or a newer version), dead-lettered.
@@ -100,9 +102,9 @@ class IndexerService {
   std::atomic<int> return_flat_{-1};  // -1 unknown, 0 no, 1 yes
   std::atomic<std::uint64_t> setup_attempts_{0};
   std::atomic<std::uint64_t> setup_failures_[kSetupFailures]{};  // by SetupFailure
-  // Job/return/alert documents not spooled when stopping while full, by class.
-  std::atomic<std::uint64_t> lost_at_stop_[kDocClasses]{};
-  std::atomic<std::uint64_t> backpressure_waits_{0};
+  // Job/return/alert documents not spooled when stopping while full, by lane and class.
+  std::atomic<std::uint64_t> lost_at_stop_[kLanes][kDocClasses]{};
+  std::atomic<std::uint64_t> backpressure_waits_[kLanes]{};  // by lane
 };
 
 }  // namespace salttap::indexer

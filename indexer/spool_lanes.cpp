@@ -5,6 +5,8 @@
 
 namespace salttap::indexer {
 
+std::string_view to_string(Lane lane) { return lane == Lane::backfill ? "backfill" : "live"; }
+
 SpoolConfig backfill_lane_config(const SpoolConfig& live) {
   SpoolConfig c = live;
   c.dir = live.dir / "backfill";

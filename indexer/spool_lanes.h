@@ -18,10 +18,12 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "common/steady_time.h"
@@ -31,6 +33,8 @@
 namespace salttap::indexer {
 
 enum class Lane : std::uint8_t { live = 0, backfill = 1 };
+inline constexpr std::size_t kLanes = 2;
+std::string_view to_string(Lane lane);  // "live", "backfill": in logs, alerts and docs
 
 // Spool ids stay below 2^62 (docs/spool.md), so the top bit is free.
 inline constexpr std::uint64_t kBackfillLaneBit = 1ull << 63;

@@ -6,8 +6,19 @@
 
 namespace salttap::service {
 
-SpoolSink::SpoolSink(indexer::IndexerService& indexer, indexer::Lane lane)
-    : indexer_(indexer), lane_(lane), full_episodes_(indexer.spool_ref().stats().full_episodes) {}
+namespace {
+
+const indexer::Spool* lane_spool(const indexer::IndexerService& indexer, indexer::Lane lane) {
+  return lane == indexer::Lane::live ? &indexer.spool_ref() : indexer.backfill_spool();
+}
+
+}  // namespace
+
+SpoolSink::SpoolSink(indexer::IndexerService& indexer, indexer::Lane lane) : indexer_(indexer), lane_(lane) {
+  for (const auto l : {indexer::Lane::live, indexer::Lane::backfill})
+    if (const indexer::Spool* spool = lane_spool(indexer_, l))
+      full_episodes_[static_cast<std::size_t>(l)] = spool->stats().full_episodes;
+}
 
 void SpoolSink::put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>& give_up) {
   documents_ += docs.size();
@@ -25,11 +36,20 @@ std::optional<correlator::Alert> SpoolSink::poll_alert(std::string_view master_i
     }
   }
   if (lane_ != indexer::Lane::live) return std::nullopt;
-  const indexer::SpoolStats spool = indexer_.spool_ref().stats();
-  if (spool.full_episodes <= full_episodes_) return std::nullopt;
-  full_episodes_ = spool.full_episodes;
-  // One alert per full-spool episode, through every outlet (log, webhook, bus, alerts index).
-  return alerting::make_spool_full_alert(master_id, now, spool.bytes, indexer_.config().spool);
+  // One alert per full-spool episode of each lane, through every outlet (log,
+  // webhook, bus, alerts index); two lanes filling at once alert on two polls.
+  for (const auto l : {indexer::Lane::live, indexer::Lane::backfill}) {
+    const indexer::Spool* spool = lane_spool(indexer_, l);
+    if (!spool) continue;
+    const indexer::SpoolStats stats = spool->stats();
+    std::uint64_t& alerted = full_episodes_[static_cast<std::size_t>(l)];
+    if (stats.full_episodes <= alerted) continue;
+    alerted = stats.full_episodes;
+    const indexer::SpoolConfig& live = indexer_.config().spool;
+    return alerting::make_spool_full_alert(master_id, now, stats.bytes,
+                                           l == indexer::Lane::live ? live : indexer::backfill_lane_config(live), l);
+  }
+  return std::nullopt;
 }
 
 void NdjsonSink::put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>&) {

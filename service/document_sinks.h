@@ -18,8 +18,9 @@ class SpoolSink final : public DocumentSink {
  public:
   // Episodes before this sink existed (a spool full at start) raise no alert.
   // `lane`: Lane::backfill for documents read from the job cache (`run`'s
-  // reconcile), which the shipper sends only when no live document waits;
-  // the spool-full alert is the live lane's sink's.
+  // reconcile), which the shipper sends only when no live document waits.
+  // The spool-full alerts are the live lane's sink's (the one the event loop
+  // polls), for each lane the indexer has, naming the lane.
   explicit SpoolSink(indexer::IndexerService& indexer, indexer::Lane lane = indexer::Lane::live);
   void put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>& give_up) override;
   std::optional<bool> return_flat() const override { return indexer_.return_flat(); }
@@ -36,7 +37,7 @@ class SpoolSink final : public DocumentSink {
   indexer::Lane lane_;
   const tap::TapJournal* journal_ = nullptr;
   std::uint64_t journal_episodes_ = 0;
-  std::uint64_t full_episodes_;
+  std::uint64_t full_episodes_[indexer::kLanes] = {};  // by lane: those already alerted
   std::uint64_t documents_ = 0;
 };
 

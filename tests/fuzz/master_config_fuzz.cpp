@@ -9,18 +9,12 @@
 // `include`/`default_include` patterns are globbed relative to the config's
 // folder, which holds only the config itself ("include: '*'" reloads it).
 
-#include <signal.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 #include "tap/master_config.h"
 #include "tests/fuzz/fuzz_common.h"
@@ -31,29 +25,9 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kDirPrefix = "salttap-master-config-fuzz-";
 
-// One folder per process, removed at exit; a crashing input leaves its folder
-// behind, so the folders of processes that are gone are removed at start.
-struct TempDir {
-  fs::path dir = fs::temp_directory_path() / (std::string(kDirPrefix) + std::to_string(::getpid()));
-  TempDir() {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(fs::temp_directory_path(), ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.rfind(kDirPrefix, 0) != 0) continue;
-      const long pid = std::strtol(name.c_str() + kDirPrefix.size(), nullptr, 10);
-      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
-    }
-    fs::create_directories(dir);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
 const fs::path& config_path() {
-  static const TempDir tmp;
-  static const fs::path path = tmp.dir / "master";
+  static const salttap::fuzz::ProcessScratchDir tmp(kDirPrefix, fs::temp_directory_path());
+  static const fs::path path = tmp.path() / "master";
   return path;
 }
 

@@ -15,15 +15,10 @@
 // every pending record is handed out exactly once, in increasing id order;
 // after everything was acked, the reopened spool is clean and empty.
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -49,39 +44,12 @@ using salttap::indexer::SpoolRecord;
 constexpr std::string_view kDirPrefix = "salttap-spool-fuzz-";
 constexpr std::size_t kHeader = 5;
 
-// Each input creates, truncates, renames and removes a dozen files: on a
-// disk that is ~15 ms of journal waits, on tmpfs ~1 ms. Durability is not
-// what is fuzzed, so /dev/shm when there is one.
-fs::path temp_base() {
-  std::error_code ec;
-  if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) return "/dev/shm";
-  return fs::temp_directory_path();
-}
-
-// One folder per process, removed at exit; a crashing input leaves its folder
-// behind, so the folders of processes that are gone are removed at start.
-struct TempDir {
-  fs::path dir = temp_base() / (std::string(kDirPrefix) + std::to_string(::getpid()));
-  TempDir() {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(temp_base(), ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.rfind(kDirPrefix, 0) != 0) continue;
-      const long pid = std::strtol(name.c_str() + kDirPrefix.size(), nullptr, 10);
-      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
-    }
-    fs::create_directories(dir);
-    salttap::log::set_level(salttap::log::Level::error);  // recovery WARNs on most inputs
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
 const fs::path& spool_dir() {
-  static const TempDir tmp;
-  static const fs::path path = tmp.dir / "spool";
+  static const salttap::fuzz::ProcessScratchDir tmp(kDirPrefix);
+  static const fs::path path = [] {
+    salttap::log::set_level(salttap::log::Level::error);  // recovery WARNs on most inputs
+    return tmp.path() / "spool";
+  }();
   return path;
 }
 
@@ -112,13 +80,6 @@ void fix_ledger_crc(std::uint8_t* p, std::size_t n) {
   sf::Crc32c crc;
   crc.process_bytes(p, 24);
   put_be32(p + 24, crc.checksum());
-}
-
-void write_file(const fs::path& path, const std::uint8_t* data, std::size_t size) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  FUZZ_CHECK(f != nullptr);
-  FUZZ_CHECK(size == 0 || std::fwrite(data, 1, size, f) == size);
-  std::fclose(f);
 }
 
 SpoolConfig config_for(std::uint8_t flags) {
@@ -157,31 +118,22 @@ void drain(Spool& spool, std::uint64_t expected, std::uint64_t& last_id) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < kHeader) return 0;
   const fs::path& dir = spool_dir();
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir);
+  salttap::fuzz::empty_dir(dir);
 
   const std::uint8_t flags = data[0];
-  std::vector<std::uint8_t> bytes(data, data + size);
-  std::size_t offset = kHeader;
-  const auto slice = [&](std::size_t want) {
-    const std::size_t n = std::min(want, size - offset);
-    std::uint8_t* p = bytes.data() + offset;
-    offset += n;
-    return std::pair{p, n};
-  };
-  const auto [ledger, ledger_len] = slice(data[1]);
-  const auto [seg1, seg1_len] = slice((std::size_t{data[2]} << 8) | data[3]);
-  const auto [seg2, seg2_len] = slice(size - offset);
+  salttap::fuzz::InputSlices pieces(data, size, kHeader);
+  const auto [ledger, ledger_len] = pieces.next(data[1]);
+  const auto [seg1, seg1_len] = pieces.next((std::size_t{data[2]} << 8) | data[3]);
+  const auto [seg2, seg2_len] = pieces.next(pieces.left());
   if (flags & 0x40) {
     fix_record_crcs(seg1, seg1_len);
     fix_record_crcs(seg2, seg2_len);
   }
   if (flags & 0x80) fix_ledger_crc(ledger, ledger_len);
-  if (flags & 1) write_file(dir / "ledger", ledger, ledger_len);
-  write_file(dir / sf::segment_file_name(1), seg1, seg1_len);
-  if (flags & 2) write_file(dir / sf::segment_file_name(2 + data[4]), seg2, seg2_len);
-  if (flags & 4) write_file(dir / "seg-1", seg2, seg2_len);  // not a segment name: ignored
+  if (flags & 1) salttap::fuzz::write_input_file(dir / "ledger", ledger, ledger_len);
+  salttap::fuzz::write_input_file(dir / sf::segment_file_name(1), seg1, seg1_len);
+  if (flags & 2) salttap::fuzz::write_input_file(dir / sf::segment_file_name(2 + data[4]), seg2, seg2_len);
+  if (flags & 4) salttap::fuzz::write_input_file(dir / "seg-1", seg2, seg2_len);  // not a segment name: ignored
 
   const salttap::fuzz::HeapPeak heap;
   std::uint64_t last_id = 0;

@@ -14,14 +14,9 @@
 // input; bytes drained and skipped account for every byte; after the drain
 // the journal finishes empty, with no segment file left.
 
-#include <signal.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -45,36 +40,12 @@ constexpr std::string_view kDirPrefix = "salttap-journal-fuzz-";
 constexpr std::size_t kHeader = 3;
 constexpr std::uint64_t kMaxRecord = 1u << 20;
 
-fs::path temp_base() {
-  std::error_code ec;
-  if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) return "/dev/shm";
-  return fs::temp_directory_path();
-}
-
-// One folder per process, removed at exit; folders of processes that are
-// gone (a crashing input) are removed at start.
-struct TempDir {
-  fs::path dir = temp_base() / (std::string(kDirPrefix) + std::to_string(::getpid()));
-  TempDir() {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(temp_base(), ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.rfind(kDirPrefix, 0) != 0) continue;
-      const long pid = std::strtol(name.c_str() + kDirPrefix.size(), nullptr, 10);
-      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
-    }
-    fs::create_directories(dir);
-    salttap::log::set_level(salttap::log::Level::error);  // corrupt records WARN on most inputs
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
 const fs::path& journal_dir() {
-  static const TempDir tmp;
-  static const fs::path path = tmp.dir / "journal";
+  static const salttap::fuzz::ProcessScratchDir tmp(kDirPrefix);
+  static const fs::path path = [] {
+    salttap::log::set_level(salttap::log::Level::error);  // corrupt records WARN on most inputs
+    return tmp.path() / "journal";
+  }();
   return path;
 }
 
@@ -103,41 +74,25 @@ void fix_record_crcs(std::uint8_t* p, std::size_t n) {
   }
 }
 
-void write_file(const fs::path& path, const std::uint8_t* data, std::size_t size) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  FUZZ_CHECK(f != nullptr);
-  FUZZ_CHECK(size == 0 || std::fwrite(data, 1, size, f) == size);
-  std::fclose(f);
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < kHeader) return 0;
   const fs::path& dir = journal_dir();
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir);
+  salttap::fuzz::empty_dir(dir);
 
   const std::uint8_t flags = data[0];
-  std::vector<std::uint8_t> bytes(data, data + size);
-  std::size_t offset = kHeader;
-  const auto slice = [&](std::size_t want) {
-    const std::size_t n = std::min(want, size - offset);
-    std::uint8_t* p = bytes.data() + offset;
-    offset += n;
-    return std::pair{p, n};
-  };
-  const auto [seg1, seg1_len] = slice((std::size_t{data[1]} << 8) | data[2]);
-  const auto [seg2, seg2_len] = slice(size - offset);
+  salttap::fuzz::InputSlices pieces(data, size, kHeader);
+  const auto [seg1, seg1_len] = pieces.next((std::size_t{data[1]} << 8) | data[2]);
+  const auto [seg2, seg2_len] = pieces.next(pieces.left());
   if (flags & 2) {
     fix_record_crcs(seg1, seg1_len);
     fix_record_crcs(seg2, seg2_len);
   }
-  write_file(dir / jf::segment_file_name(1), seg1, seg1_len);
-  if (flags & 1) write_file(dir / jf::segment_file_name(2), seg2, seg2_len);
+  salttap::fuzz::write_input_file(dir / jf::segment_file_name(1), seg1, seg1_len);
+  if (flags & 1) salttap::fuzz::write_input_file(dir / jf::segment_file_name(2), seg2, seg2_len);
   const std::uint64_t on_disk = seg1_len + ((flags & 1) ? seg2_len : 0);
-  const std::string_view input(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const std::string_view input(reinterpret_cast<const char*>(pieces.bytes().data()), pieces.bytes().size());
 
   TapJournal journal(salttap::tap::JournalConfig{dir, 1u << 30, 4096, kMaxRecord});
   const auto start = journal.stats();

@@ -9,21 +9,38 @@ restart and multi-master tests.
 - cache_truth: what the master's job cache says of each job (its function,
   expected minions and each minion's return: succeeded or failed), read with
   Salt's own payload module; the verdict salttap must index for it.
-- Engine helpers: every job and return document of a set of jids.
+- Engine helpers: every job and return document of a set of jids; Agreement,
+  whether the engine holds every job of the cache once with its verdict.
+- burst_lab: a lab of its own for a burst (a ghost minion that never answers,
+  a master and minions configured not to lose returns to the load).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
+
 import saltlab
-from test_index_real_salt import call
+from conftest import INSTALL_ERRORS, NEWEST
+from test_index_real_salt import call, wait_until
 
 NOISE = {"saltutil.find_job", "saltutil.running"}
+
+# A burst on a loaded 2-core machine: the master may answer a return in seconds, not
+# milliseconds. The lab's minions give up a return after 3 tries of 1-2 s (they
+# start fast); these wait longer, so no return is lost to the load, and run jobs in
+# threads: a process per job costs more than the jobs themselves.
+BURST_MASTER = {"worker_threads": 4}
+BURST_MINION = {"return_retry_timer": 10, "return_retry_timer_max": 20, "return_retry_tries": 5,
+                "multiprocessing": False}
 
 # Runs in the Salt venv: argv[1] master config, argv[2] the plan (JSON list of
 # {tgt, fun, arg, tgt_type, jid?}), argv[3] seconds between two publishes.
@@ -230,6 +247,50 @@ def mismatches(url: str, truth: dict[str, dict], master: str | None = None) -> l
             if len(got) != 1 or got[0]["status"] != want:
                 bad.append(f"{jid} {m}: returns {[g['status'] for g in got]}, the cache says {want}")
     return bad
+
+
+class Agreement:
+    """Whether the engine agrees with the job cache: called, None while it does not
+    (`last` then says how, job by job), else the cache's truth."""
+
+    def __init__(self) -> None:
+        self.last: list[str] = []
+
+    def __call__(self, url: str, lab: saltlab.SaltLab, jids: list[str] | None = None) -> dict | None:
+        """Every job of the cache, or of `jids` (each must be in the cache)."""
+        truth = cache_truth(lab)
+        if jids is not None:
+            missing = [j for j in jids if j not in truth]
+            assert not missing, f"jobs fired but not in the cache: {missing[:5]}"
+            truth = {j: truth[j] for j in jids}
+        self.last = mismatches(url, truth)
+        return None if self.last else truth
+
+    def wait(self, url: str, lab: saltlab.SaltLab, jids: list[str] | None, timeout: float, what: str,
+             diagnostics: Callable[[], str]) -> dict:
+        """The cache's truth once the engine agrees; fails after `timeout` with the disagreement."""
+        return wait_until(lambda: self(url, lab, jids), timeout, what,
+                          lambda: "\n".join(self.last[:30]) + "\n" + diagnostics())
+
+
+def burst_lab(request) -> Iterator[saltlab.SaltLab]:
+    """The body of a module fixture: a lab of the newest Salt of its own, started with
+    BURST_MASTER and BURST_MINION and an accepted key for `ghost`, a minion that never
+    runs (a job targeting it has a minion missing); stopped at the end, and removed
+    unless a test failed or SALTTAP_KEEP_LAB is set."""
+    if NEWEST in INSTALL_ERRORS:
+        pytest.fail(INSTALL_ERRORS[NEWEST], pytrace=False)
+    lab = saltlab.SaltLab(NEWEST, master_extra=BURST_MASTER, minion_extra=BURST_MINION)
+    failed_before = request.session.testsfailed
+    try:
+        lab.start()
+        keys = lab.master_root / "pki" / "minions"
+        shutil.copy(keys / "minion-a", keys / "ghost")
+        yield lab
+    finally:
+        lab.stop()
+        if request.session.testsfailed == failed_before and not os.environ.get("SALTTAP_KEEP_LAB"):
+            lab.cleanup()
 
 
 class SalttapRun:

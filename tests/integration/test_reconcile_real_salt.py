@@ -14,7 +14,10 @@ Per Salt series (the newest 3006.x and 3008.x of SALTTAP_SALT_VERSIONS):
    real verdict and its returns; the sleep, whose return reaches the live
    bus, is a job with its fun, user and target (not an orphan) and
    succeeded; the live ping's documents are untouched. /metrics counts the
-   passes and what they did.
+   passes and what they did. With a short late grace, the gap's jobs settled
+   long before are indexed from the cache through the spool's backfill lane:
+   /metrics shows that lane's figures moving, its documents appended and all
+   acknowledged, none dropped.
 4. The master restarts under salttap: the lost connection is logged as a gap,
    a job right after the restart is indexed, and a pass reads the gap.
 
@@ -34,9 +37,10 @@ from test_backfill_real_salt import hits, jid_micros, snapshot
 from test_index_real_salt import call, salt_jid, wait_until, _healthz, _no_events
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
-MISSING_AFTER = 6       # correlator.missing_after_seconds: every job's deadline
+MISSING_AFTER = 6       # the deadline of every job but the sleep (correlator.deadlines)
 SEARCH_TIMEOUT = 120    # until documents are searchable (a busy 2-core box): a hang guard
 SLEEP = 12              # the job that spans the restart
+LATE_GRACE = 4          # correlator.late_grace_seconds: a job is the cache's once this long past its deadline
 
 pytestmark = [pytest.mark.parametrize("salt_lab", [v for v in SERIES if not v.startswith("3007")], indirect=True,
                                       ids=lambda v: f"salt-{v}"),
@@ -71,7 +75,11 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
     url = opensearch.url
     config = tmp_path / "salttap.yaml"
     config.write_text(
-        f"correlator: {{missing_after_seconds: {MISSING_AFTER}}}\n"
+        # Every job's deadline MISSING_AFTER but the sleep's, which returns live; a short late
+        # grace, so the gap's jobs that settled well before salttap is back are indexed with the
+        # cache's verdict, through the spool's backfill lane (the newest are followed live).
+        f"correlator: {{deadlines: [{{fun: test.sleep, seconds: {SLEEP * 5}}}, {{fun: '*', seconds: {MISSING_AFTER}}}], "
+        f"late_grace_seconds: {LATE_GRACE}}}\n"
         "reconcile: {state_interval_seconds: 1, overlap_seconds: 1}\n"
         "indexer:\n"
         f"  hosts: [\"{url}\"]\n"
@@ -154,6 +162,26 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
         assert read >= 3, text
         assert metric_value(text, 'salttap_reconcile_errors_total{error="state_write"}') == 0, text
         passes = metric_value(text, "salttap_reconcile_passes_total")
+
+        # the gap's documents went through the backfill lane, and /metrics shows that lane's own figures
+        def backfill_lane_shipped():
+            t = call(f"{metrics}/metrics")[1]
+            appended = metric_value(t, "salttap_spool_backfill_appended_documents_total")
+            done = appended > 0 and metric_value(t, "salttap_spool_backfill_acked_documents_total") == appended \
+                and metric_value(t, "salttap_spool_backfill_pending_documents") == 0
+            return t if done else None
+        text = wait_until(backfill_lane_shipped, SEARCH_TIMEOUT, "the backfill lane shipped on /metrics",
+                          tap.diagnostics)
+        # at least the first ping of the gap (long settled) came from the cache: its job and two returns
+        assert metric_value(text, 'salttap_reconcile_jobs_total{outcome="indexed"}') >= 1, text
+        assert metric_value(text, "salttap_spool_backfill_appended_documents_total") >= 3, text
+        assert metric_value(text, "salttap_spool_backfill_appended_bytes_total") > 0, text
+        assert re.search(r"^salttap_spool_backfill_size_bytes \d", text, re.M), text
+        assert metric_value(text, "salttap_spool_backfill_full") == 0, text
+        assert not [line for line in text.splitlines()
+                    if line.startswith("salttap_spool_backfill_dropped_documents_total{") and not line.endswith(" 0")]
+        # the live lane's series keep their names, without a label: the live ping and the sleep's return went there
+        assert metric_value(text, "salttap_spool_appended_documents_total") > 0, text
 
         # ---- 4. the master restarts under salttap: the gap is read when the bus is back
         lab.start_minion("minion-b", wait=False)

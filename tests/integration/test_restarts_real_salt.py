@@ -22,30 +22,18 @@ Run:  SALTTAP_BIN=$PWD/build/dev/salttap .cache/venv/tools/bin/python -m pytest 
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import time
 
 import pytest
 
-import saltlab
-from burst import Burst, SalttapRun, cache_truth, mismatches, verdict
-from conftest import INSTALL_ERRORS, NEWEST
+from burst import Agreement, Burst, SalttapRun, burst_lab, cache_truth, verdict
 from test_index_real_salt import wait_until
 
 MISSING_AFTER = 15     # correlator.missing_after_seconds: every job's deadline
 SETTLE_TIMEOUT = 180   # until the engine agrees with the cache: a hang guard on a busy 2-core box
 SLEEP = 3              # the sleep jobs: still running when salttap is killed
 INTERVAL = 0.25        # seconds between two publishes of a burst
-
-# A burst on a loaded 2-core machine: the master may answer a return in seconds, not
-# milliseconds. The lab's minions give up a return after 3 tries of 1-2 s (they
-# start fast); these wait longer, so no return is lost to the load, and run jobs in
-# threads: a process per job costs more than the jobs themselves.
-BURST_MASTER = {"worker_threads": 4}
-BURST_MINION = {"return_retry_timer": 10, "return_retry_timer_max": 20, "return_retry_tries": 5,
-                "multiprocessing": False}
 
 pytestmark = pytest.mark.usefixtures("salttap_only")
 
@@ -71,20 +59,7 @@ def plan(n: int) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def restart_lab(request):
-    if NEWEST in INSTALL_ERRORS:
-        pytest.fail(INSTALL_ERRORS[NEWEST], pytrace=False)
-    lab = saltlab.SaltLab(NEWEST, master_extra=BURST_MASTER, minion_extra=BURST_MINION)
-    failed_before = request.session.testsfailed
-    try:
-        lab.start()
-        # An accepted key whose minion never runs: jobs on it have a minion missing.
-        keys = lab.master_root / "pki" / "minions"
-        shutil.copy(keys / "minion-a", keys / "ghost")
-        yield lab
-    finally:
-        lab.stop()
-        if request.session.testsfailed == failed_before and not os.environ.get("SALTTAP_KEEP_LAB"):
-            lab.cleanup()
+    yield from burst_lab(request)
 
 
 @pytest.fixture
@@ -96,19 +71,7 @@ def lab(restart_lab, request):
     return restart_lab
 
 
-def agree(url: str, lab, jids: list[str] | None = None):
-    """None while the engine and the job cache disagree; else the cache's truth."""
-    truth = cache_truth(lab)
-    if jids is not None:
-        missing = [j for j in jids if j not in truth]
-        assert not missing, f"jobs fired but not in the cache: {missing[:5]}"
-        truth = {j: truth[j] for j in jids}
-    bad = mismatches(url, truth)
-    agree.last = bad
-    return None if bad else truth
-
-
-agree.last = []
+agree = Agreement()
 
 
 def restored_and_passed(stderr: str) -> tuple[int, int]:
@@ -137,9 +100,8 @@ def test_sigkill_three_times_during_a_burst(lab, salttap_bin, opensearch, tmp_pa
                        f"both returns of {sleeper} in the job cache")
             run.start()
         fired = burst.wait_done()
-        truth = wait_until(lambda: agree(url, lab), SETTLE_TIMEOUT,
-                           "every job of the cache once in the engine, with the cache's verdict",
-                           lambda: "\n".join(agree.last[:30]) + "\n" + run.diagnostics())
+        truth = agree.wait(url, lab, None, SETTLE_TIMEOUT,
+                           "every job of the cache once in the engine, with the cache's verdict", run.diagnostics)
         assert set(fired) <= set(truth)
         statuses = [verdict(truth[j])[0] for j in fired]
         assert statuses.count("failed") >= 10 and statuses.count("missing") >= 20, statuses
@@ -169,9 +131,8 @@ def test_a_master_restart_during_a_burst(lab, salttap_bin, opensearch, tmp_path,
         tap.wait_stderr(r"reconcile: not connected to the bus since", timeout=60)
         fired = burst.wait_done()
         tap.wait_stderr(r"reconcile: reading \d+ job directories .* from ", timeout=60)
-        wait_until(lambda: agree(url, lab, fired), SETTLE_TIMEOUT,
-                   "every job of the burst once in the engine, with the cache's verdict",
-                   lambda: "\n".join(agree.last[:30]) + "\n" + run.diagnostics())
+        agree.wait(url, lab, fired, SETTLE_TIMEOUT, "every job of the burst once in the engine, with the cache's verdict",
+                   run.diagnostics)
         assert tap.proc.poll() is None, "salttap exited"
         assert len(run.taps) == 1 and time.monotonic() - t0 < SETTLE_TIMEOUT + 120
         assert run.sigterm() == 0

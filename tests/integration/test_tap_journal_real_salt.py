@@ -18,25 +18,15 @@ Run:  SALTTAP_BIN=$PWD/build/dev/salttap .cache/venv/tools/bin/python -m pytest 
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
-import saltlab
-from burst import Burst, SalttapRun, all_hits, cache_truth, mismatches, verdict
-from conftest import INSTALL_ERRORS, NEWEST
+from burst import Agreement, Burst, SalttapRun, all_hits, burst_lab, cache_truth, verdict
 from test_index_real_salt import call, metric, wait_until
 
 MISSING_AFTER = 90     # correlator.missing_after_seconds: minions under a burst answer in seconds, not ms
 INTERVAL = 0.05        # seconds between two publishes: 20 jobs a second
 SETTLE_TIMEOUT = 300   # until the engine agrees with the cache: a hang guard on a busy 2-core box
 JOBS = 150
-
-# As in test_restarts_real_salt.py: returns are not lost to the load of a burst.
-BURST_MASTER = {"worker_threads": 4}
-BURST_MINION = {"return_retry_timer": 10, "return_retry_timer_max": 20, "return_retry_tries": 5,
-                "multiprocessing": False}
 
 pytestmark = pytest.mark.usefixtures("salttap_only")
 
@@ -58,32 +48,10 @@ def plan(n: int) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def journal_lab(request):
-    if NEWEST in INSTALL_ERRORS:
-        pytest.fail(INSTALL_ERRORS[NEWEST], pytrace=False)
-    lab = saltlab.SaltLab(NEWEST, master_extra=BURST_MASTER, minion_extra=BURST_MINION)
-    failed_before = request.session.testsfailed
-    try:
-        lab.start()
-        keys = lab.master_root / "pki" / "minions"
-        shutil.copy(keys / "minion-a", keys / "ghost")
-        yield lab
-    finally:
-        lab.stop()
-        if request.session.testsfailed == failed_before and not os.environ.get("SALTTAP_KEEP_LAB"):
-            lab.cleanup()
+    yield from burst_lab(request)
 
 
-def agree(url: str, lab, jids: list[str]):
-    """None while the engine and the job cache disagree on these jobs; else the cache's truth."""
-    truth = cache_truth(lab)
-    missing = [j for j in jids if j not in truth]
-    assert not missing, f"jobs fired but not in the cache: {missing[:5]}"
-    truth = {j: truth[j] for j in jids}
-    agree.last = mismatches(url, truth)
-    return None if agree.last else truth
-
-
-agree.last = []
+agree = Agreement()
 
 
 def test_a_burst_through_a_tiny_queue_is_journaled_and_every_job_indexed(journal_lab, salttap_bin, opensearch,
@@ -117,9 +85,8 @@ def test_a_burst_through_a_tiny_queue_is_journaled_and_every_job_indexed(journal
             return all(j in cache and set(cache[j]["minions"]) - {"ghost"} <= set(cache[j]["returns"]) for j in fired)
 
         wait_until(answered, SETTLE_TIMEOUT, "every return of the burst in the job cache", run.diagnostics)
-        truth = wait_until(lambda: agree(url, lab, fired), SETTLE_TIMEOUT,
-                           "every job of the burst once in the engine, with the cache's verdict",
-                           lambda: "\n".join(agree.last[:30]) + "\n" + run.diagnostics())
+        truth = agree.wait(url, lab, fired, SETTLE_TIMEOUT,
+                           "every job of the burst once in the engine, with the cache's verdict", run.diagnostics)
         statuses = [verdict(truth[j])[0] for j in fired]
         assert statuses.count("failed") >= 10 and statuses.count("missing") >= 10, statuses
 

@@ -67,10 +67,11 @@ class MemoryRecordSource final : public indexer::RecordSource {
     std::unique_lock lock(mutex_);
     return cv_.wait_for(lock, guard, [&] { return handed_out_ >= n; });
   }
-  // How many times wake_takers() was called (a shipper's stop() calls it).
-  std::uint64_t wakeups() const {
-    std::lock_guard lock(mutex_);
-    return wakeups_;
+  // Blocks until wake_takers() was called `n` times (a shipper's stop() calls
+  // it once it has set its stop flag).
+  bool wait_woken(std::uint64_t n, std::chrono::milliseconds guard = std::chrono::seconds(60)) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, guard, [&] { return wakeups_ >= n; });
   }
   std::size_t acked() const {
     std::lock_guard lock(mutex_);

@@ -1,9 +1,12 @@
 #pragma once
 // What the tests of salttap's searches share: a request body parsed (a parse
-// error fails the test), one of its values named by a JSON pointer as text,
-// and an engine's search answer holding given _source documents.
+// error fails the test), one of its values named by a JSON pointer as text, a
+// row of an answer checked field by field, and an engine's search answer
+// holding given _source documents.
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -29,6 +32,17 @@ inline std::string json_at(const rapidjson::Value& d, const char* pointer) {
   if (v->IsDouble()) return std::to_string(v->GetDouble());
   if (v->IsNull()) return "null";
   return "<other>";
+}
+
+// One row of a JSON answer (the object at the pointer `row`, e.g. "/jobs/0"),
+// field by field: each relative pointer's value as json_at() gives it against
+// the expected text. A mismatch names the whole pointer.
+inline void expect_row(const rapidjson::Value& d, const std::string& row,
+                       std::initializer_list<std::pair<std::string, std::string>> fields) {
+  for (const auto& [field, want] : fields) {
+    const std::string pointer = row + "/" + field;
+    EXPECT_EQ(json_at(d, pointer.c_str()), want) << pointer;
+  }
 }
 
 // A _search answer whose hits are `sources`, in that order.

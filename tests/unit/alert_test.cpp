@@ -163,8 +163,23 @@ TEST(SpoolFullAlert, IsDispatchedToEveryOutletAndCounted) {
   EXPECT_STREQ(d["alert"].GetString(), "spool_full");
   EXPECT_STREQ(d["master"].GetString(), "master-1");
   EXPECT_STREQ(d["settled_at"].GetString(), "2027-01-15T08:00:00.000000Z");
+  EXPECT_STREQ(d["lane"].GetString(), "live");
   EXPECT_EQ(d["spool_bytes"].GetUint64(), 900u);
   EXPECT_EQ(d["spool_max_bytes"].GetUint64(), 1000u);
+}
+
+TEST(SpoolFullAlert, TheBackfillLanesAlertNamesItsLane) {
+  indexer::SpoolConfig spool;
+  spool.max_bytes = 250;
+  const auto d = parse(
+      make_spool_full_alert("master-1", 1'800'000'000 * kMicrosPerSecond, 240, spool, indexer::Lane::backfill).json);
+  EXPECT_STREQ(d["alert"].GetString(), "spool_full");
+  EXPECT_STREQ(d["lane"].GetString(), "backfill");
+  EXPECT_EQ(d["spool_bytes"].GetUint64(), 240u);
+  EXPECT_EQ(d["spool_max_bytes"].GetUint64(), 250u);
+  EXPECT_EQ(std::string(d["reason"].GetString()),
+            "backfill lane (documents from the job cache): the engine is not taking documents: raw events are "
+            "refused above 80% of max_bytes, states above 90%; job, return and alert documents wait");
 }
 
 TEST(SpoolFullAlert, TheReasonStatesTheConfiguredLimits) {

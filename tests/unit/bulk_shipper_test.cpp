@@ -16,7 +16,6 @@
 #include <functional>
 #include <future>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -475,9 +474,11 @@ TEST(BulkShipper, StopDuringBackoffReturnsAtTheDrainDeadline) {
   // Time moves only once stop() has begun (it wakes the preparer's take):
   // before that, the preparer's take slices would let it run on towards the
   // backoff's end on a machine slow to start stop()'s thread.
-  for (int i = 0; i < 60'000 && h.source.wakeups() == 0; ++i) std::this_thread::sleep_for(1ms);
-  ASSERT_GE(h.source.wakeups(), 1u) << "stop() began";
-  // The preparer exits; the worker sleeps on and stop() waits for the drain.
+  ASSERT_TRUE(h.source.wait_woken(1)) << "stop() began";
+  // The preparer exits (after at most one more take slice, had it missed the
+  // wake); the worker sleeps on and stop() waits for the drain. Time moves
+  // only while two of them wait: never while the woken preparer is on its
+  // way out and the backoff is the only deadline left.
   h.time.advance_until([&] { return stopped.wait_for(0s) == std::future_status::ready; }, 2);
   ASSERT_TRUE(finishes(stopped)) << "stop() waits out the backoff";
   // The drain deadline: 200 ms after stop() began (the preparer's 100 ms

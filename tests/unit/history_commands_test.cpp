@@ -22,6 +22,7 @@ namespace {
 
 using testing::FakeHttp;
 
+using testing::expect_row;
 using testing::json_at;
 using testing::parse_body;
 using testing::search_hits;
@@ -259,11 +260,12 @@ TEST(JobsShow, AsksForTheJobThenItsReturnsFromTheSameMaster) {
   const auto shown = parse_body(r.out);
   EXPECT_EQ(json_at(shown, "/jid"), "20251129194535000001");
   EXPECT_EQ(json_at(shown, "/status"), "failed");
-  EXPECT_EQ(json_at(shown, "/returns/0/minion"), "web1");
-  EXPECT_EQ(json_at(shown, "/returns/0/status"), "failed");
-  EXPECT_EQ(json_at(shown, "/returns/0/reason"), "1 failed state");
-  EXPECT_EQ(json_at(shown, "/returns/0/failed_states/0/id"), "will_fail");
-  EXPECT_EQ(json_at(shown, "/returns/0/failed_states/0/comment"), "Command failed");
+  expect_row(shown, "/returns/0",
+             {{"minion", "web1"},
+              {"status", "failed"},
+              {"reason", "1 failed state"},
+              {"failed_states/0/id", "will_fail"},
+              {"failed_states/0/comment", "Command failed"}});
   EXPECT_EQ(json_at(shown, "/returns/1/minion"), "web2");
   EXPECT_EQ(json_at(shown, "/returns/1/return_text"), R"({"ok":1})");
   EXPECT_TRUE(rapidjson::Pointer("/returns/1/failed_states").Get(shown)->Empty());

@@ -287,13 +287,90 @@ TEST(IndexerService, GivingUpOnAFullSpoolCountsTheRestLostAndLogsIt) {
   h.time.advance_to_next_deadline();
   spooled.get();
   const std::string log = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(log.find("indexer: stopping with a full spool: 2 job/return/alert documents not spooled"),
+  EXPECT_NE(log.find("indexer: stopping with a full live spool: 2 job/return/alert documents not spooled"),
             std::string::npos)
       << log;
   EXPECT_EQ(service.spool_ref().stats().appended_records, 3u);
   EXPECT_EQ(h.metric("salttap_spool_dropped_documents_total{class=\"job\",reason=\"stopped_while_full\"}"), 2);
   EXPECT_EQ(h.metric("salttap_spool_dropped_documents_total{class=\"return\",reason=\"stopped_while_full\"}"), 0);
   EXPECT_EQ(h.metric("salttap_spool_backpressure_waits_total"), 1);
+}
+
+TEST(IndexerService, TheBackfillLaneHasSpoolMetricsOfItsOwnWhichMoveAsItShips) {
+  IndexerConfig config = Harness::base_config();
+  config.backfill_lane = true;
+  Harness h(config);
+  IndexerService& service = h.make();
+  std::vector<BulkDoc> cache;
+  for (int i = 10; i < 13; ++i) cache.push_back(job_doc(i));
+  service.spool(
+      cache, [] { return false; }, Lane::backfill);
+  service.spool(std::vector<BulkDoc>{job_doc(1)}, [] { return false; });
+  EXPECT_EQ(h.metric("salttap_spool_backfill_appended_documents_total"), 3);
+  EXPECT_EQ(h.metric("salttap_spool_backfill_appended_bytes_total"), 3 * static_cast<double>(record_bytes()));
+  EXPECT_EQ(h.metric("salttap_spool_backfill_pending_documents"), 3);
+  EXPECT_EQ(h.metric("salttap_spool_backfill_size_bytes"), 3 * static_cast<double>(record_bytes()));
+  EXPECT_EQ(h.metric("salttap_spool_backfill_segments"), 3) << "one document per segment";
+  EXPECT_EQ(h.metric("salttap_spool_backfill_acked_documents_total"), 0);
+  // The live lane's families are the live lane's alone, as before there was a backfill lane.
+  EXPECT_EQ(h.metric("salttap_spool_appended_documents_total"), 1);
+  EXPECT_EQ(h.metric("salttap_spool_pending_documents"), 1);
+
+  h.engine.up = true;
+  service.start();
+  h.time.advance_until([&] { return service.pending() == 0; });
+  EXPECT_EQ(h.metric("salttap_spool_backfill_acked_documents_total"), 3);
+  EXPECT_EQ(h.metric("salttap_spool_backfill_pending_documents"), 0);
+  EXPECT_EQ(h.metric("salttap_spool_acked_documents_total"), 1);
+  EXPECT_EQ(h.metric("salttap_spool_backfill_full"), 0);
+  service.stop(0ms);
+}
+
+TEST(IndexerService, AFullBackfillLaneCountsAndLogsItsDropsAsTheBackfillLanes) {
+  IndexerConfig config = Harness::base_config();
+  config.backfill_lane = true;
+  config.spool.max_bytes = 16 * record_bytes();  // the backfill lane gets a quarter: four documents
+  config.backpressure_wait = 1s;
+  Harness h(config);
+  IndexerService& service = h.make();  // never started: nothing leaves the spool
+  ::testing::internal::CaptureStderr();
+  // Three jobs take the backfill lane past its events share (80% of four documents).
+  service.spool(
+      std::vector<BulkDoc>{job_doc(1), job_doc(2), job_doc(3)}, [] { return false; }, Lane::backfill);
+  BulkDoc event = job_doc(4);
+  event.cls = DocClass::event;
+  service.spool(
+      std::vector<BulkDoc>{event}, [] { return false; }, Lane::backfill);
+  EXPECT_EQ(h.metric("salttap_spool_backfill_dropped_documents_total{class=\"event\",reason=\"full\"}"), 1);
+  EXPECT_EQ(h.metric("salttap_spool_backfill_full"), 1);
+  EXPECT_EQ(h.metric("salttap_spool_dropped_documents_total{class=\"event\",reason=\"full\"}"), 0)
+      << "not the live lane's";
+  EXPECT_EQ(h.metric("salttap_spool_full"), 0);
+  EXPECT_EQ(service.backfill_spool()->stats().full_episodes, 1u);
+
+  // The fourth job fits; the fifth and sixth wait for room, then are given up at stop.
+  auto spooled = std::async(std::launch::async, [&] {
+    service.spool(
+        std::vector<BulkDoc>{job_doc(5), job_doc(6), job_doc(7)}, [] { return true; }, Lane::backfill);
+  });
+  h.time.await_waiters(1);  // the back-pressure wait
+  h.time.advance_to_next_deadline();
+  spooled.get();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find((h.dir.path() / "spool" / "backfill").string() + ": full ("), std::string::npos)
+      << "the spool's WARN names the lane's directory\n"
+      << log;
+  EXPECT_NE(log.find("indexer: backfill spool full"), std::string::npos) << log;
+  EXPECT_NE(log.find("indexer: stopping with a full backfill spool: 2 job/return/alert documents not spooled"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(h.metric("salttap_spool_backfill_dropped_documents_total{class=\"job\",reason=\"stopped_while_full\"}"), 2);
+  EXPECT_EQ(h.metric("salttap_spool_backfill_backpressure_waits_total"), 1);
+  EXPECT_GE(h.metric("salttap_spool_backfill_backpressure_timeouts_total{class=\"job\"}"), 1);
+  EXPECT_EQ(h.metric("salttap_spool_dropped_documents_total{class=\"job\",reason=\"stopped_while_full\"}"), 0);
+  EXPECT_EQ(h.metric("salttap_spool_backpressure_waits_total"), 0);
+  EXPECT_EQ(service.pending(Lane::backfill), 4u);
+  EXPECT_EQ(service.pending(Lane::live), 0u);
 }
 
 }  // namespace

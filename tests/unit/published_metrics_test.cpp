@@ -94,6 +94,7 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   const testing::TempDir dir;
   indexer::IndexerConfig config;
   config.spool.dir = dir.path() / "spool";
+  config.backfill_lane = true;  // as `run` opens it: the backfill lane's spool families too
   const testing::FakeHttp engine;
   const indexer::IndexerService service(
       config, time, [] { return 0.5; }, engine.factory());  // never started

@@ -27,6 +27,7 @@ namespace {
 
 using testing::FakeHttp;
 
+using testing::expect_row;
 using testing::json_at;
 using testing::parse_body;
 using testing::search_hits;
@@ -154,11 +155,9 @@ TEST(UiApi, JobsSendsTheJobsSearchWithEveryFilter) {
   EXPECT_EQ(json_at(q, "/query/bool/filter/3/bool/should/0/term/minions.expected/value"), "web1");
   EXPECT_EQ(json_at(q, "/query/bool/filter/4/range/started_at/gte"), std::to_string((kNow - 86'400'000'000) / 1000));
   const auto d = parse_body(r.body);
-  EXPECT_EQ(json_at(d, "/jobs/0/jid"), "20251129194535000001");
-  EXPECT_EQ(json_at(d, "/jobs/0/status"), "failed");
-  EXPECT_EQ(json_at(d, "/jobs/0/failed"), "1");
-  EXPECT_EQ(json_at(d, "/jobs/0/expected"), "2");
-  EXPECT_EQ(json_at(d, "/jobs/0/risk"), "medium");
+  expect_row(
+      d, "/jobs/0",
+      {{"jid", "20251129194535000001"}, {"status", "failed"}, {"failed", "1"}, {"expected", "2"}, {"risk", "medium"}});
   EXPECT_EQ(json_at(d, "/jobs/1"), "<absent>");
 }
 
@@ -215,20 +214,20 @@ TEST(UiApi, JobShowsEveryMinionWithItsFailedStates) {
   EXPECT_EQ(requests[1].path, "/salt-returns-*/_search");
   EXPECT_EQ(json_at(parse_body(requests[1].body), "/query/bool/filter/1/term/master"), "salt-01");
   const auto d = parse_body(r.body);
-  EXPECT_EQ(json_at(d, "/job/status"), "failed");
-  EXPECT_EQ(json_at(d, "/job/args_text"), "[\"fail\"]");
-  EXPECT_EQ(json_at(d, "/job/settled_at"), "2025-11-29T19:45:40.000001Z");
-  EXPECT_EQ(json_at(d, "/job/states/failed"), "2");
-  EXPECT_EQ(json_at(d, "/job/reasons/0"), "state_run_without_test");
-  EXPECT_EQ(json_at(d, "/job/failed_states/0/id"), "will_fail");
-  EXPECT_EQ(json_at(d, "/returns/0/minion"), "web1");
-  EXPECT_EQ(json_at(d, "/returns/0/retcode"), "2");
-  EXPECT_EQ(json_at(d, "/returns/0/return_text"), "<script>alert(1)</script>");  // JSON; the page shows it as text
-  EXPECT_EQ(json_at(d, "/returns/0/failed_states/0/comment"), "Command failed");
-  EXPECT_EQ(json_at(d, "/returns/1/minion"), "web2");
-  EXPECT_EQ(json_at(d, "/returns/1/status"), "missing");
-  EXPECT_EQ(json_at(d, "/returns/1/retcode"), "null");
-  EXPECT_EQ(json_at(d, "/returns/1/failed_states/0"), "<absent>");
+  expect_row(d, "/job",
+             {{"status", "failed"},
+              {"args_text", "[\"fail\"]"},
+              {"settled_at", "2025-11-29T19:45:40.000001Z"},
+              {"states/failed", "2"},
+              {"reasons/0", "state_run_without_test"},
+              {"failed_states/0/id", "will_fail"}});
+  expect_row(d, "/returns/0",
+             {{"minion", "web1"},
+              {"retcode", "2"},
+              {"return_text", "<script>alert(1)</script>"},  // JSON; the page shows it as text
+              {"failed_states/0/comment", "Command failed"}});
+  expect_row(d, "/returns/1",
+             {{"minion", "web2"}, {"status", "missing"}, {"retcode", "null"}, {"failed_states/0", "<absent>"}});
   EXPECT_EQ(json_at(d, "/returns_total"), "2");
 }
 
@@ -283,10 +282,11 @@ TEST(UiApi, MinionHasItsCountsAndItsReturns) {
   EXPECT_EQ(json_at(d, "/minion/minion"), "web1");
   EXPECT_EQ(json_at(d, "/minion/jobs"), "4");
   EXPECT_DOUBLE_EQ(d["minion"]["failure_rate"].GetDouble(), 0.5);
-  EXPECT_EQ(json_at(d, "/returns/0/jid"), "20251129194535000001");
-  EXPECT_EQ(json_at(d, "/returns/0/fun"), "state.apply");
-  EXPECT_EQ(json_at(d, "/returns/0/failed_state_ids/0"), "will_fail");
-  EXPECT_EQ(json_at(d, "/returns/0/return_text"), "<absent>");  // the history needs no outputs
+  expect_row(d, "/returns/0",
+             {{"jid", "20251129194535000001"},
+              {"fun", "state.apply"},
+              {"failed_state_ids/0", "will_fail"},
+              {"return_text", "<absent>"}});  // the history needs no outputs
 }
 
 TEST(UiApi, AlertsFilterByKind) {
@@ -300,9 +300,7 @@ TEST(UiApi, AlertsFilterByKind) {
   EXPECT_EQ(json_at(q, "/query/bool/filter/0/term/kinds"), "risky");
   EXPECT_EQ(json_at(q, "/sort/0/@timestamp/order"), "desc");
   const auto d = parse_body(r.body);
-  EXPECT_EQ(json_at(d, "/alerts/0/jid"), "20251129194535000001");
-  EXPECT_EQ(json_at(d, "/alerts/0/kinds/1"), "risky");
-  EXPECT_EQ(json_at(d, "/alerts/0/failed/0"), "web1");
+  expect_row(d, "/alerts/0", {{"jid", "20251129194535000001"}, {"kinds/1", "risky"}, {"failed/0", "web1"}});
   EXPECT_EQ(ui_api_alerts(*client, {}, {{"kind", "everything"}}, kNow).status, 400);
 }
 
