@@ -21,4 +21,10 @@ std::string IndexLayout::index_pattern(std::string_view kind) const {
   return index_date ? fmt::format("{}-{}-*", prefix, kind) : fmt::format("{}-{}", prefix, kind);
 }
 
+std::string TemplateSettings::refresh_interval_for(std::string_view kind) const {
+  if (kind != "jobs") return refresh_interval;
+  if (jobs_refresh_interval) return *jobs_refresh_interval;
+  return refresh_interval.empty() ? std::string(kJobsRefreshInterval) : refresh_interval;
+}
+
 }  // namespace salttap::indexer

@@ -152,8 +152,8 @@ std::string template_body(std::string_view kind, const IndexLayout& layout, cons
   Value& index_settings = object_member(file, "settings", a);
   set_member(index_settings, "index.number_of_shards", Value(settings.number_of_shards), a);
   set_member(index_settings, "index.number_of_replicas", Value(settings.number_of_replicas), a);
-  if (!settings.refresh_interval.empty())
-    set_member(index_settings, "index.refresh_interval", string_value(settings.refresh_interval, a), a);
+  if (const std::string every = settings.refresh_interval_for(kind); !every.empty())
+    set_member(index_settings, "index.refresh_interval", string_value(every, a), a);
   if (!options.lifecycle_policy.empty())
     set_member(index_settings, "index.lifecycle.name", string_value(options.lifecycle_policy, a), a);
 

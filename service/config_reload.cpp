@@ -55,11 +55,11 @@ std::vector<std::string> restart_only_changes(const Config& a, const Config& b) 
   d.check("indexer.states_index", x.documents.states, y.documents.states);
   const auto templates = [](const indexer::IndexerConfig& c) {
     return std::tie(c.templates.number_of_shards, c.templates.number_of_replicas, c.templates.retention_days,
-                    c.templates.refresh_interval, c.install_templates);
+                    c.templates.refresh_interval, c.templates.jobs_refresh_interval, c.install_templates);
   };
   d.check(
       "indexer templates (number_of_shards, number_of_replicas, retention_days, refresh_interval, "
-      "install_templates)",
+      "jobs_refresh_interval, install_templates)",
       templates(x), templates(y));
   const auto bulk = [](const indexer::IndexerConfig& c) {
     const indexer::ShipperConfig& s = c.shipper;

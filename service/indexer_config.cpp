@@ -152,7 +152,7 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
   const std::string w = "indexer";
   only_keys(n, w,
             {"enabled", "hosts", "index_prefix", "index_date", "number_of_shards", "number_of_replicas",
-             "retention_days", "refresh_interval", "install_templates", "states_index", "events", "functions_blacklist",
+             "retention_days", "refresh_interval", "jobs_refresh_interval", "install_templates", "states_index", "events", "functions_blacklist",
              "functions_whitelist", "text_cap_bytes", "tls", "auth", "bulk", "spool"});
   if (n.IsNull()) return;
   c.enabled = get<bool>(n, "enabled", w, true);
@@ -177,6 +177,12 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
     if (!is_time_value(every))
       throw ConfigError(fmt::format("indexer.refresh_interval: '{}' is not a time like 500ms, 1s or 2m", every));
     c.templates.refresh_interval = std::move(every);
+  }
+  if (const YAML::Node jobs = n["jobs_refresh_interval"]) {
+    auto every = jobs.IsNull() ? std::string() : get<std::string>(n, "jobs_refresh_interval", w, "");
+    if (!every.empty() && !is_time_value(every))
+      throw ConfigError(fmt::format("indexer.jobs_refresh_interval: '{}' is not a time like 500ms, 1s or 2m", every));
+    c.templates.jobs_refresh_interval = std::move(every);
   }
   c.install_templates = get<bool>(n, "install_templates", w, c.install_templates);
   docs.states = get<bool>(n, "states_index", w, docs.states);

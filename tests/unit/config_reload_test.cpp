@@ -166,7 +166,7 @@ master_config: /etc/salt/other-master
                 "master_config", "indexer.tls", "indexer.auth", "indexer.index_prefix", "indexer.index_date",
                 "indexer.states_index",
                 "indexer templates (number_of_shards, number_of_replicas, retention_days, refresh_interval, "
-                "install_templates)",
+                "jobs_refresh_interval, install_templates)",
                 "indexer.bulk"}));
 }
 

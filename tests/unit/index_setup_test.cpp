@@ -155,6 +155,9 @@ TEST(IndexSetup, ComposablePathWithIlmOnElasticsearch8) {
   EXPECT_TRUE(at(returns, "/template/settings/index.mapping.ignore_malformed")->GetBool());
   EXPECT_STREQ(at(returns, "/template/settings/index.lifecycle.name")->GetString(), "salt-retention");
   EXPECT_EQ(at(returns, "/template/settings/index.refresh_interval"), nullptr) << "the engine's own unless asked";
+  const auto jobs = parse(es.request_to("/_index_template/salt-jobs").body);
+  EXPECT_STREQ(at(jobs, "/template/settings/index.refresh_interval")->GetString(), "500ms")
+      << "the jobs index is searchable sooner than the engine's 1 s";
   EXPECT_FALSE(at(returns, "/template/mappings/dynamic")->GetBool());
   EXPECT_STREQ(at(returns, "/template/mappings/properties/return_flat/type")->GetString(), "flattened");
   EXPECT_EQ(at(returns, "/template/mappings/properties/return_flat/depth_limit")->GetInt(), 20);
@@ -486,4 +489,18 @@ TEST(IndexSetup, EngineErrorReason) {
 }
 
 }  // namespace
+TEST(TemplateSettings, TheJobsIndexRefreshesEveryHalfSecondUnlessTold) {
+  TemplateSettings s;
+  EXPECT_EQ(s.refresh_interval_for("jobs"), "500ms");
+  EXPECT_EQ(s.refresh_interval_for("returns"), "");
+  s.refresh_interval = "250ms";  // the low-latency setting covers the jobs index too
+  EXPECT_EQ(s.refresh_interval_for("jobs"), "250ms");
+  EXPECT_EQ(s.refresh_interval_for("events"), "250ms");
+  s.jobs_refresh_interval = "100ms";
+  EXPECT_EQ(s.refresh_interval_for("jobs"), "100ms");
+  EXPECT_EQ(s.refresh_interval_for("returns"), "250ms");
+  s.jobs_refresh_interval = "";  // null in the config: the engine's own
+  EXPECT_EQ(s.refresh_interval_for("jobs"), "");
+}
+
 }  // namespace salttap::indexer

@@ -105,6 +105,7 @@ indexer:
   EXPECT_EQ(ix.documents.layout.prefix, "fleet");
   EXPECT_EQ(ix.templates.retention_days, 14);
   EXPECT_EQ(ix.templates.refresh_interval, "200ms");
+  EXPECT_FALSE(ix.templates.jobs_refresh_interval.has_value());
   EXPECT_EQ(ix.documents.events_exclude, (std::vector<std::string>{"salt/auth"}));
   EXPECT_EQ(ix.shipper.batch.max_docs, 500u);
   EXPECT_EQ(ix.shipper.in_flight, 4u);
@@ -162,6 +163,10 @@ TEST_F(ConfigFile, MistakesAreNamed) {
   EXPECT_NE(error_of("indexer: {retention_days: 0}\n").find("at least 1"), std::string::npos);
   EXPECT_NE(error_of("indexer: {refresh_interval: fast}\n").find("not a time like"), std::string::npos);
   EXPECT_NE(error_of("indexer: {refresh_interval: 5}\n").find("not a time like"), std::string::npos);
+  EXPECT_NE(error_of("indexer: {jobs_refresh_interval: soon}\n").find("jobs_refresh_interval: 'soon' is not a time"),
+            std::string::npos);
+  EXPECT_EQ(load("indexer: {jobs_refresh_interval: 200ms}\n").indexer.templates.jobs_refresh_interval, "200ms");
+  EXPECT_EQ(load("indexer: {jobs_refresh_interval: null}\n").indexer.templates.jobs_refresh_interval, "");
   EXPECT_NE(error_of("elasticsearch: {number_of_shards: many}\n").find("wrong type"), std::string::npos);
 }
 
