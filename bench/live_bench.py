@@ -13,16 +13,22 @@ OpenSearch node (tests/engines) and `salttap run` on the master's bus.
    engine is polled every --poll seconds (that resolution is in the figures).
    Conditions, each with a fresh `salttap run`:
    - `defaults`: salttap's default settings;
-   - `max_wait_ms 1000`: the batch wait salttap had before (a partial batch
-     waited up to a second for company);
    - `defaults, during a backfill`: the same while `run` reconciles at its start
      (a fresh state directory) the --backfill-jobs earlier jobs that Salt's
      local_cache holds: the backfill of a first start or of a long downtime;
+   - `jobs index at the engine's refresh`: `jobs_refresh_interval: null`, the
+     jobs index refreshed every second as the engine's default, not salttap's
+     500 ms; into indices of their own created with it;
    - `refresh_interval 250ms` (--low-refresh): the documented low-latency
      setting, into indices of their own created with it.
 2. Master impact: the round trip of `test.ping` on both minions (LocalClient.cmd,
    --pings calls) with no salttap, with `salttap run` attached, attached during a
    backfill, and attached with the engine down (its spool growing).
+Before any measurement the engine is warmed on salttap's own traffic (a `run`
+reconciling the job cache into indices deleted after): a cold JVM spends half
+its CPU compiling. By default the engine is pinned to the last CPU and the
+master, minions and salttap to the others, as an engine on a host of its own
+(--engine-cpu -1: everything shares every CPU).
 Rounds rotate the order of the conditions; medians and ratios per condition.
 Raw figures in build/bench-results/live-<UTC time>.json.
 """
@@ -258,6 +264,73 @@ def stage_breakdown(got: list[tuple], traced: dict[str, dict[str, float]], maste
     return out
 
 
+def tree_pids(root: int) -> list[int]:
+    """A process and all its descendants alive now."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    parent[int(d)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                pass
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(c for c, pp in parent.items() if pp == p)
+    return out
+
+
+def pin(roots: list[int], cpus: set[int]) -> None:
+    """Every thread of these process trees onto `cpus` (their later children and threads inherit it)."""
+    for root in roots:
+        for pid in tree_pids(root):
+            try:
+                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+            except OSError:
+                continue
+            for tid in tids:
+                try:
+                    os.sched_setaffinity(tid, cpus)
+                except OSError:  # the thread ended meanwhile
+                    pass
+
+
+def count_docs(url: str, pattern: str) -> int:
+    try:
+        with urllib.request.urlopen(f"{url}/{pattern}/_count?ignore_unavailable=true&allow_no_indices=true",
+                                    timeout=30) as r:
+            return json.loads(r.read())["count"]
+    except urllib.error.HTTPError:
+        return 0
+
+
+def warm_engine(binary: str, lab: saltlab.SaltLab, url: str, work: Path, jobs: int) -> None:
+    """Brings the engine's JIT to a steady state on salttap's own requests, as a long-running node is.
+
+    A fresh JVM compiles the bulk and search paths while it serves the first few thousand
+    requests: measured cold, the C1/C2 compiler threads were half of the engine's CPU per
+    test.ping job. A `salttap run` reconciles the master's job cache (--backfill-jobs jobs,
+    three documents each) into indices of its own, which are deleted after.
+    """
+    prefix = f"{PREFIX}warm"
+    tap = Salttap(binary, lab, work, [url], reconcile=True, prefix=prefix)
+    t0, deadline = time.monotonic(), time.monotonic() + 1800
+    try:
+        while count_docs(url, f"{prefix}-jobs-*") < jobs and time.monotonic() < deadline:
+            if tap.proc.poll() is not None:
+                raise RuntimeError(f"salttap run ended while warming the engine: {tap.log.read_text()[-2000:]}")
+            time.sleep(1)
+        fire_and_measure(lab, url, 20, 0.1, 0.02, prefix)  # the live path and the search, too
+    finally:
+        tap.stop()
+    docs = count_docs(url, f"{prefix}-*")
+    req = urllib.request.Request(f"{url}/{prefix}-*", method="DELETE")
+    urllib.request.urlopen(req, timeout=60).read()
+    log(f"engine warmed on {docs:,} documents of salttap traffic in {time.monotonic() - t0:.0f} s")
+
+
 def tree_cpu(root: int) -> float:
     """CPU seconds (user + system) of a process and all its descendants alive now."""
     parent, cpu = {}, {}
@@ -419,7 +492,9 @@ def pct(values: list[float], p: float) -> float:
 
 
 def report(res: dict) -> None:
-    print(f"\nSalt {res['salt']}, OpenSearch {res['engine']}, {res['rounds']} rounds; "
+    pinned = (f"the engine pinned to CPU {res['engine_cpu']}, the rest on the other CPUs"
+              if res.get("engine_cpu", -1) >= 0 else "all processes sharing every CPU")
+    print(f"\nSalt {res['salt']}, OpenSearch {res['engine']}, {pinned}, {res['rounds']} rounds; "
           f"{res['jobs']} jobs per latency run, polled every {res['poll']} s\n")
     print("| condition | jobs | p50 s (median of rounds) | p99 s (median of rounds) | max s |")
     print("|---|---:|---:|---:|---:|")
@@ -471,6 +546,11 @@ def main() -> int:
     ap.add_argument("--only", action="append", help="measure only these latency conditions (names as printed), no pings")
     ap.add_argument("--pings-only", action="store_true", help="only the test.ping round trips, no latency runs")
     ap.add_argument("--low-refresh", default="250ms", help="refresh_interval of the low-latency condition")
+    ap.add_argument("--engine-cpu", type=int, default=(os.cpu_count() or 1) - 1 if (os.cpu_count() or 1) >= 2 else -1,
+                    help="the CPU the engine is pinned to, the others for the master, minions and salttap "
+                         "(-1: all share every CPU)")
+    ap.add_argument("--no-warm", dest="warm", action="store_false",
+                    help="measure a cold engine (its JIT compiling meanwhile)")
     ap.add_argument("--salt", default="3008.5")
     ap.add_argument("--salttap", default=str(ROOT / "build" / "dev" / "salttap"))
     ap.add_argument("--out", default=str(ROOT / "build" / "bench-results"))
@@ -520,9 +600,22 @@ def main() -> int:
         if w.returncode != 0:
             raise RuntimeError(f"writing the job cache: {w.stderr[-2000:]}")
         log(f"the master's job cache holds {a.backfill_jobs:,} earlier jobs")
+        if a.engine_cpu >= 0:
+            # The engine on a core of its own, as on a host of its own: what the master pays is
+            # then salttap's share, not a search engine's that a production master does not host.
+            rest = set(range(os.cpu_count())) - {a.engine_cpu}
+            pin([engine.pid], {a.engine_cpu})
+            pin([lab.master.proc.pid] + [m.proc.pid for m in lab.minions.values()], rest)
+            os.sched_setaffinity(0, rest)  # salttap and the drivers this bench starts inherit it
+            res["engine_cpu"] = a.engine_cpu
+            log(f"engine pinned to CPU {a.engine_cpu}; master, minions and salttap to {sorted(rest)}")
+        if a.warm:
+            warm_engine(a.salttap, lab, engine.url, base / "warm-engine", a.backfill_jobs)
         # The low-latency condition writes to indices of its own, created with its refresh_interval.
         low = (f"{PREFIX}low", f"  refresh_interval: {a.low_refresh}\n")
-        for prefix, extra in ((PREFIX, ""), low):
+        # ... and so does the one whose jobs index keeps the engine's own refresh (1 s).
+        engine_refresh = (f"{PREFIX}engine", "  jobs_refresh_interval: null\n")
+        for prefix, extra in ((PREFIX, ""), low, engine_refresh):
             warm = Salttap(a.salttap, lab, base / f"warm-up-{prefix}", [engine.url], prefix=prefix,
                            extra_indexer=extra)
             try:  # the daily indices are created here, not in the first measured run
@@ -558,8 +651,8 @@ def main() -> int:
                 tap.stop()
 
         latency_conds = [("defaults", "", False, (PREFIX, "")),
-                         ("max_wait_ms 1000", "max_wait_ms: 1000", False, (PREFIX, "")),
                          ("defaults, during a backfill", "", True, (PREFIX, "")),
+                         ("jobs index at the engine's refresh (1 s)", "", False, engine_refresh),
                          (f"refresh_interval {a.low_refresh}", "", False, low)]
         if a.only:
             latency_conds = [c for c in latency_conds if c[0] in a.only]
