@@ -22,11 +22,19 @@ Scenarios:
   burst-down  the 1M-event burst (test.ping jobs, fresh jids), engine down
   mixed-up    the mixed stream with a real OpenSearch node up (tests/engines/engine.py)
 
+The streams' _stamps are from 2026-12-01, so with salttap's deadlines every job would be
+past its deadline when it opens (every minion missing, every return late: about twice the
+documents of a live burst); --missing-after (default a year) sets correlator.missing_after_seconds
+so that jobs settle on their returns as on a live master (0: salttap's deadlines).
+--old-salttap runs an older build beside --salttap in the same rounds (config `<name>@before`),
+--configs picks configurations (journal,old,small).
+
 Per run: the time from the first byte sent until the pipeline had seen every event
 (salttap_correlator_events_total plus the drops reach the stream's events, the queue
 and the journal are empty; /metrics is refreshed once a second, so the end is taken as
 the last moment salttap's CPU time grew before that sample), events/s over it, CPU
-(user+sys from /proc/PID/stat) per event, peak RSS (VmHWM), drops by reason, the spool
+(user+sys from /proc/PID/stat) per event and events/s by CPU (events / CPU seconds: the rate
+on one core), with the engine up also the CPU until the spool has shipped everything, peak RSS (VmHWM), drops by reason, the spool
 and journal sizes, and tap_journal_full alerts. Medians over --rounds; raw figures in
 OUT/burst-<UTC time>.json. `--report FILE.json` prints the tables of an earlier run.
 """
@@ -138,13 +146,14 @@ class Publisher:
         self.sock.close()
 
 
-def write_configs(work: Path, sock_dir: Path, hosts: list[str], tap: dict) -> tuple[Path, Path]:
+def write_configs(work: Path, sock_dir: Path, hosts: list[str], tap: dict, missing_after: float) -> tuple[Path, Path]:
     master = work / "master"
     master.write_text(f"id: bench-master\nsock_dir: {sock_dir}\ncachedir: {work / 'cache'}\n")
     cfg = {"master_id": "bench",
            "reconcile": {"enabled": False},
            "checkpoint": {"enabled": False},
            "tap": tap,
+           **({"correlator": {"missing_after_seconds": missing_after}} if missing_after else {}),
            "indexer": {"hosts": hosts, "index_prefix": "burstbench",
                        "bulk": {"backoff_initial_ms": 1000, "backoff_max_ms": 60000},
                        "spool": {"dir": str(work / "state" / "spool"), "max_bytes": 16 << 30, "fsync": "interval"}}}
@@ -158,25 +167,26 @@ def drops(m: dict) -> dict:
             for r in ("queue_full", "journal_full", "journal_error")}
 
 
-def one_run(opts, stream: Path, events: int, tap: dict, hosts: list[str], name: str) -> dict:
+def one_run(opts, stream: Path, events: int, tap: dict, hosts: list[str], name: str, salttap: str) -> dict:
     work = Path(opts.work) / name
     shutil.rmtree(work, ignore_errors=True)
     sock_dir = work / "sock"
     sock_dir.mkdir(parents=True)
-    master, config = write_configs(work, sock_dir, hosts, tap)
+    master, config = write_configs(work, sock_dir, hosts, tap, opts.missing_after)
     pub = Publisher(sock_dir / "master_event_pub.ipc", stream)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     errlog = work / "run.log"
     with open(errlog, "wb") as err:
-        proc = subprocess.Popen([opts.salttap, "run", "--config", str(config), "--master-config", str(master),
+        proc = subprocess.Popen([salttap, "run", "--config", str(config), "--master-config", str(master),
                                  "--metrics-listen", f"127.0.0.1:{port}", "--drain-seconds", "1"],
                                 stdout=subprocess.DEVNULL, stderr=err)
-    res = {"name": name, "events": events}
+    res = {"name": name, "events": events, "salttap": salttap}
     try:
         deadline = time.monotonic() + opts.timeout
         last_cpu, last_grow = 0.0, None
         done_at = None
+        last_fetch = 0.0
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 raise RuntimeError(f"salttap run exited {proc.returncode}: {errlog}")
@@ -186,7 +196,9 @@ def one_run(opts, stream: Path, events: int, tap: dict, hosts: list[str], name: 
             now = time.perf_counter()
             if cpu > last_cpu:
                 last_cpu, last_grow = cpu, now
-            if pub.finished is not None:
+            # /metrics is refreshed once a second: asked 4 times a second (each answer costs salttap CPU).
+            if pub.finished is not None and now - last_fetch >= 0.25:
+                last_fetch = now
                 m = metrics(url)
                 lost = sum(drops(m).values())
                 seen = m.get("salttap_correlator_events_total", 0)
@@ -227,6 +239,8 @@ def one_run(opts, stream: Path, events: int, tap: dict, hosts: list[str], name: 
                     break
                 time.sleep(0.2)
             res["shipped_seconds"] = round(time.perf_counter() - pub.started, 1)
+            # CPU until every document was shipped: the engine's share of the work too.
+            res["cpu_seconds_shipped"] = round(cpu_seconds(proc.pid), 2)
         res["log_alert"] = "tap_journal_full" in errlog.read_text(errors="replace")
     finally:
         if proc.poll() is None:
@@ -258,18 +272,30 @@ def cpu_per_processed(r: dict) -> float:
     return r["cpu_seconds"] / max(1, r["correlator_events"]) * 1e6
 
 
+def cpu_shipped_per_processed(r: dict) -> float:
+    return r.get("cpu_seconds_shipped", r["cpu_seconds"]) / max(1, r["correlator_events"]) * 1e6
+
+
+def cpu_rate(r: dict) -> float:
+    """Processed events per second of salttap's CPU time: the rate on one core."""
+    return r["correlator_events"] / max(r["cpu_seconds"], 1e-9)
+
+
 def report(res: dict) -> None:
     rounds = max(len(runs) for runs in res["runs"].values())
     print(f"\nBurst benchmark, {res['date']}, {rounds} of {res['rounds']} rounds (medians), {res['host']}")
     print("streams: " + ", ".join(f"{k} {v['events']:,} events / {v['bytes'] / 1e6:.0f} MB"
                                    for k, v in res["streams"].items()))
-    print("\n| scenario | config | runs | processed events/s | CPU µs/event | peak RSS MB | dropped (median, max) | "
-          "journaled | tap_journal_full alerts | spool MB |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| scenario | config | runs | processed events/s | events/s by CPU | CPU µs/event | "
+          "CPU µs/event until shipped | peak RSS MB | dropped (median, max) | journaled | tap_journal_full alerts | "
+          "spool MB |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for key, runs in res["runs"].items():
         scen, cfg = key.split("/")
         d = [r["dropped"] for r in runs]
-        print(f"| {scen} | {cfg} | {len(runs)} | {med(runs, processed_rate):,.0f} | {med(runs, cpu_per_processed):.1f} | "
+        print(f"| {scen} | {cfg} | {len(runs)} | {med(runs, processed_rate):,.0f} | {med(runs, cpu_rate):,.0f} | "
+              f"{med(runs, cpu_per_processed):.1f} | "
+              f"{(f'{med(runs, cpu_shipped_per_processed):.1f}' if 'cpu_seconds_shipped' in runs[0] else '-')} | "
               f"{med(runs, 'peak_rss') / 1e6:.0f} | {statistics.median(d):,.0f} ({max(d):,}) | "
               f"{med(runs, 'journal_spilled_frames'):,.0f} | {med(runs, 'alerts_tap_journal_full'):.0f} | "
               f"{med(runs, 'spool_bytes') / 1e6:.0f} |")
@@ -281,17 +307,33 @@ def report(res: dict) -> None:
         print(f"- {scen}: processed events/s x{med(a, processed_rate) / med(b, processed_rate):.2f}, "
               f"CPU/event x{med(a, cpu_per_processed) / med(b, cpu_per_processed):.2f}, "
               f"peak RSS x{med(a, 'peak_rss') / med(b, 'peak_rss'):.2f}")
+    before = [k for k in res["runs"] if k.endswith("@before")]
+    if before:
+        print("\nRatios this build / before (medians):")
+    for key in before:
+        a, b = res["runs"].get(key[: -len("@before")]), res["runs"][key]
+        if not a:
+            continue
+        print(f"- {key[: -len('@before')]}: events/s by CPU x{med(a, cpu_rate) / med(b, cpu_rate):.2f}, "
+              f"CPU/event x{med(a, cpu_per_processed) / med(b, cpu_per_processed):.2f}, "
+              f"processed events/s x{med(a, processed_rate) / med(b, processed_rate):.2f}, "
+              f"peak RSS x{med(a, 'peak_rss') / med(b, 'peak_rss'):.2f}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--salttap", default=str(ROOT / "build" / "dev" / "salttap"))
+    ap.add_argument("--old-salttap", help="an older build, run beside --salttap in the same rounds (@before)")
     ap.add_argument("--streams", default=str(ROOT / "build" / "bench-burst-streams"))
     ap.add_argument("--work", default="/tmp/salttap-burst-bench")
     ap.add_argument("--out", default=str(ROOT / "build" / "bench-results"))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scenarios", default="mixed-down,burst-down,mixed-up")
+    ap.add_argument("--configs", default="journal,old,small", help="which configurations to run (small: burst only)")
     ap.add_argument("--small-journal", type=int, default=64 << 20, help="tap.journal.max_bytes of `small`")
+    ap.add_argument("--missing-after", type=float, default=366 * 86400,
+                    help="correlator.missing_after_seconds (0: salttap's deadlines). The streams' _stamps are "
+                         "from 2026-12-01: with salttap's deadlines every job is past its deadline when it opens")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--keep", action="store_true", help="keep each run's directory")
     ap.add_argument("--report", nargs="+", help="print the tables of earlier runs' JSON (several: their runs merged)")
@@ -316,6 +358,7 @@ def main() -> int:
     info = {key: {"file": str(streams_dir / name), "events": int(files[name]["events"]),
                   "bytes": int(files[name]["bytes"])} for key, name in streams.items()}
     scenarios = opts.scenarios.split(",")
+    binaries = [("", opts.salttap)] + ([("@before", opts.old_salttap)] if opts.old_salttap else [])
     engine = None
     if "mixed-up" in scenarios:
         from engine import Engine
@@ -325,7 +368,8 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"burst-{datetime.datetime.utcnow().strftime('%Y%m%dT%H%M%SZ')}.json"
     res = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), "rounds": opts.rounds,
-           "host": f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at start", "streams": info, "runs": {}}
+           "host": f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at start", "streams": info,
+           "salttap": opts.salttap, "old_salttap": opts.old_salttap, "missing_after": opts.missing_after, "runs": {}}
     try:
         for rnd in range(opts.rounds):
             plan = []
@@ -336,9 +380,12 @@ def main() -> int:
                 if scen == "burst-down":
                     cfgs["small"] = {"journal": {"max_bytes": opts.small_journal, "segment_bytes": 4 << 20}}
                 for cfg, tap in cfgs.items():
-                    plan.append((scen, cfg, stream, hosts, tap))
+                    if cfg not in opts.configs.split(","):
+                        continue
+                    for label, binary in binaries:
+                        plan.append((scen, cfg + label, stream, hosts, tap, binary))
             plan = plan[rnd % len(plan):] + plan[:rnd % len(plan)]  # rotate the order per round
-            for scen, cfg, stream, hosts, tap in plan:
+            for scen, cfg, stream, hosts, tap, binary in plan:
                 if engine and scen.endswith("-up"):
                     from urllib.request import Request, urlopen
                     try:
@@ -346,7 +393,7 @@ def main() -> int:
                     except OSError:
                         pass
                 r = one_run(opts, Path(info[stream]["file"]), info[stream]["events"], tap, hosts,
-                            f"{scen}-{cfg}-{rnd}")
+                            f"{scen}-{cfg.replace('@', '-')}-{rnd}", binary)
                 res["runs"].setdefault(f"{scen}/{cfg}", []).append(r)
                 path.write_text(json.dumps(res, indent=1) + "\n")  # after every run: a partial run can be reported
     finally:

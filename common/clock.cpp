@@ -83,9 +83,24 @@ std::string format_utc(Micros t) {
   const sys_days day{days{secs >= 0 ? secs / 86400 : (secs - 86399) / 86400}};
   const Micros in_day = secs - day.time_since_epoch().count() * 86400;
   const year_month_day ymd{day};
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", static_cast<int>(ymd.year()),
-                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), in_day / 3600,
-                     in_day / 60 % 60, in_day % 60, us);
+  const int year = static_cast<int>(ymd.year());
+  if (year < 0 || year > 9999)
+    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", year, static_cast<unsigned>(ymd.month()),
+                       static_cast<unsigned>(ymd.day()), in_day / 3600, in_day / 60 % 60, in_day % 60, us);
+  // Every document carries one or more: digits by hand, not through a format string.
+  char b[27] = {'0', '0', '0', '0', '-', '0', '0', '-', '0', '0', 'T', '0', '0', ':',
+                '0', '0', ':', '0', '0', '.', '0', '0', '0', '0', '0', '0', 'Z'};
+  const auto put = [&b](std::size_t end, long long v, int n) {
+    for (int i = 0; i < n; ++i, v /= 10) b[end - static_cast<std::size_t>(i)] = static_cast<char>('0' + v % 10);
+  };
+  put(3, year, 4);
+  put(6, static_cast<unsigned>(ymd.month()), 2);
+  put(9, static_cast<unsigned>(ymd.day()), 2);
+  put(12, in_day / 3600, 2);
+  put(15, in_day / 60 % 60, 2);
+  put(18, in_day % 60, 2);
+  put(25, us, 6);
+  return std::string(b, sizeof b);
 }
 
 }  // namespace salttap

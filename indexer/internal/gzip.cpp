@@ -1,49 +1,39 @@
 #include "indexer/internal/gzip.h"
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <algorithm>
-#include <limits>
+#include <memory>
 
 namespace salttap::indexer {
 namespace {
-// deflateInit2's windowBits: 15 (32 KiB window) + 16 = gzip header and trailer instead of zlib's.
-constexpr int kGzipWindowBits = 15 + 16;
-constexpr int kMemLevel = 8;  // zlib's default
-// zlib counts in 32-bit uInt: bodies over 4 GiB go through in pieces.
-constexpr std::size_t kMaxPiece = std::numeric_limits<uInt>::max();
 
-struct Deflater {
-  z_stream z{};
-  ~Deflater() { deflateEnd(&z); }
+struct FreeCompressor {
+  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
 };
+using Compressor = std::unique_ptr<libdeflate_compressor, FreeCompressor>;
+
+// One compressor per thread and level, kept: a body is compressed whole
+// (libdeflate has no streaming), and its buffers are allocated once.
+libdeflate_compressor* compressor(int level) {
+  thread_local int cached_level = -1;
+  thread_local Compressor cached;
+  if (!cached || cached_level != level) {
+    cached.reset(libdeflate_alloc_compressor(level));
+    cached_level = cached ? level : -1;
+    if (!cached) throw GzipError("gzip: libdeflate_alloc_compressor failed (out of memory?)");
+  }
+  return cached.get();
+}
+
 }  // namespace
 
 std::string gzip_compress(std::string_view data, int level) {
-  Deflater d;
-  z_stream& z = d.z;
-  if (deflateInit2(&z, std::clamp(level, 0, 9), Z_DEFLATED, kGzipWindowBits, kMemLevel, Z_DEFAULT_STRATEGY) != Z_OK)
-    throw GzipError("gzip: deflateInit2 failed (out of memory?)");
-  // deflateBound covers the deflate stream; 18 bytes more for the gzip header and trailer.
-  std::string out(deflateBound(&z, static_cast<uLong>(data.size())) + 18, '\0');
-  std::size_t used = 0, in_pos = 0;
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    if (z.avail_in == 0) {
-      const std::size_t piece = std::min(data.size() - in_pos, kMaxPiece);
-      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + in_pos));
-      z.avail_in = static_cast<uInt>(piece);
-      in_pos += piece;
-    }
-    if (used == out.size()) out.resize(out.size() * 2);
-    const std::size_t room = std::min(out.size() - used, kMaxPiece);
-    z.next_out = reinterpret_cast<Bytef*>(out.data() + used);
-    z.avail_out = static_cast<uInt>(room);
-    rc = deflate(&z, in_pos == data.size() ? Z_FINISH : Z_NO_FLUSH);
-    used += room - z.avail_out;
-    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) throw GzipError("gzip: deflate failed");
-  }
-  out.resize(used);
+  libdeflate_compressor* c = compressor(std::clamp(level, 0, 9));
+  std::string out(libdeflate_gzip_compress_bound(c, data.size()), '\0');
+  const std::size_t n = libdeflate_gzip_compress(c, data.data(), data.size(), out.data(), out.size());
+  if (n == 0) throw GzipError("gzip: libdeflate_gzip_compress failed");  // the bound is always enough
+  out.resize(n);
   return out;
 }
 

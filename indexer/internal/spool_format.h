@@ -12,14 +12,13 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/crc.hpp>
-
+#include "common/crc32c.h"
 #include "indexer/document.h"
 
 namespace salttap::indexer::spool_format {
 
 // CRC32C (Castagnoli), as iSCSI / ext4 / Kafka use it.
-using Crc32c = boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true>;
+using Crc32c = salttap::Crc32c;
 
 inline constexpr std::uint32_t kRecordMagic = 0x53545031;  // "STP1"
 inline constexpr std::size_t kHeaderBytes = 24;

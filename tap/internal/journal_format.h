@@ -12,14 +12,13 @@
 #include <string>
 #include <string_view>
 
-#include <boost/crc.hpp>
-
+#include "common/crc32c.h"
 #include "tap/tap_journal.h"
 
 namespace salttap::tap::journal_format {
 
 // CRC32C (Castagnoli), the spool's checksum too.
-using Crc32c = boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true>;
+using Crc32c = salttap::Crc32c;
 
 inline constexpr std::uint32_t kRecordMagic = 0x53544A31;  // "STJ1"
 inline constexpr std::size_t kHeaderBytes = 16;
