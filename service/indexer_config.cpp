@@ -152,8 +152,8 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
   const std::string w = "indexer";
   only_keys(n, w,
             {"enabled", "hosts", "index_prefix", "index_date", "number_of_shards", "number_of_replicas",
-             "retention_days", "refresh_interval", "jobs_refresh_interval", "install_templates", "states_index", "events", "functions_blacklist",
-             "functions_whitelist", "text_cap_bytes", "tls", "auth", "bulk", "spool"});
+             "retention_days", "refresh_interval", "jobs_refresh_interval", "install_templates", "states_index",
+             "events", "functions_blacklist", "functions_whitelist", "text_cap_bytes", "tls", "auth", "bulk", "spool"});
   if (n.IsNull()) return;
   c.enabled = get<bool>(n, "enabled", w, true);
   c.source = "indexer";
