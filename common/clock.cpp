@@ -100,7 +100,8 @@ std::string format_utc(Micros t) {
   put(15, in_day / 60 % 60, 2);
   put(18, in_day % 60, 2);
   put(25, us, 6);
-  return std::string(b, sizeof b);
+  std::string text(b, sizeof b);
+  return text;
 }
 
 }  // namespace salttap
