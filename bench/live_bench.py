@@ -268,12 +268,8 @@ def tree_pids(root: int) -> list[int]:
     """A process and all its descendants alive now."""
     parent = {}
     for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as fh:
-                    parent[int(d)] = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                pass
+        if d.isdigit() and (f := _stat_fields(int(d))):
+            parent[int(d)] = int(f[1])
     out, todo = [], [root]
     while todo:
         p = todo.pop()
@@ -331,47 +327,29 @@ def warm_engine(binary: str, lab: saltlab.SaltLab, url: str, work: Path, jobs: i
     log(f"engine warmed on {docs:,} documents of salttap traffic in {time.monotonic() - t0:.0f} s")
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat after the command name, or None once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def tree_cpu(root: int) -> float:
     """CPU seconds (user + system) of a process and all its descendants alive now."""
-    parent, cpu = {}, {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as fh:
-                f = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parent[int(d)] = int(f[1])
-        cpu[int(d)] = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-    total, todo = 0.0, [root]
-    while todo:
-        p = todo.pop()
-        total += cpu.get(p, 0.0)
-        todo.extend(c for c, pp in parent.items() if pp == p)
+    total = 0.0
+    for pid in tree_pids(root):
+        f = _stat_fields(pid)
+        if f:
+            total += (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
     return total
 
 
 def tree_rss(root: int) -> int:
     """Resident bytes of a process and all its descendants alive now."""
-    parent, rss = {}, {}
     page = os.sysconf("SC_PAGE_SIZE")
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as fh:
-                f = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parent[int(d)] = int(f[1])
-        rss[int(d)] = int(f[21]) * page
-    total, todo = 0, [root]
-    while todo:
-        p = todo.pop()
-        total += rss.get(p, 0)
-        todo.extend(c for c, pp in parent.items() if pp == p)
-    return total
+    return sum(int(f[21]) * page for f in map(_stat_fields, tree_pids(root)) if f)
 
 
 def stalled_reader(version: str, base: Path, a) -> dict:
