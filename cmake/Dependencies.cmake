@@ -18,12 +18,8 @@ target_include_directories(salttap_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUD
 target_compile_definitions(salttap_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)
 
 find_package(ZLIB REQUIRED)                 # zlib1g-dev (the checkpoint's crc32; gunzip in tests)
-# libdeflate-dev ships no CMake config: gzip bulk bodies (whole-buffer, about twice zlib's speed).
-find_path(LIBDEFLATE_INCLUDE_DIR libdeflate.h REQUIRED)
-find_library(LIBDEFLATE_LIBRARY deflate REQUIRED)
-add_library(salttap_libdeflate INTERFACE)
-target_include_directories(salttap_libdeflate SYSTEM INTERFACE ${LIBDEFLATE_INCLUDE_DIR})
-target_link_libraries(salttap_libdeflate INTERFACE ${LIBDEFLATE_LIBRARY})
+# libisal-dev (ISA-L): igzip gzips bulk bodies, crc32_iscsi checksums the spool's and the journal's records.
+pkg_check_modules(ISAL REQUIRED IMPORTED_TARGET libisal)
 # libxxhash-dev ships no CMake config: deterministic document _ids (XXH3-128).
 find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
 find_library(XXHASH_LIBRARY xxhash REQUIRED)

@@ -1,40 +1,66 @@
 #include "indexer/internal/gzip.h"
 
-#include <libdeflate.h>
+#include <isa-l/igzip_lib.h>
 
 #include <algorithm>
-#include <memory>
+#include <array>
+#include <cstdint>
+#include <vector>
 
 namespace salttap::indexer {
 namespace {
 
-struct FreeCompressor {
-  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
-};
-using Compressor = std::unique_ptr<libdeflate_compressor, FreeCompressor>;
+// igzip's working memory per level (its hash tables), by its recommended sizes.
+constexpr std::array<std::size_t, kGzipMaxLevel + 1> kLevelBufSize = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT,
+                                                                      ISAL_DEF_LVL2_DEFAULT, ISAL_DEF_LVL3_DEFAULT};
 
-// One compressor per thread and level, kept: a body is compressed whole
-// (libdeflate has no streaming), and its buffers are allocated once.
-libdeflate_compressor* compressor(int level) {
-  thread_local int cached_level = -1;
-  thread_local Compressor cached;
-  if (!cached || cached_level != level) {
-    cached.reset(libdeflate_alloc_compressor(level));
-    cached_level = cached ? level : -1;
-    if (!cached) throw GzipError("gzip: libdeflate_alloc_compressor failed (out of memory?)");
-  }
-  return cached.get();
-}
+// Per thread and kept across bodies: the stream, the level's working memory
+// and an output buffer that only grows. The result is copied out of it
+// (about a seventh of the input), which is cheaper than handing out a
+// zero-filled buffer of the worst case per body.
+struct Scratch {
+  isal_zstream stream{};
+  std::vector<std::uint8_t> level_buf;
+  std::vector<std::uint8_t> out;
+};
 
 }  // namespace
 
 std::string gzip_compress(std::string_view data, int level) {
-  libdeflate_compressor* c = compressor(std::clamp(level, 0, 9));
-  std::string out(libdeflate_gzip_compress_bound(c, data.size()), '\0');
-  const std::size_t n = libdeflate_gzip_compress(c, data.data(), data.size(), out.data(), out.size());
-  if (n == 0) throw GzipError("gzip: libdeflate_gzip_compress failed");  // the bound is always enough
-  out.resize(n);
-  return out;
+  level = std::clamp(level, 0, kGzipMaxLevel);
+  thread_local Scratch s;
+  s.level_buf.resize(kLevelBufSize[static_cast<std::size_t>(level)]);
+  // Deflate's worst case (stored blocks) adds 5 bytes per 64 KiB block, plus the gzip header and trailer.
+  const std::size_t bound = data.size() + data.size() / 8192 + 1024;
+  if (s.out.size() < bound) s.out.resize(bound);
+
+  isal_zstream& z = s.stream;
+  isal_deflate_init(&z);
+  z.level = static_cast<std::uint32_t>(level);
+  z.level_buf = s.level_buf.empty() ? nullptr : s.level_buf.data();
+  z.level_buf_size = static_cast<std::uint32_t>(s.level_buf.size());
+  z.gzip_flag = IGZIP_GZIP;
+  z.flush = NO_FLUSH;
+  z.end_of_stream = 1;
+  z.next_in = reinterpret_cast<std::uint8_t*>(const_cast<char*>(data.data()));
+  std::size_t in_left = data.size();
+  std::size_t produced = 0;
+  // avail_in is 32 bits: feed bodies larger than that in pieces.
+  for (;;) {
+    const auto piece = static_cast<std::uint32_t>(std::min<std::size_t>(in_left, UINT32_MAX));
+    z.avail_in = piece;
+    z.end_of_stream = piece == in_left ? 1 : 0;
+    z.next_out = s.out.data() + produced;
+    z.avail_out = static_cast<std::uint32_t>(std::min<std::size_t>(s.out.size() - produced, UINT32_MAX));
+    const std::uint32_t out_before = z.avail_out;
+    const int rc = isal_deflate(&z);
+    if (rc != COMP_OK) throw GzipError("gzip: isal_deflate failed with code " + std::to_string(rc));
+    produced += out_before - z.avail_out;
+    in_left -= piece - z.avail_in;
+    if (z.internal_state.state == ZSTATE_END) break;
+    if (z.avail_out == 0) s.out.resize(s.out.size() * 2);  // never with the bound above; safe if wrong
+  }
+  return {reinterpret_cast<const char*>(s.out.data()), produced};
 }
 
 }  // namespace salttap::indexer
