@@ -1,18 +1,22 @@
 #include "indexer/index_layout.h"
 
-#include <ctime>
-
 #include <fmt/format.h>
 
 namespace salttap::indexer {
 
 std::string IndexLayout::index_name(std::string_view kind, Micros t) const {
-  if (!index_date) return fmt::format("{}-{}", prefix, kind);
-  auto secs = static_cast<std::time_t>(t / kMicrosPerSecond);
-  if (t < 0 && t % kMicrosPerSecond) --secs;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return fmt::format("{}-{}-{:04}.{:02}.{:02}", prefix, kind, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+  std::string name;
+  name.reserve(prefix.size() + kind.size() + 13);
+  name.append(prefix).append(1, '-').append(kind);
+  if (!index_date) return name;
+  // Every document names its index: the UTC day is the date of format_utc's
+  // timestamp ("YYYY-MM-DDT..." with dots), not a gmtime_r and a format string.
+  const std::string stamp = format_utc(t);
+  const std::size_t date_end = stamp.find('T');  // after a year of four digits, or more, or a sign
+  std::string date = stamp.substr(0, date_end);
+  date[date_end - 3] = date[date_end - 6] = '.';
+  name.append(1, '-').append(date);
+  return name;
 }
 
 Micros job_index_time(std::string_view jid, Micros started_at) { return parse_jid_time(jid).value_or(started_at); }
