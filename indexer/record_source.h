@@ -33,8 +33,9 @@ class RecordSource {
   // Acknowledged by the engine (delivered, 409, or dead-lettered). Any order.
   virtual void ack(std::span<const std::uint64_t> ids) = 0;
   // Every take() waiting now returns at once (with what is there, maybe
-  // nothing); later ones wait as usual. The shipper's stop() calls it so that
-  // no worker sits out its wait.
+  // nothing); when none is waiting, the next take() returns after one look.
+  // Takes after that wait as usual. The shipper's stop() calls it so that no
+  // taker sits out its wait, even one that checked the stop flag just before.
   virtual void wake_takers() = 0;
   // Where documents go that even the dead-letter index refused.
   virtual std::filesystem::path dead_letter_dir() const = 0;

@@ -244,6 +244,7 @@ struct Spool::Impl {
   std::uint64_t acked_id = 0;           // every record <= it is acked
   bool closed = false;
   std::uint64_t take_wakeups = 0;       // wake_takers() calls: a taker waiting across one returns
+  std::uint64_t take_wakeups_seen = 0;  // take_wakeups as a take() last returned (a later wake counts for the next)
   std::function<void()> data_listener;  // set_data_listener()
   SpoolStats counters;                  // the counting fields of stats()
   std::uint64_t ledger_acked_id = 0;    // as last written
@@ -1000,9 +1001,10 @@ std::vector<SpoolRecord> Spool::take(std::size_t max_records, std::size_t max_by
   for (;;) {
     {
       std::unique_lock lock(s.mu);
-      const std::uint64_t wakeups = s.take_wakeups;
+      const std::uint64_t wakeups = s.take_wakeups_seen;
       s.time.wait_until(lock, s.data_cv, deadline,
                         [&] { return s.untaken > 0 || s.closed || s.take_wakeups != wakeups; });
+      s.take_wakeups_seen = s.take_wakeups;
       if (s.untaken == 0) return {};
     }
     std::vector<SpoolRecord> records;

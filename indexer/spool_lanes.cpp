@@ -41,8 +41,14 @@ std::vector<SpoolRecord> SpoolLanes::take(std::size_t max_records, std::size_t m
   std::uint64_t wakeups = 0;
   {
     std::lock_guard lock(mutex_);
-    wakeups = wakeups_;
+    wakeups = delivered_;  // a wake since the last take returned counts for this one
   }
+  // Whatever this take returns, the wakes so far have been seen.
+  auto seen_wakes = [this](std::vector<SpoolRecord> records) {
+    std::lock_guard lock(mutex_);
+    delivered_ = wakeups_;
+    return records;
+  };
   for (;;) {
     std::uint64_t seen = 0;
     {
@@ -51,24 +57,28 @@ std::vector<SpoolRecord> SpoolLanes::take(std::size_t max_records, std::size_t m
     }
     // Neither take waits: the wait is this object's, on both lanes at once.
     auto records = live_.take(max_records, max_bytes, std::chrono::milliseconds(0));
-    if (!records.empty()) return records;
+    if (!records.empty()) return seen_wakes(std::move(records));
     records = backfill_.take(max_records, max_bytes, std::chrono::milliseconds(0));
     if (!records.empty()) {
       for (auto& r : records) r.id |= kBackfillLaneBit;
-      return records;
+      return seen_wakes(std::move(records));
     }
     std::unique_lock lock(mutex_);
-    if (wakeups_ != wakeups) return {};
+    if (wakeups_ != wakeups) {
+      delivered_ = wakeups_;
+      return {};
+    }
     if (!time_.wait_until(lock, cv_, deadline, [&] { return signals_ != seen || wakeups_ != wakeups; })) return {};
     // Records came (or a spool closed, or wake_takers()): look again; a
     // wake_takers() returns after that one look.
     if (wakeups_ != wakeups) {
       lock.unlock();
       auto last = live_.take(max_records, max_bytes, std::chrono::milliseconds(0));
-      if (!last.empty()) return last;
-      last = backfill_.take(max_records, max_bytes, std::chrono::milliseconds(0));
-      for (auto& r : last) r.id |= kBackfillLaneBit;
-      return last;
+      if (last.empty()) {
+        last = backfill_.take(max_records, max_bytes, std::chrono::milliseconds(0));
+        for (auto& r : last) r.id |= kBackfillLaneBit;
+      }
+      return seen_wakes(std::move(last));
     }
   }
 }

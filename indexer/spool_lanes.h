@@ -69,8 +69,9 @@ class SpoolLanes final : public RecordSource {
   SteadyTime& time_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::uint64_t signals_ = 0;  // bumped when either lane gets records or closes
-  std::uint64_t wakeups_ = 0;  // wake_takers() calls
+  std::uint64_t signals_ = 0;    // bumped when either lane gets records or closes
+  std::uint64_t wakeups_ = 0;    // wake_takers() calls
+  std::uint64_t delivered_ = 0;  // wakeups_ as a take() last returned: a later wake is one no take has seen
 };
 
 }  // namespace salttap::indexer

@@ -35,8 +35,9 @@ class MemoryRecordSource final : public indexer::RecordSource {
   std::vector<indexer::SpoolRecord> take(std::size_t max_records, std::size_t max_bytes,
                                          std::chrono::milliseconds wait) override {
     std::unique_lock lock(mutex_);
-    const std::uint64_t wakeups = wakeups_;
-    time_.wait_for(lock, cv_, wait, [&] { return handed_out_ < records_.size() || wakeups_ != wakeups; });
+    // As the spool: a wake no take has seen yet counts for this one.
+    time_.wait_for(lock, cv_, wait, [&] { return handed_out_ < records_.size() || wakeups_ != delivered_; });
+    delivered_ = wakeups_;
     std::vector<indexer::SpoolRecord> out;
     std::size_t bytes = 0;
     while (handed_out_ < records_.size() && out.size() < max_records &&
@@ -87,6 +88,7 @@ class MemoryRecordSource final : public indexer::RecordSource {
   std::condition_variable cv_;
   std::deque<indexer::SpoolRecord> records_;
   std::uint64_t wakeups_ = 0;
+  std::uint64_t delivered_ = 0;
   std::size_t handed_out_ = 0;
   std::uint64_t next_id_ = 1;
   std::set<std::uint64_t> acked_;

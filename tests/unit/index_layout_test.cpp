@@ -44,7 +44,8 @@ TEST(IndexLayout, AgreesWithGmtimeOverFourCenturies) {
   // Leap days and the days around them.
   for (const char* day : {"2000-02-29", "2024-02-29", "2100-03-01", "1900-03-01"}) {
     const Micros t = *parse_salt_stamp(std::string(day) + "T12:00:00");
-    for (const Micros d : {-kDay, Micros{0}, kDay}) EXPECT_EQ(dated.index_name("k", t + d), "p-k-" + gmtime_date(t + d));
+    for (const Micros d : {-kDay, Micros{0}, kDay})
+      EXPECT_EQ(dated.index_name("k", t + d), "p-k-" + gmtime_date(t + d));
   }
 }
 

@@ -110,6 +110,26 @@ TEST(SpoolLanes, ATakerWaitingOnBothLanesWakesForEither) {
   }
 }
 
+TEST(SpoolLanes, AWakeWithNoTakeWaitingCountsForTheNextTakeOnly) {
+  TempDir dir;
+  FakeSteadyTime time;
+  Lanes l(dir.path(), time);
+  l.lanes.wake_takers();  // before any take, as a stop() just ahead of the preparer's take
+  const auto before = time.now();
+  auto first = std::async(std::launch::async, [&] { return l.lanes.take(1000, 1u << 30, 10s); });
+  const bool at_once = first.wait_for(60s) == std::future_status::ready;
+  if (!at_once) l.lanes.wake_takers();  // so that the test fails instead of hanging
+  ASSERT_TRUE(at_once) << "it waited for the clock";
+  EXPECT_TRUE(first.get().empty());
+  EXPECT_EQ(time.now(), before);
+  auto second = std::async(std::launch::async, [&] { return l.lanes.take(1000, 1u << 30, 2s); });
+  time.await_waiters(1);  // the wake is spent: this one waits
+  time.advance_to_next_deadline();
+  ASSERT_EQ(second.wait_for(60s), std::future_status::ready);
+  EXPECT_TRUE(second.get().empty());
+  EXPECT_EQ(time.now() - before, 2s);
+}
+
 TEST(SpoolLanes, WakeTakersReturnsAWaitingTakeAtOnceAndATimeoutReturnsNothing) {
   TempDir dir;
   FakeSteadyTime time;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <mutex>
 #include <set>
@@ -234,6 +235,29 @@ TEST(Spool, CloseWakesTakersAndLaterTakesDoNotWait) {
   append_all(spool, events(2));  // appending after close still works (shutdown drains)
   EXPECT_EQ(spool.take(10, 1u << 20, milliseconds(3'600'000)).size(), 2u);
   EXPECT_TRUE(spool.take(10, 1u << 20, milliseconds(3'600'000)).empty());
+}
+
+TEST(Spool, AWakeWithNoTakeWaitingCountsForTheNextTakeOnly) {
+  // The shipper's stop() may wake the takers just before its preparer's take
+  // begins: that take must not sit out its wait.
+  TempDir tmp;
+  FakeSteadyTime time;
+  Spool spool(config_for(tmp.path()), time);
+  spool.wake_takers();
+  const auto before = time.now();
+  auto first = std::async(std::launch::async, [&] { return spool.take(10, 1u << 20, milliseconds(3'600'000)); });
+  const bool at_once = first.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  if (!at_once) spool.wake_takers();  // so that the test fails instead of hanging
+  ASSERT_TRUE(at_once) << "it waited for the clock";
+  EXPECT_TRUE(first.get().empty());
+  EXPECT_EQ(time.now(), before);
+  // The wake is spent: the next take waits until records come.
+  std::vector<SpoolRecord> got;
+  std::thread second([&] { got = spool.take(10, 1u << 20, milliseconds(3'600'000)); });
+  time.await_waiters(1);
+  append_all(spool, events(1));
+  second.join();
+  EXPECT_EQ(ids_of(got), (std::vector<std::uint64_t>{1}));
 }
 
 TEST(Spool, TakeWaitsForAnAppend) {
