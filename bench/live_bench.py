@@ -512,6 +512,8 @@ def report(res: dict) -> None:
           f"earlier jobs of the master's cache; only the jobs that settled before its reconcile had read the whole cache count")
     if not res["pings"]:
         return
+    if res.get("ping_block"):
+        print(f"\nThe conditions alternated every {res['ping_block']} round trips: a round below is one such block.")
     print("\n| salttap | test.ping round trips | median s | p90 s | vs no salttap: median of per-round ratios "
           "| vs no salttap: ratio of pooled medians [95 % interval] |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -539,6 +541,10 @@ def main() -> int:
     ap.add_argument("--interval", type=float, default=0.25, help="seconds between fired jobs")
     ap.add_argument("--poll", type=float, default=0.02, help="seconds between searches")
     ap.add_argument("--pings", type=int, default=30)
+    ap.add_argument("--ping-block", type=int, default=0,
+                    help="alternate the master-cost conditions every N round trips (0: each condition's --pings "
+                         "at once); each block is a round of its own in the report, so the master's drift over "
+                         "minutes falls on every condition alike")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--backfill-jobs", type=int, default=20000)
     ap.add_argument("--only", action="append", help="measure only these latency conditions (names as printed), no pings")
@@ -587,7 +593,8 @@ def main() -> int:
     engine = Engine("opensearch", base / "opensearch", heap="1g")
     lab = saltlab.SaltLab(a.salt, base=base / "lab")
     res = {"salt": a.salt, "rounds": a.rounds, "jobs": a.jobs, "poll": a.poll, "started": stamp,
-           "backfill_jobs": a.backfill_jobs, "latency": {}, "pings": {}}
+           "backfill_jobs": a.backfill_jobs, "latency": {}, "pings": {},
+           "ping_block": a.ping_block if 0 < a.ping_block < a.pings else 0}
     dead_port = saltlab.free_ports(1)[0]
     try:
         engine.start()
@@ -675,19 +682,21 @@ def main() -> int:
                     continue
                 res["latency"].setdefault(name, []).append(lat)
                 log(f"round {rnd + 1} {name}: p50 {pct(lat, 50):.2f} s, p99 {pct(lat, 99):.2f} s")
-            k = rnd % max(1, len(ping_conds))
-            for name, hosts, backfill in ping_conds[k:] + ping_conds[:k]:
-                n += 1
-                if hosts:
-                    got = measured_run(n, hosts, "", backfill, lambda: pings(lab, a.pings), name=name)
-                else:
-                    m0, e0 = tree_cpu(lab.master.proc.pid), tree_cpu(engine.pid)
-                    got = pings(lab, a.pings)
-                    res.setdefault("ping_cpu", {}).setdefault(name, []).append(
-                        {"master": (tree_cpu(lab.master.proc.pid) - m0) / len(got), "salttap": 0.0,
-                         "engine": (tree_cpu(engine.pid) - e0) / len(got)})
-                res["pings"].setdefault(name, []).append(got)
-                log(f"round {rnd + 1} pings, {name}: median {statistics.median(got):.3f} s")
+            block = a.ping_block if 0 < a.ping_block < a.pings else a.pings
+            for b in range(max(1, a.pings // block)):
+                k = (rnd + b) % max(1, len(ping_conds))
+                for name, hosts, backfill in ping_conds[k:] + ping_conds[:k]:
+                    n += 1
+                    if hosts:
+                        got = measured_run(n, hosts, "", backfill, lambda: pings(lab, block), name=name)
+                    else:
+                        m0, e0 = tree_cpu(lab.master.proc.pid), tree_cpu(engine.pid)
+                        got = pings(lab, block)
+                        res.setdefault("ping_cpu", {}).setdefault(name, []).append(
+                            {"master": (tree_cpu(lab.master.proc.pid) - m0) / len(got), "salttap": 0.0,
+                             "engine": (tree_cpu(engine.pid) - e0) / len(got)})
+                    res["pings"].setdefault(name, []).append(got)
+                    log(f"round {rnd + 1} block {b + 1} pings, {name}: median {statistics.median(got):.3f} s")
     finally:
         lab.stop()
         engine.stop()
