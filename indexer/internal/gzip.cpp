@@ -41,7 +41,6 @@ std::string gzip_compress(std::string_view data, int level) {
   z.level_buf_size = static_cast<std::uint32_t>(s.level_buf.size());
   z.gzip_flag = IGZIP_GZIP;
   z.flush = NO_FLUSH;
-  z.end_of_stream = 1;
   z.next_in = reinterpret_cast<std::uint8_t*>(const_cast<char*>(data.data()));
   std::size_t in_left = data.size();
   std::size_t produced = 0;
@@ -58,7 +57,12 @@ std::string gzip_compress(std::string_view data, int level) {
     produced += out_before - z.avail_out;
     in_left -= piece - z.avail_in;
     if (z.internal_state.state == ZSTATE_END) break;
-    if (z.avail_out == 0) s.out.resize(s.out.size() * 2);  // never with the bound above; safe if wrong
+    if (z.avail_out == 0) {
+      s.out.resize(s.out.size() * 2);  // never with the bound above; safe if wrong
+    } else if (out_before == z.avail_out && z.avail_in == piece) {
+      // Room to write, and it neither read nor wrote: another call would not either.
+      throw GzipError("gzip: isal_deflate made no progress");
+    }
   }
   return {reinterpret_cast<const char*>(s.out.data()), produced};
 }
