@@ -86,16 +86,66 @@ constexpr std::size_t kStepRoom = 16;
 // reach 16 bytes past the cursor.
 constexpr std::size_t kBlockRoom = 16 * 6 + 16;
 
+// The bit of each of the 16 bytes of `v` that needs an escape: below 0x20,
+// '"' or '\\'.
+unsigned escapes_in(__m128i v) {
+  const __m128i control_max = _mm_set1_epi8(0x1f);
+  const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(v, control_max), control_max);  // v <= 0x1f
+  return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(
+      control, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))))));
+}
+
+// How many bytes of `s` come before the first one that needs an escape (all
+// of them: s.size()). ORs into `high` bytes of `s` that include every byte
+// of that prefix, so that its high bits say whether any byte >= 0x80.
+std::size_t clean_prefix(std::string_view s, std::uint64_t& high) {
+  const char* p = s.data();
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  int block_high = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    block_high |= _mm_movemask_epi8(v);
+    if (const unsigned m = escapes_in(v); m != 0) {
+      if (block_high != 0) high |= kHighs;
+      return i + static_cast<std::size_t>(__builtin_ctz(m));
+    }
+  }
+  if (block_high != 0) high |= kHighs;
+  for (; i + 8 <= n; i += 8) {
+    const std::uint64_t w = load8(p + i);
+    high |= w;
+    if (const std::uint64_t m = escapes_in(w); m != 0) return i + static_cast<std::size_t>(__builtin_ctzll(m) / 8);
+  }
+  for (; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(p[i]);
+    high |= c;  // its high bit is the one kHighs keeps in the lowest byte
+    if (kEscape[c] != 0) return i;
+  }
+  return n;
+}
+
 // Appends "s" escaped; returns false when `s` has a byte >= 0x80 (the
-// caller may have to check its UTF-8). One pass: blocks of 16 bytes (SSE2,
-// which every x86-64 has) with nothing to escape are stored at once, the
-// others run by run between their escapes; then words of 8 bytes alike.
-// The string grows ahead of the cursor (no bounds check per byte) and is
-// trimmed to what was written.
+// caller may have to check its UTF-8).
+//
+// Most strings (keys, names, tags) need no escape: they are found so by one
+// scan and appended at once. The others are copied up to their first escape,
+// then escaped in one pass: blocks of 16 bytes (SSE2, which every x86-64
+// has) with nothing to escape are stored at once, the others run by run
+// between their escapes; then words of 8 bytes alike. The string grows ahead
+// of the cursor (no bounds check per byte) and is trimmed to what was
+// written.
 bool put_string(std::string& out, std::string_view s) {
   const char* p = s.data();
   const std::size_t n = s.size();
   const std::size_t old = out.size();
+  std::uint64_t high = 0;
+  std::size_t i = clean_prefix(s, high);
+  if (i == n) {
+    out.append(n + 2, '"');  // the quotes at both ends, then the bytes between them
+    if (n != 0) std::memcpy(out.data() + old + 1, p, n);
+    return (high & kHighs) == 0;
+  }
   out.resize(old + n + 2 + 4 * kStepRoom);
   char* d = out.data() + old;
   char* limit = out.data() + out.size();
@@ -111,20 +161,15 @@ bool put_string(std::string& out, std::string_view s) {
     d += kEscapeText[c].size;
   };
   *d++ = '"';
-  std::uint64_t high = 0;
-  std::size_t i = 0;
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i control_max = _mm_set1_epi8(0x1f);
+  std::memcpy(d, p, i);
+  d += i;
   alignas(16) char block[32] = {};  // a block, then zeros: runs are copied from it 16 bytes at a time
   int block_high = 0;
   while (i + 16 <= n) {
     ensure_room(n - i, kBlockRoom);
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
     block_high |= _mm_movemask_epi8(v);
-    const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(v, control_max), control_max);  // v <= 0x1f
-    auto m = static_cast<unsigned>(
-        _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)))));
+    unsigned m = escapes_in(v);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(d), v);
     if (m == 0) {
       d += 16;

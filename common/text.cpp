@@ -76,12 +76,10 @@ void append_utf8_replacing(std::string& out, std::string_view s) {
   }
 }
 
-namespace {
-
 // `*` and `?` alone (the event filters' and function lists' globs): matched
 // here, with fnmatch's meaning (flags 0: `*` and `?` match `/` too), one
 // backtrack point, no allocation. Runs for every event against every glob.
-bool star_match(std::string_view p, std::string_view t) {
+bool star_glob_match(std::string_view p, std::string_view t) {
   std::size_t pi = 0;
   std::size_t ti = 0;
   std::size_t star = std::string_view::npos;
@@ -104,11 +102,9 @@ bool star_match(std::string_view p, std::string_view t) {
   return pi == p.size();
 }
 
-}  // namespace
-
 bool glob_match(std::string_view pattern, std::string_view text) {
   if (pattern.find_first_of("[\\") == std::string_view::npos && text.find('\0') == std::string_view::npos)
-    return star_match(pattern, text);
+    return star_glob_match(pattern, text);
   // Bracket expressions and escapes: fnmatch, which needs NUL-terminated strings.
   return ::fnmatch(std::string(pattern).c_str(), std::string(text).c_str(), 0) == 0;
 }

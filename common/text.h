@@ -18,5 +18,8 @@ void append_utf8_replacing(std::string& out, std::string_view s);
 
 // Shell-style glob match (fnmatch(3) without flags): *, ?, [...].
 [[nodiscard]] bool glob_match(std::string_view pattern, std::string_view text);
+// glob_match for a pattern of `*`, `?` and literal bytes only (no `[`, no
+// backslash) and a text without NUL bytes, matched in place.
+[[nodiscard]] bool star_glob_match(std::string_view pattern, std::string_view text);
 
 }  // namespace salttap

@@ -30,23 +30,15 @@ Correlator::Correlator(CorrelatorConfig config, const Clock& clock, Sink sink, s
       clock_(clock),
       sink_(std::move(sink)),
       auditor_(std::move(auditor)),
-      redactor_(std::move(redactor)) {
-  split_noise_funs();
-}
-
-void Correlator::split_noise_funs() {
-  noise_exact_.clear();
-  noise_globs_.clear();
-  for (const auto& f : config_.noise_funs)
-    (f.find_first_of("*?[") == std::string::npos ? noise_exact_ : noise_globs_).push_back(f);
-}
+      redactor_(std::move(redactor)),
+      noise_funs_(config_.noise_funs) {}
 
 void Correlator::reconfigure(CorrelatorConfig config, std::shared_ptr<const Auditor> auditor,
                              std::shared_ptr<const Redactor> redactor) {
   config_ = std::move(config);
   auditor_ = std::move(auditor);
   redactor_ = std::move(redactor);
-  split_noise_funs();
+  noise_funs_ = GlobList(config_.noise_funs);
 }
 
 std::size_t Correlator::memory_bytes() const {
@@ -149,10 +141,7 @@ void Correlator::note_rerun_of(Job& job, const tap::Event& e) {
 bool Correlator::is_noise(const tap::Event& e) const {
   const auto fun = e.string_field("fun");
   if (!fun) return false;
-  for (const auto& f : noise_exact_)
-    if (*fun == f) return true;
-  return std::any_of(noise_globs_.begin(), noise_globs_.end(),
-                     [&](const std::string& g) { return glob_match(g, *fun); });
+  return noise_funs_.matches_any(*fun);
 }
 
 Job& Correlator::open_job(std::string_view jid, JobKind kind, Micros started_at) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/glob_list.h"
 #include "correlator/audit.h"
 #include "correlator/correlator_config.h"
 #include "correlator/correlator_snapshot.h"
@@ -147,7 +148,6 @@ class Correlator {
   void settle(Job& job);
   void evict(const std::string& jid, bool early);
   void enforce_cap();
-  void split_noise_funs();
 
   CorrelatorConfig config_;
   const Clock& clock_;
@@ -161,8 +161,7 @@ class Correlator {
     auto it = jobs_.find(absl::string_view(jid.data(), jid.size()));
     return it == jobs_.end() ? nullptr : it->second.get();
   }
-  std::vector<std::string> noise_exact_;  // noise_funs without glob characters: compared directly
-  std::vector<std::string> noise_globs_;
+  GlobList noise_funs_;  // config_.noise_funs
   using Timer = std::pair<Micros, std::string>;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::map<std::uint64_t, std::string> order_;  // open jobs by opening order, for the cap and final flush

@@ -16,8 +16,6 @@ constexpr std::string_view kDashes = "-----";
 constexpr std::string_view kPrivateKey = "PRIVATE KEY";
 constexpr std::size_t kMaxPemLabel = 64;
 
-bool has_glob_chars(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
-
 const char* find(const char* hay, std::size_t hay_len, std::string_view needle) {
   return static_cast<const char*>(::memmem(hay, hay_len, needle.data(), needle.size()));
 }
@@ -120,21 +118,14 @@ std::vector<std::string> default_redact_return_funs() {
   };
 }
 
-Redactor::Redactor(RedactionConfig config) : config_(std::move(config)), keys_(config_.key_patterns) {
-  for (const std::string& f : config_.redact_return_funs) (has_glob_chars(f) ? glob_funs_ : exact_funs_).push_back(f);
-}
+Redactor::Redactor(RedactionConfig config)
+    : config_(std::move(config)), keys_(config_.key_patterns), whole_return_funs_(config_.redact_return_funs) {}
 
 msgpack::object Redactor::marker() {
   return make_string(msgpack::type::STR, kRedactedMarker.data(), kRedactedMarker.size());
 }
 
-bool Redactor::redacts_whole_return(std::string_view fun) const {
-  for (const std::string& f : exact_funs_)
-    if (f == fun) return true;
-  for (const std::string& g : glob_funs_)
-    if (glob_match(g, fun)) return true;
-  return false;
-}
+bool Redactor::redacts_whole_return(std::string_view fun) const { return whole_return_funs_.matches_any(fun); }
 
 msgpack::object Redactor::redact(const msgpack::object& value, msgpack::zone& zone, std::size_t* count) const {
   std::size_t n = 0;

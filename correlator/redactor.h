@@ -65,6 +65,7 @@
 #include <msgpack.hpp>
 
 #include "common/config_error.h"
+#include "common/glob_list.h"
 #include "correlator/pattern_set.h"
 
 namespace salttap::correlator {
@@ -110,8 +111,7 @@ class Redactor {
 
   RedactionConfig config_;
   detail::PatternSet keys_;
-  std::vector<std::string> exact_funs_;  // redact_return_funs without glob characters
-  std::vector<std::string> glob_funs_;
+  GlobList whole_return_funs_;  // redact_return_funs
 };
 
 // From YAML: a map with optional keys `key_patterns` and `redact_return_funs`

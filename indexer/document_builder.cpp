@@ -20,10 +20,6 @@ using json::Writer;
 using tap::as_string;
 using tap::map_find;
 
-bool matches_any(const std::vector<std::string>& globs, std::string_view text) {
-  return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return glob_match(g, text); });
-}
-
 // Each comma-separated function of a (possibly multi-function) job.
 template <typename Fn>
 bool any_function(std::string_view funs, Fn fn) {
@@ -33,6 +29,16 @@ bool any_function(std::string_view funs, Fn fn) {
     if (comma == std::string_view::npos) return false;
     funs.remove_prefix(comma + 1);
   }
+}
+
+// A document's string with room for its fixed part (the action line, the
+// common and job fields) and `body` bytes more: allocated once, where
+// appending would double it up from 15 bytes, a copy at every step.
+constexpr std::size_t kDocumentHead = 768;
+std::string new_document(std::size_t body = 0) {
+  std::string doc;
+  doc.reserve(kDocumentHead + body);
+  return doc;
 }
 
 // flattened's default depth_limit is 20: a deeper object would be rejected.
@@ -87,7 +93,16 @@ double number(const msgpack::object& o) {
 
 DocumentBuilder::DocumentBuilder(DocumentOptions options, std::shared_ptr<const correlator::Redactor> redactor,
                                  const Clock& clock)
-    : options_(std::move(options)), redactor_(std::move(redactor)), clock_(clock) {}
+    : options_(std::move(options)), redactor_(std::move(redactor)), clock_(clock) {
+  compile_globs();
+}
+
+void DocumentBuilder::compile_globs() {
+  events_include_ = GlobList(options_.events_include);
+  events_exclude_ = GlobList(options_.events_exclude);
+  functions_blacklist_ = GlobList(options_.functions_blacklist);
+  functions_whitelist_ = GlobList(options_.functions_whitelist);
+}
 
 void DocumentOptions::take_reloadable(const DocumentOptions& next) {
   events = next.events;
@@ -100,6 +115,7 @@ void DocumentOptions::take_reloadable(const DocumentOptions& next) {
 
 void DocumentBuilder::reconfigure(const DocumentOptions& next, std::shared_ptr<const correlator::Redactor> redactor) {
   options_.take_reloadable(next);
+  compile_globs();
   redactor_ = std::move(redactor);
 }
 
@@ -133,12 +149,12 @@ void DocumentBuilder::action(std::string& doc, std::string_view index, std::stri
 }
 
 bool DocumentBuilder::indexes_job(const Job& job) const {
-  const auto& black = options_.functions_blacklist;
-  const auto& white = options_.functions_whitelist;
-  if (!white.empty() && !any_function(job.fun, [&](std::string_view f) { return matches_any(white, f); })) return false;
+  const GlobList& black = functions_blacklist_;
+  const GlobList& white = functions_whitelist_;
+  if (!white.empty() && !any_function(job.fun, [&](std::string_view f) { return white.matches_any(f); })) return false;
   if (black.empty() || job.fun.empty()) return true;
   // Skipped only when every function of the job is blacklisted.
-  return any_function(job.fun, [&](std::string_view f) { return !matches_any(black, f); });
+  return any_function(job.fun, [&](std::string_view f) { return !black.matches_any(f); });
 }
 
 // ---- jobs -----------------------------------------------------------------
@@ -174,7 +190,7 @@ void DocumentBuilder::on_job(JobUpdate update, const Job& job) {
 }
 
 void DocumentBuilder::write_job(const Job& job, std::string_view update, unsigned rank) {
-  std::string doc;
+  std::string doc = new_document(std::size_t{32} * std::min(job.minions.size(), options_.list_cap));
   // External version: emission time x 4 + rank, so a later emission always
   // wins, also across restarts, and settled/final at the same instant order.
   // From the job cache: the jid's time x 4 + rank, below every live version.
@@ -249,7 +265,8 @@ void DocumentBuilder::job_returned(const Job& job, correlator::MinionId minion, 
   if (options_.returns) {
     scratch_.clear();
     tap::append_msgpack_json(scratch_, value);
-    std::string doc;
+    // The return is written three times (return, return_text escaped, return_flat).
+    std::string doc = new_document(scratch_.size() * 3 + scratch_.size() / 4);
     action(doc, options_.layout.index_name("returns", job_index_time(job.jid, job.started_at)),
            document_id({options_.master_id, job.jid, name}), kReturnVersion);
     StringOut os{doc};
@@ -302,7 +319,7 @@ void DocumentBuilder::write_missing_returns(const Job& job) {
   job.for_each_minion([](std::uint8_t f) { return (f & correlator::kOutcomeMask) == correlator::kMissing; },
                       [&](correlator::MinionId m) {
                         const std::string_view name = minions_->name(m);
-                        std::string doc;
+                        std::string doc = new_document();
                         action(doc, options_.layout.index_name("returns", job_index_time(job.jid, job.started_at)),
                                document_id({options_.master_id, job.jid, name}), kMissingVersion);
                         StringOut os{doc};
@@ -414,7 +431,7 @@ void DocumentBuilder::on_alert(const correlator::Alert& alert) {
 void DocumentBuilder::on_event(const tap::Event& e) {
   if (!options_.events) return;
   const std::string_view tag = e.tag();
-  if (!matches_any(options_.events_include, tag) || matches_any(options_.events_exclude, tag)) {
+  if (!events_include_.matches_any(tag) || events_exclude_.matches_any(tag)) {
     ++stats_.events_filtered;
     return;
   }
@@ -427,7 +444,7 @@ void DocumentBuilder::on_event(const tap::Event& e) {
 
   const auto stamp_text = e.string_field("_stamp");
   const Micros stamp = (stamp_text ? parse_salt_stamp(*stamp_text) : std::nullopt).value_or(clock_.now());
-  std::string doc;
+  std::string doc = new_document(scratch_.size() * 2 + scratch_.size() / 4);  // data, data_text escaped
   action(doc, options_.layout.index_name("events", stamp),
          document_id({options_.master_id, xxh128_hex({tag, stamp_text.value_or(""), scratch_})}), 0);
   StringOut os{doc};

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/glob_list.h"
 #include "correlator/alert.h"
 #include "correlator/correlator.h"
 #include "correlator/redactor.h"
@@ -111,8 +112,14 @@ class DocumentBuilder final : public correlator::CorrelatorObserver {
   // Appends "<action>\n" to `doc`; `version` 0 means op `create`.
   void action(std::string& doc, std::string_view index, std::string_view id, std::int64_t version) const;
   void push(DocClass cls, std::string&& ndjson);
+  void compile_globs();
 
   DocumentOptions options_;
+  // options_'s glob lists, compiled (compile_globs) for the per-event checks.
+  GlobList events_include_;
+  GlobList events_exclude_;
+  GlobList functions_blacklist_;
+  GlobList functions_whitelist_;
   std::shared_ptr<const correlator::Redactor> redactor_;
   const Clock& clock_;
   const correlator::MinionRegistry* minions_ = nullptr;

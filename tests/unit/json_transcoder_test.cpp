@@ -14,6 +14,7 @@
 #include <rapidjson/writer.h>
 
 #include "common/json_escape.h"
+#include "common/text.h"
 #include "tap/capture_file.h"
 #include "tap/event_to_json.h"
 #include "tap/internal/event_decoder.h"
@@ -371,6 +372,15 @@ TEST(JsonEscape, EveryByteAsRapidJsonWritesIt) {
     for (char& c : s) c = static_cast<char>(rng() % 3 == 0 ? rng() % 40 : 32 + rng() % 96);
     cases.push_back(s);
   }
+  // The first escape at every position of a short and a long string (none
+  // where at == len): the clean prefix is copied at once, the rest escaped.
+  for (const std::size_t len : {std::size_t{47}, std::size_t{300}})
+    for (std::size_t at = 0; at <= len; ++at) {
+      std::string s(len, 'a');
+      if (at < len) s[at] = '"';
+      if (at + 20 < len) s[at + 20] = '\n';
+      cases.push_back(s);
+    }
   for (const std::string& s : cases) {
     rapidjson::StringBuffer sb;
     rapidjson::Writer<rapidjson::StringBuffer> w(sb);
@@ -379,6 +389,27 @@ TEST(JsonEscape, EveryByteAsRapidJsonWritesIt) {
     json::append_string(ours, s);
     ASSERT_EQ(std::string(sb.GetString(), sb.GetSize()), ours);
   }
+}
+
+TEST(JsonEscape, InvalidUtf8IsReplacedWhereverItIsBeforeOrAfterTheFirstEscape) {
+  // append_text learns of bytes >= 0x80 from the escaping pass, whether they
+  // are in the clean prefix, in the escaped rest, or in a string with no escape.
+  for (const std::size_t len : {std::size_t{5}, std::size_t{40}, std::size_t{200}})
+    for (std::size_t bad = 0; bad < len; bad += 3)
+      for (const std::size_t quote : {len, bad / 2, bad + 1, len - 1}) {
+        std::string s(len, 'x');
+        s[bad] = '\xff';
+        if (quote < len && quote != bad) s[quote] = '"';
+        std::string fixed;
+        append_utf8_replacing(fixed, s);
+        rapidjson::StringBuffer sb;
+        rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+        w.String(fixed.data(), static_cast<rapidjson::SizeType>(fixed.size()));
+        std::string ours;
+        json::append_text(ours, s);
+        ASSERT_EQ(std::string(sb.GetString(), sb.GetSize()), ours)
+            << "len " << len << " bad " << bad << " quote " << quote;
+      }
 }
 
 }  // namespace
