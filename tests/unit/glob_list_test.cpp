@@ -13,29 +13,27 @@ namespace {
 
 using namespace std::string_literals;
 
-const std::vector<std::string> kPatterns = {"*",         "",          "salt/job/*/new", "salt/job/*/ret/*",
-                                            "salt/auth", "state.*",   "test.ping",      "minion-?",
-                                            "a*b*c",     "[ab]*",     "salt/\\*",       "a\\b",
-                                            "pillar.*",  "*.items",   "x",              "saltutil.find_job"};
-const std::vector<std::string> kTexts = {"",
-                                         "salt/job/20261203150000000000/new",
-                                         "salt/job/1/ret/minion-a",
-                                         "salt/auth",
-                                         "salt/*",
-                                         "state.apply",
-                                         "test.ping",
-                                         "minion-a",
-                                         "axbyc",
-                                         "ab",
-                                         "a\\b",
-                                         "pillar.items",
-                                         "grains.items",
-                                         "x",
-                                         "saltutil.find_job",
+const std::vector<std::string> kPatterns = {"*",
+                                            "",
+                                            "salt/job/*/new",
+                                            "salt/job/*/ret/*",
+                                            "salt/auth",
+                                            "state.*",
+                                            "test.ping",
+                                            "minion-?",
+                                            "a*b*c",
+                                            "[ab]*",
+                                            "salt/\\*",
+                                            "a\\b",
+                                            "pillar.*",
+                                            "*.items",
+                                            "x",
+                                            "saltutil.find_job"};
+const std::vector<std::string> kTexts = {"", "salt/job/20261203150000000000/new", "salt/job/1/ret/minion-a",
+                                         "salt/auth", "salt/*", "state.apply", "test.ping", "minion-a", "axbyc", "ab",
+                                         "a\\b", "pillar.items", "grains.items", "x", "saltutil.find_job",
                                          // fnmatch reads up to the NUL: glob_match's answer is kept
-                                         "test.ping\0x"s,
-                                         "state.apply\0"s,
-                                         "\0salt/auth"s};
+                                         "test.ping\0x"s, "state.apply\0"s, "\0salt/auth"s};
 
 bool any_glob_match(const std::vector<std::string>& globs, std::string_view text) {
   return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return glob_match(g, text); });
