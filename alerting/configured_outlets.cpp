@@ -1,9 +1,9 @@
 #include "alerting/configured_outlets.h"
 
-#include "alerting/alert_metrics.h"
+#include "alerting/internal/alert_metrics.h"
 #include "alerting/internal/fire_alert_outlet.h"
 #include "alerting/internal/log_alert_outlet.h"
-#include "indexer/curl_http_client.h"
+#include "http/curl_http_client.h"
 
 namespace salttap::alerting {
 
@@ -12,7 +12,7 @@ AlertOutlets make_alert_outlets(const OutletsConfig& config) {
   if (config.log) o.all.push_back(std::make_shared<LogAlertOutlet>());
   if (config.webhook) {
     o.webhook = std::make_shared<WebhookAlertOutlet>(*config.webhook,
-                                                     indexer::make_curl_client(webhook_http_config(*config.webhook)));
+                                                     http::make_curl_client(webhook_http_config(*config.webhook)));
     o.all.push_back(o.webhook);
   }
   if (config.fire) {

@@ -1,6 +1,6 @@
 #pragma once
 // The alert outlets the config's alerts: section asks for - the log, a
-// webhook (libcurl through indexer::make_curl_client), events on the master
+// webhook (libcurl through http::make_curl_client), events on the master
 // bus - built once, shared by `run` and `watch --jobs`. The alerts index is
 // not among them: it exists only where documents are built (the document
 // pipeline adds it).

@@ -1,6 +1,6 @@
 #include "alerting/reloadable_outlets.h"
 
-#include "alerting/alert_metrics.h"
+#include "alerting/internal/alert_metrics.h"
 
 namespace salttap::alerting {
 

@@ -15,8 +15,8 @@ std::size_t path_start(const std::string& url) {
 
 }  // namespace
 
-indexer::HttpClientConfig webhook_http_config(const WebhookConfig& config) {
-  indexer::HttpClientConfig http;
+http::HttpClientConfig webhook_http_config(const WebhookConfig& config) {
+  http::HttpClientConfig http;
   http.hosts = {config.url.substr(0, path_start(config.url))};
   http.tls = config.tls;
   http.headers = config.headers;
@@ -35,8 +35,8 @@ std::string webhook_path(const std::string& url) {
   return path;
 }
 
-WebhookAlertOutlet::WebhookAlertOutlet(WebhookConfig config, std::unique_ptr<indexer::HttpClient> client,
-                                       SteadyTime& time, UnitRandom random)
+WebhookAlertOutlet::WebhookAlertOutlet(WebhookConfig config, std::unique_ptr<http::HttpClient> client, SteadyTime& time,
+                                       UnitRandom random)
     : AsyncAlertOutlet("webhook", config.retry, time, std::move(random)),
       config_(std::move(config)),
       path_(webhook_path(config_.url)),
@@ -47,11 +47,11 @@ WebhookAlertOutlet::WebhookAlertOutlet(WebhookConfig config, std::unique_ptr<ind
 WebhookAlertOutlet::~WebhookAlertOutlet() { stop(std::chrono::milliseconds(0)); }
 
 std::string WebhookAlertOutlet::deliver(const correlator::Alert& alert) {
-  indexer::HttpRequest request;
+  http::HttpRequest request;
   request.method = "POST";
   request.path = path_;
   request.body = alert.json;
-  const indexer::HttpResponse response = client_->send(request);
+  const http::HttpResponse response = client_->send(request);
   if (response.status == 0) return response.error;
   if (response.status < 200 || response.status > 299) return fmt::format("HTTP {}", response.status);
   return {};

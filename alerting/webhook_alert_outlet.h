@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "alerting/async_alert_outlet.h"
-#include "indexer/http_client.h"
+#include "http/http_client.h"
 
 namespace salttap::alerting {
 
@@ -19,14 +19,14 @@ struct WebhookConfig {
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
   std::chrono::milliseconds timeout{10'000};
-  indexer::TlsConfig tls;
+  http::TlsConfig tls;
   RetryPolicy retry;
   bool operator==(const WebhookConfig&) const = default;
 };
 
 // The HttpClient settings for `config`: its URL's origin as the one host, its
 // headers, the timeout for connecting and for the whole request.
-indexer::HttpClientConfig webhook_http_config(const WebhookConfig& config);
+http::HttpClientConfig webhook_http_config(const WebhookConfig& config);
 // The request path (and query) of `url`: "/" when it has none.
 std::string webhook_path(const std::string& url);
 
@@ -34,7 +34,7 @@ class WebhookAlertOutlet final : public AsyncAlertOutlet {
  public:
   // `client` was made for webhook_http_config(config); the outlet's worker
   // is its only user.
-  WebhookAlertOutlet(WebhookConfig config, std::unique_ptr<indexer::HttpClient> client,
+  WebhookAlertOutlet(WebhookConfig config, std::unique_ptr<http::HttpClient> client,
                      SteadyTime& time = real_steady_time(), UnitRandom random = system_unit_random());
   ~WebhookAlertOutlet() override;
 
@@ -44,7 +44,7 @@ class WebhookAlertOutlet final : public AsyncAlertOutlet {
 
   WebhookConfig config_;
   std::string path_;
-  std::unique_ptr<indexer::HttpClient> client_;
+  std::unique_ptr<http::HttpClient> client_;
 };
 
 }  // namespace salttap::alerting

@@ -1,4 +1,4 @@
 // salttap: taps a Salt master's event bus. All wiring lives in service/.
-#include "service/cli.h"
+#include "cli/cli.h"
 
-int main(int argc, char** argv) { return salttap::service::run_cli(argc, argv); }
+int main(int argc, char** argv) { return salttap::cli::run_cli(argc, argv); }

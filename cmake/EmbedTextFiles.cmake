@@ -1,6 +1,6 @@
 # Script mode: compiles text files into a C++ source as string literals, so the
 # installed binary carries them (the index contract in mappings/, the job
-# browser's pages in service/ui/) and never looks for data files at run time.
+# browser's pages in web/assets/) and never looks for data files at run time.
 #
 #   cmake -DINPUT_DIR=<dir> -DGLOB=<pattern[;pattern...]> -DOUTPUT=<file.cpp>
 #         [-DHEADER=<include> -DNAMESPACE=<ns> -DFUNCTION=<name>] -P EmbedTextFiles.cmake

@@ -17,10 +17,10 @@
 
 #include "common/log.h"
 #include "common/thread_name.h"
+#include "http/gzip.h"
 #include "indexer/index_layout.h"
 #include "indexer/internal/bulk_result.h"
 #include "indexer/internal/dead_letter.h"
-#include "indexer/internal/gzip.h"
 #include "indexer/latency_trace.h"
 
 namespace salttap::indexer {
@@ -81,7 +81,7 @@ struct Prepared {
   bool gzipped = false;
 };
 
-std::optional<RequestFailure> failure_of(const HttpResponse& response, const BulkOutcome& outcome) {
+std::optional<RequestFailure> failure_of(const http::HttpResponse& response, const BulkOutcome& outcome) {
   const long status = response.status;
   if (status == 0) return response.tls_failed ? RequestFailure::tls : RequestFailure::transport;
   if (status == 429) return RequestFailure::http_429;
@@ -165,7 +165,7 @@ struct BulkShipper::Impl {
   std::mutex file_mutex;  // one dead-letter file writer at a time
 
   struct Worker {
-    std::unique_ptr<HttpClient> client;
+    std::unique_ptr<http::HttpClient> client;
     std::thread thread;
   };
   std::vector<Worker> workers;
@@ -211,7 +211,7 @@ struct BulkShipper::Impl {
     wake.notify_all();
   }
 
-  void run(HttpClient& client) {
+  void run(http::HttpClient& client) {
     for (;;) {
       Prepared next;
       {
@@ -251,9 +251,9 @@ struct BulkShipper::Impl {
     for (const auto& item : p.items) p.body += item.payload;
     if (!config.gzip || p.body.empty()) return;
     try {
-      p.body = gzip_compress(p.body, config.gzip_level);
+      p.body = http::gzip_compress(p.body, config.gzip_level);
       p.gzipped = true;
-    } catch (const GzipError&) {
+    } catch (const http::GzipError&) {
       // The client compresses it again at send() and reports the failure there.
     }
   }
@@ -306,7 +306,7 @@ struct BulkShipper::Impl {
     return batch;
   }
 
-  void ship(HttpClient& client, Prepared prepared) {
+  void ship(http::HttpClient& client, Prepared prepared) {
     adjust_in_flight(+1);
     std::deque<std::vector<Item>> work;
     work.push_back(std::move(prepared.items));
@@ -374,8 +374,8 @@ struct BulkShipper::Impl {
   }
 
   // `prepared`: the chunk's body built beforehand (moved from), or nullptr.
-  BulkOutcome post(HttpClient& client, const std::vector<Item>& chunk, Prepared* prepared) {
-    HttpRequest request;
+  BulkOutcome post(http::HttpClient& client, const std::vector<Item>& chunk, Prepared* prepared) {
+    http::HttpRequest request;
     request.method = "POST";
     request.path = bulk_path;
     request.content_type = "application/x-ndjson";
@@ -397,7 +397,7 @@ struct BulkShipper::Impl {
       for (const auto& item : chunk)
         if (item.cls == DocClass::job && !item.dead_letter) trace_payload(TraceStage::sent, item.payload);
     const auto t0 = time.now();
-    const HttpResponse response = client.send(request);
+    const http::HttpResponse response = client.send(request);
     const double seconds = std::chrono::duration<double>(time.now() - t0).count();
     BulkOutcome outcome = classify_bulk_response(response.status, response.body, chunk.size());
     const auto failure = failure_of(response, outcome);

@@ -28,7 +28,7 @@
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "common/steady_time.h"
-#include "indexer/http_client.h"
+#include "http/http_client.h"
 #include "indexer/record_source.h"
 
 namespace salttap::indexer {
@@ -96,7 +96,7 @@ struct ShipperStats {
 
 class BulkShipper {
  public:
-  using ClientFactory = std::function<std::unique_ptr<HttpClient>()>;
+  using ClientFactory = std::function<std::unique_ptr<http::HttpClient>()>;
   BulkShipper(ShipperConfig config, RecordSource& source, ClientFactory make_client);
   ~BulkShipper();  // stop(0)
 

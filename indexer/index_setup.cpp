@@ -8,9 +8,9 @@
 namespace salttap::indexer {
 namespace {
 
-bool ok(const HttpResponse& r) { return r.status >= 200 && r.status <= 299; }
+bool ok(const http::HttpResponse& r) { return r.status >= 200 && r.status <= 299; }
 // Worth retrying the whole setup later rather than degrading.
-bool transient(const HttpResponse& r) { return r.status == 0 || r.status == 429 || r.status >= 500; }
+bool transient(const http::HttpResponse& r) { return r.status == 0 || r.status == 429 || r.status >= 500; }
 bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
@@ -19,18 +19,18 @@ bool contains(std::string_view haystack, std::string_view needle) {
 // handler found for uri" (400), or - an Elasticsearch without x-pack - the
 // path taken as a document PUT into an index named "_ilm" (400,
 // invalid_index_name_exception).
-bool api_absent(const HttpResponse& r) {
+bool api_absent(const http::HttpResponse& r) {
   if (r.status == 404 || r.status == 405 || r.status == 410) return true;
   return r.status == 400 && (contains(r.body, "no handler found") || contains(r.body, "invalid_index_name_exception"));
 }
 
-SetupFailure failure_of(const HttpResponse& r) {
+SetupFailure failure_of(const http::HttpResponse& r) {
   if (r.status == 0) return r.tls_failed ? SetupFailure::tls : SetupFailure::transport;
   if (r.status == 401 || r.status == 403) return SetupFailure::http_auth;
   return SetupFailure::http_error;
 }
 
-std::string describe_failure(const HttpResponse& r) {
+std::string describe_failure(const http::HttpResponse& r) {
   if (r.status == 0) {
     // The client's errors start with the host they name: not twice.
     std::string_view what = r.error;
@@ -58,7 +58,7 @@ std::string type_and_reason(const rapidjson::Value& e) {
 
 class Setup {
  public:
-  Setup(HttpClient& http, const IndexLayout& layout, const TemplateSettings& settings)
+  Setup(http::HttpClient& http, const IndexLayout& layout, const TemplateSettings& settings)
       : http_(http), layout_(layout), settings_(settings) {}
 
   IndexSetupReport run(bool states_index) {
@@ -83,8 +83,8 @@ class Setup {
   }
 
  private:
-  HttpResponse send(std::string method, std::string path, std::string body = {}) {
-    HttpRequest request;
+  http::HttpResponse send(std::string method, std::string path, std::string body = {}) {
+    http::HttpRequest request;
     request.method = std::move(method);
     request.path = std::move(path);
     request.body = std::move(body);
@@ -105,7 +105,7 @@ class Setup {
   }
 
   bool detect() {
-    const HttpResponse r = send("GET", "/");
+    const http::HttpResponse r = send("GET", "/");
     ServerDetection d = detect_server(r);
     report_.server = std::move(d.info);
     if (!d.error.empty()) return fail(std::move(d.error), transient(r), failure_of(r));
@@ -132,7 +132,7 @@ class Setup {
 
   bool install_ilm(int days) {
     const std::string path = fmt::format("/_ilm/policy/{}", lifecycle_policy_name(layout_));
-    const HttpResponse r = send("PUT", path, ilm_policy_body(days));
+    const http::HttpResponse r = send("PUT", path, ilm_policy_body(days));
     if (ok(r)) return installed(LifecycleApi::ilm, "PUT " + path);
     if (transient(r))
       return fail(fmt::format("installing ILM policy {}: {}", path, describe_failure(r)), true, failure_of(r));
@@ -154,7 +154,7 @@ class Setup {
     // OpenSearch 1.x also answers on the Open Distro path; 1.x is the one
     // where a cluster may only have the old plugin.
     if (report_.server.version.major <= 1) roots.emplace_back("/_opendistro/_ism");
-    HttpResponse last;
+    http::HttpResponse last;
     for (const auto& root : roots) {
       const std::string path = fmt::format("{}/policies/{}", root, lifecycle_policy_name(layout_));
       last = send("PUT", path, body);
@@ -171,7 +171,7 @@ class Setup {
   }
 
   bool update_ism(const std::string& path, const std::string& body, int days) {
-    const HttpResponse current = send("GET", path);
+    const http::HttpResponse current = send("GET", path);
     rapidjson::Document doc;
     doc.Parse(current.body.data(), current.body.size());
     const auto* seq_no = ok(current) && !doc.HasParseError() ? member(doc, "_seq_no") : nullptr;
@@ -188,7 +188,7 @@ class Setup {
     }
     const std::string update =
         fmt::format("{}?if_seq_no={}&if_primary_term={}", path, seq_no->GetInt64(), primary_term->GetInt64());
-    const HttpResponse r = send("PUT", update, body);
+    const http::HttpResponse r = send("PUT", update, body);
     if (ok(r) || r.status == 409) return installed(LifecycleApi::ism, "PUT " + update);
     if (transient(r))
       return fail(fmt::format("updating ISM policy {}: {}", path, describe_failure(r)), true, failure_of(r));
@@ -213,7 +213,7 @@ class Setup {
     for (;;) {
       const bool with_flat = !report_.flat_type.empty() && has_flat_field(kind);
       options.flat_type = report_.flat_type;
-      const HttpResponse r = send("PUT", path, template_body(kind, layout_, settings_, options));
+      const http::HttpResponse r = send("PUT", path, template_body(kind, layout_, settings_, options));
       if (ok(r)) {
         report_.installed.push_back("PUT " + path);
         return true;
@@ -238,7 +238,7 @@ class Setup {
     }
   }
 
-  HttpClient& http_;
+  http::HttpClient& http_;
   const IndexLayout& layout_;
   const TemplateSettings& settings_;
   IndexSetupReport report_;
@@ -289,8 +289,8 @@ std::string engine_error_reason(std::string_view body) {
   return out;
 }
 
-IndexSetupReport install_index_setup(HttpClient& http, const IndexLayout& layout, const TemplateSettings& settings,
-                                     bool states_index) {
+IndexSetupReport install_index_setup(http::HttpClient& http, const IndexLayout& layout,
+                                     const TemplateSettings& settings, bool states_index) {
   return Setup(http, layout, settings).run(states_index);
 }
 

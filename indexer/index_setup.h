@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "indexer/http_client.h"
+#include "http/http_client.h"
 #include "indexer/index_layout.h"
 #include "indexer/index_templates.h"
 #include "indexer/server_info.h"
@@ -50,7 +50,7 @@ struct IndexSetupReport {
   std::vector<std::string> degraded;            // one line per degrade (also logged)
 };
 
-[[nodiscard]] IndexSetupReport install_index_setup(HttpClient& http, const IndexLayout& layout,
+[[nodiscard]] IndexSetupReport install_index_setup(http::HttpClient& http, const IndexLayout& layout,
                                                    const TemplateSettings& settings, bool states_index);
 
 // Whether the document builder should fill `return_flat`: only when the

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "common/backoff.h"
+#include "http/http_client.h"
 #include "indexer/bulk_shipper.h"
 #include "indexer/document_builder.h"
-#include "indexer/http_client.h"
 #include "indexer/index_layout.h"
 #include "indexer/spool.h"
 
@@ -28,7 +28,7 @@ struct SecretSource {
 struct IndexerConfig {
   bool enabled = false;  // true once an indexer: or elasticsearch: block is given
   std::string source;    // "indexer", "elasticsearch (returner block)", ...
-  HttpClientConfig http;
+  http::HttpClientConfig http;
   DocumentOptions documents;
   TemplateSettings templates;
   bool install_templates = true;

@@ -6,8 +6,8 @@
 
 #include "common/log.h"
 #include "common/thread_name.h"
-#include "indexer/curl_http_client.h"
-#include "indexer/spool_metrics.h"
+#include "http/curl_http_client.h"
+#include "indexer/internal/spool_metrics.h"
 
 namespace salttap::indexer {
 
@@ -28,7 +28,7 @@ void log_recovery(const Spool& spool, const std::filesystem::path& dir) {
 
 IndexerService::IndexerService(IndexerConfig config, SteadyTime& time, UnitRandom random, ClientFactory make_client)
     : config_(std::move(config)), time_(time), random_(std::move(random)), make_client_(std::move(make_client)) {
-  if (!make_client_) make_client_ = [http = config_.http] { return make_curl_client(http); };
+  if (!make_client_) make_client_ = [http = config_.http] { return http::make_curl_client(http); };
   spool_ = std::make_unique<Spool>(config_.spool, time_);
   log_recovery(*spool_, config_.spool.dir);
   if (config_.backfill_lane) {
@@ -57,7 +57,7 @@ void IndexerService::start() {
 }
 
 void IndexerService::setup_then_ship() {
-  const std::unique_ptr<HttpClient> http = make_client_();
+  const std::unique_ptr<http::HttpClient> http = make_client_();
   Backoff backoff(config_.setup_backoff, random_);
   while (true) {
     {

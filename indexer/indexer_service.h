@@ -97,7 +97,7 @@ class IndexerService {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  HttpClient* setup_http_ = nullptr;  // while a setup attempt runs (mutex_): stop() aborts it
+  http::HttpClient* setup_http_ = nullptr;  // while a setup attempt runs (mutex_): stop() aborts it
   std::atomic<bool> setup_ok_{false};
   std::atomic<int> return_flat_{-1};  // -1 unknown, 0 no, 1 yes
   std::atomic<std::uint64_t> setup_attempts_{0};

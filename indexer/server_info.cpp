@@ -65,7 +65,7 @@ std::string excerpt(std::string_view body) {
   return out;
 }
 
-ServerInfo parse_banner(const HttpResponse& response) {
+ServerInfo parse_banner(const http::HttpResponse& response) {
   ServerInfo info;
   info.product_header = response.product;
   rapidjson::Document doc;
@@ -149,7 +149,7 @@ std::string ServerInfo::describe() const {
   return out;
 }
 
-ServerDetection detect_server(const HttpResponse& response) {
+ServerDetection detect_server(const http::HttpResponse& response) {
   ServerDetection d;
   if (response.status == 0) {
     // The client's errors start with the host they name: not twice.

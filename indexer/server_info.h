@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "indexer/http_client.h"
+#include "http/http_client.h"
 
 namespace salttap::indexer {
 
@@ -49,7 +49,7 @@ struct ServerDetection {
 };
 
 // Detects flavor and version from the answer to `GET /`.
-ServerDetection detect_server(const HttpResponse& response);
+ServerDetection detect_server(const http::HttpResponse& response);
 
 // Derived capabilities.
 // Composable `_index_template` (Elasticsearch >= 7.8, every OpenSearch);

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "jobcache/cache_file.h"
+#include "jobcache/internal/cache_file.h"
 #include "jobcache/internal/event_body.h"
 
 namespace salttap::jobcache {

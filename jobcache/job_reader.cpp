@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "common/text.h"
-#include "jobcache/cache_file.h"
-#include "jobcache/job_dir.h"
+#include "jobcache/internal/cache_file.h"
+#include "jobcache/internal/job_dir.h"
 
 namespace salttap::jobcache {
 namespace {

@@ -6,7 +6,7 @@
 #include "common/json_writer.h"
 
 #include "common/text.h"
-#include "tap/json_transcoder.h"
+#include "tap/internal/json_transcoder.h"
 
 namespace salttap::tap {
 namespace {

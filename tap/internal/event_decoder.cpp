@@ -3,7 +3,7 @@
 #include <cstring>
 #include <exception>
 
-#include "tap/json_transcoder.h"
+#include "tap/internal/json_transcoder.h"
 #include "tap/msgpack_tree.h"
 
 namespace salttap::tap {

@@ -24,7 +24,7 @@
 #include <rapidjson/document.h>
 
 #include "common/json_writer.h"
-#include "indexer/curl_http_client.h"
+#include "http/curl_http_client.h"
 #include "indexer/index_setup.h"
 #include "indexer/internal/embedded_mappings.h"
 
@@ -57,17 +57,17 @@ TemplateSettings settings() {
 }
 
 // Sends through the real client and keeps what was sent.
-class Recording : public HttpClient {
+class Recording : public http::HttpClient {
  public:
-  explicit Recording(HttpClient& inner) : inner_(inner) {}
-  HttpResponse send(const HttpRequest& request) override {
+  explicit Recording(http::HttpClient& inner) : inner_(inner) {}
+  http::HttpResponse send(const http::HttpRequest& request) override {
     sent.push_back(request.method + " " + request.path + "\n" + request.body);
     return inner_.send(request);
   }
   std::vector<std::string> sent;
 
  private:
-  HttpClient& inner_;
+  http::HttpClient& inner_;
 };
 
 std::string serialize(const Value& v) {
@@ -102,9 +102,9 @@ class SetupEngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (engine_url().empty()) return;
-    HttpClientConfig config;
+    http::HttpClientConfig config;
     config.hosts = {engine_url()};
-    client_ = make_curl_client(config).release();
+    client_ = http::make_curl_client(config).release();
     report_ = new IndexSetupReport(install_index_setup(*client_, layout(), settings(), true));
   }
   static void TearDownTestSuite() {
@@ -121,12 +121,12 @@ class SetupEngineTest : public ::testing::Test {
 
   std::pair<long, Document> call(const std::string& method, const std::string& path, std::string body = {},
                                  const char* content_type = "application/json") {
-    HttpRequest q;
+    http::HttpRequest q;
     q.method = method;
     q.path = path;
     q.body = std::move(body);
     q.content_type = content_type;
-    const HttpResponse r = client_->send(q);
+    const http::HttpResponse r = client_->send(q);
     EXPECT_NE(r.status, 0) << method << " " << path << ": " << r.error;
     Document d;
     d.Parse(r.body.data(), r.body.size());
@@ -156,11 +156,11 @@ class SetupEngineTest : public ::testing::Test {
     return out;
   }
 
-  static HttpClient* client_;
+  static http::HttpClient* client_;
   static IndexSetupReport* report_;
 };
 
-HttpClient* SetupEngineTest::client_ = nullptr;
+http::HttpClient* SetupEngineTest::client_ = nullptr;
 IndexSetupReport* SetupEngineTest::report_ = nullptr;
 
 TEST_F(SetupEngineTest, InstallsEveryTemplateTwiceWithTheSameRequests) {

@@ -18,8 +18,8 @@
 
 #include <fmt/format.h>
 
+#include "http/curl_http_client.h"
 #include "indexer/bulk_shipper.h"
-#include "indexer/curl_http_client.h"
 #include "indexer/index_layout.h"
 #include "indexer/internal/dead_letter.h"
 #include "tests/support/memory_record_source.h"
@@ -48,15 +48,15 @@ class EngineTest : public ::testing::Test {
   void SetUp() override {
     url_ = engine_url();
     if (url_.empty()) GTEST_SKIP() << "SALTTAP_ENGINE_URL is not set (tests/engines/test_shipper_engines.py sets it)";
-    HttpClientConfig config;
+    http::HttpClientConfig config;
     config.hosts = {url_};
-    admin_ = make_curl_client(config);
+    admin_ = http::make_curl_client(config);
   }
 
   // (status, parsed body) of an admin call.
   std::pair<long, rapidjson::Document> call(const std::string& method, const std::string& path,
                                             const std::string& body = {}) {
-    const HttpResponse r = admin_->send({method, path, body, "application/json", false, {}});
+    const http::HttpResponse r = admin_->send({method, path, body, "application/json", false, {}});
     rapidjson::Document d;
     d.Parse(r.body.data(), r.body.size());
     EXPECT_NE(r.status, 0) << method << " " << path << ": " << r.error;
@@ -82,9 +82,9 @@ class EngineTest : public ::testing::Test {
   };
   // Ships every record of `source` and waits until all are acked.
   Run ship(MemoryRecordSource& source, std::size_t n, ShipperConfig config, std::vector<std::string> hosts = {}) {
-    HttpClientConfig client;
+    http::HttpClientConfig client;
     client.hosts = hosts.empty() ? std::vector<std::string>{url_} : std::move(hosts);
-    BulkShipper shipper(config, source, [client] { return make_curl_client(client); });
+    BulkShipper shipper(config, source, [client] { return http::make_curl_client(client); });
     const auto t0 = Steady::now();
     shipper.start();
     EXPECT_TRUE(source.wait_acked(n, 120s)) << source.acked() << " of " << n << " acked";
@@ -94,7 +94,7 @@ class EngineTest : public ::testing::Test {
   }
 
   std::string url_;
-  std::unique_ptr<HttpClient> admin_;
+  std::unique_ptr<http::HttpClient> admin_;
 };
 
 std::string doc(const std::string& index, int i) {
@@ -117,7 +117,7 @@ ShipperConfig shipper_config() {
 }
 
 TEST_F(EngineTest, ReportsItsProductHeader) {
-  const HttpResponse r = admin_->send({"GET", "/", "", "application/json", false, {}});
+  const http::HttpResponse r = admin_->send({"GET", "/", "", "application/json", false, {}});
   ASSERT_EQ(r.status, 200);
   rapidjson::Document d;
   d.Parse(r.body.data(), r.body.size());

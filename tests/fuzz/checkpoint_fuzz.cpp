@@ -15,19 +15,19 @@
 
 #include <optional>
 
-#include "service/checkpoint_format.h"
-#include "service/config.h"
-#include "service/document_pipeline.h"
+#include "config/config.h"
+#include "pipeline/document_pipeline.h"
+#include "recovery/checkpoint_format.h"
 #include "tests/fuzz/fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace salttap;
   using namespace salttap::fuzz;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  std::optional<service::DecodedCheckpoint> decoded;
+  std::optional<recovery::DecodedCheckpoint> decoded;
   {
     const HeapPeak heap;
-    auto r = service::decode_checkpoint(bytes);
+    auto r = recovery::decode_checkpoint(bytes);
     FUZZ_CHECK(is_linear_heap(heap.growth(), size, "decode_checkpoint"));
     if (!r) {
       FUZZ_CHECK(!r.error().why.empty());
@@ -35,19 +35,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     decoded = std::move(r).value();
   }
-  const service::DecodedCheckpoint& d = *decoded;
-  const std::string again = service::encode_checkpoint(d.snapshot, d.written_at);
-  const auto twice = service::decode_checkpoint(again);
+  const recovery::DecodedCheckpoint& d = *decoded;
+  const std::string again = recovery::encode_checkpoint(d.snapshot, d.written_at);
+  const auto twice = recovery::decode_checkpoint(again);
   FUZZ_CHECK(twice.has_value());
-  FUZZ_CHECK(service::encode_checkpoint(twice.value().snapshot, twice.value().written_at) == again);
+  FUZZ_CHECK(recovery::encode_checkpoint(twice.value().snapshot, twice.value().written_at) == again);
 
-  static const service::Config config = [] {
-    service::Config c = service::default_config();
+  static const config::Config config = [] {
+    config::Config c = config::default_config();
     c.master_id = "fuzz";
     return c;
   }();
   ManualClock clock(d.written_at);
-  service::DocumentPipeline pipeline(config, clock);
+  pipeline::DocumentPipeline pipeline(config, clock);
   const std::size_t restored = pipeline.correlator().restore(d.snapshot);
   FUZZ_CHECK(restored <= d.snapshot.jobs.size());
   FUZZ_CHECK(pipeline.correlator().tracked_jobs() == restored);

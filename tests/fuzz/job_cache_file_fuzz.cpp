@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "jobcache/cache_file.h"
+#include "jobcache/internal/cache_file.h"
 #include "jobcache/job_reader.h"
 #include "tap/event_to_json.h"
 #include "tests/fuzz/fuzz_common.h"

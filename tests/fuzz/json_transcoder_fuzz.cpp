@@ -20,9 +20,9 @@
 #include "common/json_escape.h"
 #include "tap/event_to_json.h"
 #include "tap/internal/event_decoder.h"
+#include "tap/internal/json_transcoder.h"
 #include "tap/internal/stream_decoder.h"
 #include "tap/internal/stream_transcoder.h"
-#include "tap/json_transcoder.h"
 #include "tap/msgpack_tree.h"
 #include "tests/fuzz/fuzz_common.h"
 

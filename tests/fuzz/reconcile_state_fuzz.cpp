@@ -12,14 +12,14 @@
 #include <string>
 #include <string_view>
 
-#include "service/reconcile_state.h"
+#include "recovery/reconcile_state.h"
 #include "tests/fuzz/fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace salttap::service;
+  using namespace salttap;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   std::string error;
-  const auto state = parse_reconcile_state(text, error);
+  const auto state = recovery::parse_reconcile_state(text, error);
   if (!state) {
     FUZZ_CHECK(!error.empty());
     FUZZ_CHECK(error.find('\n') == std::string::npos);
@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(state->live_until >= 0);
   FUZZ_CHECK(!state->open_since || *state->open_since >= 0);
   std::string again_error;
-  const auto again = parse_reconcile_state(format_reconcile_state(*state), again_error);
+  const auto again = recovery::parse_reconcile_state(recovery::format_reconcile_state(*state), again_error);
   FUZZ_CHECK(again && *again == *state);
   return 0;
 }

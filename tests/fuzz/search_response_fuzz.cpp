@@ -20,23 +20,23 @@
 #include <string_view>
 
 #include "common/text.h"
-#include "service/search_response.h"
-#include "service/text_table.h"
+#include "common/text_table.h"
+#include "history/search_response.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace {
 
-using namespace salttap::service;
+using namespace salttap;
 
 constexpr std::size_t kHeader = 3;
 constexpr std::size_t kMaxMessage = 1024;
 
 // A refused answer: a one-line, bounded message; a non-2xx status is always refused.
 template <typename T>
-bool check_outcome(const salttap::Result<T, SearchError>& r, long status, bool answer_is_utf8) {
+bool check_outcome(const salttap::Result<T, history::SearchError>& r, long status, bool answer_is_utf8) {
   if (status < 200 || status > 299) FUZZ_CHECK(!r.has_value());
   if (r.has_value()) return true;
-  const SearchError& e = r.error();
+  const history::SearchError& e = r.error();
   FUZZ_CHECK(!e.message.empty() && e.message.size() <= kMaxMessage);
   FUZZ_CHECK(e.message.find_first_of("\n\r") == std::string::npos);
   if (answer_is_utf8) FUZZ_CHECK(salttap::is_valid_utf8(e.message));
@@ -58,7 +58,7 @@ void check_fits(std::string_view text) {
 }
 
 template <typename Row>
-void check_hits(const salttap::Result<Hits<Row>, SearchError>& r, long status, bool utf8) {
+void check_hits(const salttap::Result<history::Hits<Row>, history::SearchError>& r, long status, bool utf8) {
   if (!check_outcome(r, status, utf8)) return;
   for (const auto& row : r.value().rows) {
     check_object(row.source);
@@ -70,7 +70,7 @@ void check_hits(const salttap::Result<Hits<Row>, SearchError>& r, long status, b
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < kHeader) return 0;
-  salttap::indexer::HttpResponse response;
+  salttap::http::HttpResponse response;
   response.status = (long{data[0]} << 8) | data[1];
   response.body.assign(reinterpret_cast<const char*>(data) + kHeader, size - kHeader);
   response.host = "http://127.0.0.1:9200";
@@ -78,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool utf8 = salttap::fuzz::decodes_to_utf8(response.body);
   switch (data[2] % 3) {
     case 0: {
-      const auto h = parse_job_hits(response);
+      const auto h = history::parse_job_hits(response);
       check_hits(h, response.status, utf8);
       if (!h) break;
       for (const auto& j : h.value().rows) {
@@ -89,16 +89,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     }
     case 1: {
-      const auto h = parse_return_hits(response);
+      const auto h = history::parse_return_hits(response);
       check_hits(h, response.status, utf8);
       if (!h) break;
       for (const auto& r : h.value().rows) check_fits(r.reason);
       break;
     }
     default: {
-      const auto answered = parse_minion_page(response);
+      const auto answered = history::parse_minion_page(response);
       if (!check_outcome(answered, response.status, utf8)) break;
-      const MinionPage& page = answered.value();
+      const history::MinionPage& page = answered.value();
       if (!page.after_key.empty()) check_object(page.after_key);
       if (page.rows.empty()) FUZZ_CHECK(page.after_key.empty());
       for (const auto& m : page.rows) {

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "common/text.h"
+#include "http/http_client.h"
 #include "indexer/server_info.h"
 #include "tests/fuzz/fuzz_common.h"
 
@@ -64,7 +65,7 @@ void check_capabilities(const ServerInfo& info) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < kHeader) return 0;
   const std::size_t product_len = std::min<std::size_t>(data[2], size - kHeader);
-  HttpResponse response;
+  salttap::http::HttpResponse response;
   response.status = (long{data[0]} << 8) | data[1];
   response.product.assign(reinterpret_cast<const char*>(data) + kHeader, product_len);
   response.body.assign(reinterpret_cast<const char*>(data) + kHeader + product_len, size - kHeader - product_len);

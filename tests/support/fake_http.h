@@ -1,5 +1,5 @@
 #pragma once
-// A fake engine or webhook receiver behind indexer::HttpClient, for tests of
+// A fake engine or webhook receiver behind http::HttpClient, for tests of
 // whatever talks HTTP: every client it hands out shares one script (`respond`)
 // and one record of requests, so a factory can give a fresh client to each
 // thread (setup, shipper workers) and the test sees them all. A test can wait
@@ -18,17 +18,17 @@
 #include <string_view>
 #include <vector>
 
-#include "indexer/http_client.h"
+#include "http/http_client.h"
 #include "tests/support/gunzip.h"
 
 namespace salttap::testing {
 
 class FakeHttp {
  public:
-  using Respond = std::function<indexer::HttpResponse(const indexer::HttpRequest&)>;
+  using Respond = std::function<http::HttpResponse(const http::HttpRequest&)>;
 
-  static indexer::HttpResponse reply(long status, std::string body = "{}") {
-    indexer::HttpResponse r;
+  static http::HttpResponse reply(long status, std::string body = "{}") {
+    http::HttpResponse r;
     r.status = status;
     r.body = std::move(body);
     r.host = "http://fake";
@@ -36,7 +36,7 @@ class FakeHttp {
     return r;
   }
 
-  explicit FakeHttp(Respond respond = [](const indexer::HttpRequest&) { return reply(200); })
+  explicit FakeHttp(Respond respond = [](const http::HttpRequest&) { return reply(200); })
       : state_(std::make_shared<State>()) {
     state_->respond = std::move(respond);
   }
@@ -46,12 +46,12 @@ class FakeHttp {
     state_->respond = std::move(respond);
   }
 
-  std::unique_ptr<indexer::HttpClient> client() const { return std::make_unique<Client>(state_); }
-  std::function<std::unique_ptr<indexer::HttpClient>()> factory() const {
-    return [state = state_] { return std::unique_ptr<indexer::HttpClient>(std::make_unique<Client>(state)); };
+  std::unique_ptr<http::HttpClient> client() const { return std::make_unique<Client>(state_); }
+  std::function<std::unique_ptr<http::HttpClient>()> factory() const {
+    return [state = state_] { return std::unique_ptr<http::HttpClient>(std::make_unique<Client>(state)); };
   }
 
-  std::vector<indexer::HttpRequest> requests() const {
+  std::vector<http::HttpRequest> requests() const {
     std::lock_guard lock(state_->mutex);
     return state_->requests;
   }
@@ -98,15 +98,15 @@ class FakeHttp {
     mutable std::mutex mutex;
     mutable std::condition_variable changed;
     Respond respond;
-    std::vector<indexer::HttpRequest> requests;
+    std::vector<http::HttpRequest> requests;
     bool held = false;
   };
 
-  class Client final : public indexer::HttpClient {
+  class Client final : public http::HttpClient {
    public:
     explicit Client(std::shared_ptr<State> state) : state_(std::move(state)) {}
-    indexer::HttpResponse send(const indexer::HttpRequest& sent) override {
-      const indexer::HttpRequest request = as_received(sent);
+    http::HttpResponse send(const http::HttpRequest& sent) override {
+      const http::HttpRequest request = as_received(sent);
       std::unique_lock lock(state_->mutex);
       state_->requests.push_back(request);
       state_->changed.notify_all();
@@ -114,7 +114,7 @@ class FakeHttp {
       if (aborted_) return aborted();
       const Respond respond = state_->respond;
       lock.unlock();
-      indexer::HttpResponse r = respond(request);
+      http::HttpResponse r = respond(request);
       r.bytes_sent = r.status ? request.body.size() : 0;
       return r;
     }
@@ -127,8 +127,8 @@ class FakeHttp {
     }
 
    private:
-    static indexer::HttpResponse aborted() {
-      indexer::HttpResponse r = reply(0);
+    static http::HttpResponse aborted() {
+      http::HttpResponse r = reply(0);
       r.error = "http://fake: aborted: shutting down";
       return r;
     }

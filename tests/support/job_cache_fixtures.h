@@ -23,7 +23,7 @@
 
 #include "common/clock.h"
 #include "jobcache/cache_filesystem.h"
-#include "jobcache/job_dir.h"
+#include "jobcache/internal/job_dir.h"
 #include "tap/event_from_json.h"
 
 namespace salttap::testing {

@@ -7,15 +7,15 @@
 
 #include <gtest/gtest.h>
 
-#include "service/replay_command.h"
+#include "cli/internal/replay_command.h"
 
 namespace salttap::testing {
 
-inline std::string replay_output(const service::ReplayOptions& options) {
+inline std::string replay_output(const cli::ReplayOptions& options) {
   char* buf = nullptr;
   std::size_t size = 0;
   std::FILE* out = ::open_memstream(&buf, &size);
-  EXPECT_EQ(service::run_replay(options, out), 0);
+  EXPECT_EQ(cli::run_replay(options, out), 0);
   std::fclose(out);
   std::string text(buf, size);
   std::free(buf);

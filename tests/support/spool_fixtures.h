@@ -17,8 +17,8 @@
 
 #include "common/metrics.h"
 #include "indexer/internal/spool_format.h"
+#include "indexer/internal/spool_metrics.h"
 #include "indexer/spool.h"
-#include "indexer/spool_metrics.h"
 
 namespace salttap::testing {
 

@@ -34,17 +34,17 @@
 #include <map>
 #include <string>
 
+#include "cli/internal/replay_command.h"
+#include "config/config.h"
 #include "jobcache/job_cache_source.h"
-#include "service/backfill_job.h"
-#include "service/config.h"
-#include "service/replay_command.h"
+#include "recovery/cache_indexer.h"
 #include "tap/tag.h"
 #include "tests/support/capture_events.h"
 #include "tests/support/captures.h"
 #include "tests/support/job_cache_fixtures.h"
 #include "tests/support/replay_output.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 namespace fs = std::filesystem;
@@ -86,7 +86,7 @@ std::map<std::string, Kept> engine_view(const std::string& ndjson) {
   return kept;
 }
 
-class CollectSink final : public DocumentSink {
+class CollectSink final : public pipeline::DocumentSink {
  public:
   void put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>&) override {
     for (const auto& d : docs) ndjson += d.ndjson;
@@ -117,14 +117,14 @@ void sort_minion_lists(rapidjson::Document& d) {
 
 class BackfillCaptures : public ::testing::TestWithParam<std::string> {
  protected:
-  Config config() const { return load_config((kSource / "tests/golden/documents.yaml").string()); }
+  config::Config config() const { return config::load_config((kSource / "tests/golden/documents.yaml").string()); }
 
   // The live documents of every capture of the release, one replay each (as the golden files).
   std::string live_documents() const {
     std::string all;
     for (const auto& raw : salttap::testing::capture_raw_files()) {
       if (raw.parent_path().filename() != GetParam()) continue;
-      ReplayOptions options;
+      cli::ReplayOptions options;
       options.files = {raw.string()};
       options.output = "documents";
       options.config = config();
@@ -176,12 +176,12 @@ class BackfillCaptures : public ::testing::TestWithParam<std::string> {
 TEST_P(BackfillCaptures, GivesTheLiveDocumentsButWhatTheCacheCannotKnow) {
   CacheDir cache;
   copy_cache(cache);
-  const Config cfg = config();
+  const config::Config cfg = config();
   jobcache::JobCacheSource source(cache.jobs(), {{}, cfg.correlator.noise_funs, {}, "sha256"});
   ASSERT_TRUE(source.open());
   ManualClock now(*parse_salt_stamp("2027-01-01T00:00:00"));
   CollectSink sink;
-  BackfillJob job(cfg, source, sink, now);
+  recovery::CacheIndexer job(cfg, source, sink, now);
   while (job.step(10)) {
   }
   EXPECT_EQ(source.stats().job_dirs, 70u);
@@ -293,4 +293,4 @@ INSTANTIATE_TEST_SUITE_P(BothReleases, BackfillCaptures, ::testing::Values("salt
                          });
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

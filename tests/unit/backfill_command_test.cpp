@@ -6,10 +6,10 @@
 
 #include <cerrno>
 
-#include "service/backfill.h"
+#include "cli/internal/backfill_command.h"
 #include "tests/support/job_cache_fixtures.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 using salttap::testing::CacheDir;
@@ -33,47 +33,49 @@ class BackfillCommand : public ::testing::Test {
   }
 
   CacheDir cache_;
-  BackfillOptions options_;
+  cli::BackfillOptions options_;
 };
 
-TEST_F(BackfillCommand, ReadsTheCacheTheMasterConfigNames) { EXPECT_EQ(run_backfill(options_), kBackfillDone); }
+TEST_F(BackfillCommand, ReadsTheCacheTheMasterConfigNames) {
+  EXPECT_EQ(cli::run_backfill(options_), cli::kBackfillDone);
+}
 
 TEST_F(BackfillCommand, AMasterWithoutALocalJobCacheIsAWarningAndNothingRead) {
   for (const char* setting : {"job_cache: False\n", "master_job_cache: redis\n", "ext_job_cache: mysql\n"}) {
     master(setting);
-    EXPECT_EQ(run_backfill(options_), kBackfillNoJobCache) << setting;
+    EXPECT_EQ(cli::run_backfill(options_), cli::kBackfillNoJobCache) << setting;
   }
 }
 
 TEST_F(BackfillCommand, ACacheThatCannotBeReadIsItsOwnExitCode) {
   FaultyCacheFilesystem fs;
   fs.fail(CacheOp::open_dir, "/jobs", EACCES);
-  EXPECT_EQ(run_backfill(options_, fs), kBackfillCacheUnreadable);
+  EXPECT_EQ(cli::run_backfill(options_, fs), cli::kBackfillCacheUnreadable);
   options_.cachedir = (cache_.cachedir() / "elsewhere").string();
-  EXPECT_EQ(run_backfill(options_), kBackfillCacheUnreadable);
+  EXPECT_EQ(cli::run_backfill(options_), cli::kBackfillCacheUnreadable);
 }
 
 TEST_F(BackfillCommand, BadJobsAreCountedAndSaidByTheExitCode) {
   const auto dir = cache_.publish("20200101000000000002", "test.ping", {"minion-a"});
   CacheDir::write_bytes(dir / ".load.p", "\x81");
-  EXPECT_EQ(run_backfill(options_), kBackfillJobsSkipped);
+  EXPECT_EQ(cli::run_backfill(options_), cli::kBackfillJobsSkipped);
 }
 
 TEST_F(BackfillCommand, ATimeWindowItCannotReadIsAUsageError) {
   options_.since = "yesterday";
-  EXPECT_EQ(run_backfill(options_), kBackfillUsage);
+  EXPECT_EQ(cli::run_backfill(options_), cli::kBackfillUsage);
   options_.since = "2020-01-02";
   options_.until = "2020-01-01";
-  EXPECT_EQ(run_backfill(options_), kBackfillUsage);
+  EXPECT_EQ(cli::run_backfill(options_), cli::kBackfillUsage);
   options_.since = "2019-12-31";
   options_.until.clear();
-  EXPECT_EQ(run_backfill(options_), kBackfillDone);
+  EXPECT_EQ(cli::run_backfill(options_), cli::kBackfillDone);
 }
 
 TEST_F(BackfillCommand, WritingNeedsAnIndexer) {
   options_.dry_run = false;
-  EXPECT_THROW(run_backfill(options_), ConfigError);  // the CLI says so and exits 1
+  EXPECT_THROW(cli::run_backfill(options_), ConfigError);  // the CLI says so and exits 1
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

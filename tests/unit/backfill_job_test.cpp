@@ -1,4 +1,4 @@
-// BackfillJob: hand-made job caches through the live path. Verdicts, the
+// CacheIndexer: hand-made job caches through the live path. Verdicts, the
 // documents and their versions, jobs still inside their deadline, late
 // returns, and every bad file counted (never a crash).
 
@@ -13,11 +13,11 @@
 #include <thread>
 
 #include "jobcache/job_cache_source.h"
-#include "service/backfill_job.h"
+#include "recovery/cache_indexer.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/job_cache_fixtures.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 namespace fs = std::filesystem;
@@ -36,7 +36,7 @@ struct Doc {
   rapidjson::Document source;
 };
 
-class CollectSink final : public DocumentSink {
+class CollectSink final : public pipeline::DocumentSink {
  public:
   void put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>&) override {
     for (const auto& b : docs) {
@@ -77,7 +77,7 @@ class Backfill : public ::testing::Test {
         jobcache::RetryPolicy{.attempts = 1}, fs, time_);
     ASSERT_TRUE(source_->open());
     now_.set(at(now));
-    job_ = std::make_unique<BackfillJob>(config_, *source_, sink_, now_);
+    job_ = std::make_unique<recovery::CacheIndexer>(config_, *source_, sink_, now_);
     while (job_->step(3)) {
     }
   }
@@ -88,12 +88,12 @@ class Backfill : public ::testing::Test {
   }
 
   CacheDir cache_;
-  Config config_ = default_config();
+  config::Config config_ = config::default_config();
   salttap::testing::FakeSteadyTime time_;
   ManualClock now_;
   CollectSink sink_;
   std::unique_ptr<jobcache::JobCacheSource> source_;
-  std::unique_ptr<BackfillJob> job_;
+  std::unique_ptr<recovery::CacheIndexer> job_;
 };
 
 TEST_F(Backfill, ASucceedingPingIsOneFinalJobDocumentAndItsReturns) {
@@ -253,7 +253,7 @@ TEST_F(Backfill, RunnersAndWheelAreTheirOwnKinds) {
 // The cache is streamed: the heap in use while backfilling 500 jobs peaks
 // where it does for 50 (each job's pipeline is dropped when it is done).
 #if !defined(__SANITIZE_ADDRESS__)
-class CountSink final : public DocumentSink {
+class CountSink final : public pipeline::DocumentSink {
  public:
   void put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>&) override { n += docs.size(); }
   std::size_t n = 0;
@@ -268,13 +268,13 @@ std::size_t peak_heap_backfilling(std::size_t jobs) {
         "__run_num__": 0, "name": "/tmp/f", "__id__": "f"}})",
               0, at("2026-11-29T19:24:29"));
   }
-  Config config = default_config();
+  config::Config config = config::default_config();
   config.master_id = "m1";
   jobcache::JobCacheSource source(cache.jobs(), {});
   EXPECT_TRUE(source.open());
   ManualClock now(at("2026-11-29T23:00:00"));
   CountSink sink;
-  BackfillJob job(config, source, sink, now);
+  recovery::CacheIndexer job(config, source, sink, now);
   const std::size_t base = mallinfo2().uordblks;
   std::size_t peak = base;
   while (job.step(20)) peak = std::max<std::size_t>(peak, mallinfo2().uordblks);
@@ -292,4 +292,4 @@ TEST(BackfillMemory, DoesNotGrowWithTheCache) {
 #endif
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

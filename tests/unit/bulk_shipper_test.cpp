@@ -70,8 +70,10 @@ std::string bulk_response(const std::vector<int>& statuses) {
   return fmt::format(R"({{"errors":{},"items":[{}]}})", errors ? "true" : "false", items);
 }
 
-HttpResponse ok(const std::vector<int>& statuses) { return {200, bulk_response(statuses), {}, "http://fake", {}, 0}; }
-HttpResponse status(long s, std::string body = {}) {
+http::HttpResponse ok(const std::vector<int>& statuses) {
+  return {200, bulk_response(statuses), {}, "http://fake", {}, 0};
+}
+http::HttpResponse status(long s, std::string body = {}) {
   return {s, std::move(body), s ? "" : "connection refused", "http://fake", {}, 0};
 }
 
@@ -79,16 +81,16 @@ HttpResponse status(long s, std::string body = {}) {
 struct Script {
   std::mutex mutex;
   std::condition_variable cv;
-  std::vector<HttpRequest> requests;
+  std::vector<http::HttpRequest> requests;
   FakeSteadyTime* time = nullptr;
   std::vector<SteadyTime::time_point> times;  // when each request was sent, on `time`
   SteadyTime::duration latency{};             // how much `time` moves while a request is answered
-  std::deque<HttpResponse> queued;
-  std::function<HttpResponse(const HttpRequest&)> respond = [](const HttpRequest& r) {
+  std::deque<http::HttpResponse> queued;
+  std::function<http::HttpResponse(const http::HttpRequest&)> respond = [](const http::HttpRequest& r) {
     return ok(std::vector<int>(docs_in(r.body).size(), 201));
   };
 
-  std::vector<HttpRequest> sent() {
+  std::vector<http::HttpRequest> sent() {
     std::lock_guard lock(mutex);
     return requests;
   }
@@ -102,16 +104,16 @@ struct Script {
   }
 };
 
-class ScriptedClient final : public HttpClient {
+class ScriptedClient final : public http::HttpClient {
  public:
   explicit ScriptedClient(std::shared_ptr<Script> s) : script_(std::move(s)) {}
-  HttpResponse send(const HttpRequest& sent) override {
-    const HttpRequest request = salttap::testing::as_received(sent);
+  http::HttpResponse send(const http::HttpRequest& sent) override {
+    const http::HttpRequest request = salttap::testing::as_received(sent);
     std::unique_lock lock(script_->mutex);
     script_->requests.push_back(request);
     script_->times.push_back(script_->time->now());
     script_->time->advance(script_->latency);
-    HttpResponse r;
+    http::HttpResponse r;
     if (!script_->queued.empty()) {
       r = std::move(script_->queued.front());
       script_->queued.pop_front();
@@ -305,7 +307,7 @@ TEST(BulkShipper, TooLargeSplitsTheBatchInHalves) {
 TEST(BulkShipper, WholeRequest400IsolatesTheMalformedDocumentByHalving) {
   Harness h;
   for (int i = 0; i < 4; ++i) h.source.add(i == 1 ? doc(i, R"({"n":BROKEN)") : doc(i));
-  h.script->respond = [](const HttpRequest& r) {
+  h.script->respond = [](const http::HttpRequest& r) {
     if (r.body.find("deadletter") == std::string::npos && r.body.find("BROKEN") != std::string::npos)
       return status(400,
                     R"({"error":{"type":"x_content_parse_exception","reason":"unexpected character"},"status":400})");
@@ -375,7 +377,7 @@ TEST(BulkShipper, DeadLetterIndexRefusingWritesTheLocalFileThenAcks) {
   Harness h(config, tmp.path / "dead");
   h.source.add(doc(7, R"({"n":"not a number"})"));
   h.script->queued.push_back(ok({400}));
-  h.script->queued.push_back(HttpResponse{
+  h.script->queued.push_back(http::HttpResponse{
       200,
       R"({"errors":true,"items":[{"index":{"status":400,"error":{"type":"strict_dynamic_mapping_exception","reason":"mapping set to strict"}}}]})",
       {},
@@ -407,7 +409,7 @@ TEST(BulkShipper, UnwritableDeadLetterFileKeepsTheRecordUnacked) {
   auto config = test_config();
   Harness h(config, tmp.path / "not-a-dir" / "dead");
   h.source.add(doc(1));
-  h.script->respond = [](const HttpRequest& r) { return ok(std::vector<int>(docs_in(r.body).size(), 400)); };
+  h.script->respond = [](const http::HttpRequest& r) { return ok(std::vector<int>(docs_in(r.body).size(), 400)); };
   h.start();
   h.run_until([&] { return h.script->count() >= 4; });
   h.stop();
@@ -419,7 +421,7 @@ TEST(BulkShipper, ADocumentTooLargeEvenAloneIsDeadLetteredThenFiled) {
   TempDir tmp;
   Harness h(test_config(), tmp.path);
   h.source.add(doc(1));
-  h.script->respond = [](const HttpRequest&) { return status(413); };
+  h.script->respond = [](const http::HttpRequest&) { return status(413); };
   h.start();
   h.run_until_acked(1);
   EXPECT_EQ(h.shipper->stats().docs_dead_letter_file, 1u);
@@ -434,7 +436,7 @@ TEST(BulkShipper, WhileTheEngineIsDownEachWorkerHoldsOneBatch) {
   config.batch.max_docs = 5;
   Harness h(config);
   for (int i = 0; i < 30; ++i) h.source.add(doc(i));
-  h.script->respond = [](const HttpRequest&) { return status(0); };
+  h.script->respond = [](const http::HttpRequest&) { return status(0); };
   h.start();
   h.run_until([&] { return h.script->count() >= 20; });  // both workers retrying through their backoffs
   EXPECT_EQ(h.source.handed_out(), 15u)
@@ -465,7 +467,7 @@ TEST(BulkShipper, StopDuringBackoffReturnsAtTheDrainDeadline) {
   config.backoff = {30s, 30s};  // 15 s with the pinned jitter
   Harness h(config);
   h.source.add(doc(1));
-  h.script->respond = [](const HttpRequest&) { return status(503); };
+  h.script->respond = [](const http::HttpRequest&) { return status(503); };
   h.start();
   h.run_until([&] { return h.script->count() >= 1; });
   h.time.await_waiters(2);  // the worker sleeps in its backoff, the preparer waits for records
@@ -511,7 +513,7 @@ TEST(BulkShipper, StopWithDrainShipsThePartialBatchAtOnce) {
 
 // ---- batching --------------------------------------------------------------------
 
-std::vector<std::size_t> batch_sizes(const std::vector<HttpRequest>& sent) {
+std::vector<std::size_t> batch_sizes(const std::vector<http::HttpRequest>& sent) {
   std::vector<std::size_t> sizes;
   for (const auto& r : sent) sizes.push_back(docs_in(r.body).size());
   return sizes;

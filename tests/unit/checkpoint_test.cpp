@@ -22,16 +22,16 @@
 #include <string>
 #include <vector>
 
-#include "service/checkpoint_file.h"
-#include "service/checkpoint_format.h"
-#include "service/checkpoint_keeper.h"
-#include "service/config.h"
-#include "service/document_pipeline.h"
+#include "config/config.h"
+#include "pipeline/document_pipeline.h"
+#include "recovery/checkpoint_file.h"
+#include "recovery/checkpoint_format.h"
+#include "recovery/checkpoint_keeper.h"
 #include "tests/support/capture_events.h"
 #include "tests/support/events.h"
 #include "tests/support/fake_steady_time.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 namespace fs = std::filesystem;
@@ -162,25 +162,25 @@ TEST(CheckpointFormat, EveryJobFieldSurvivesTheFile) {
   s.jobs = {full_job(), Job{}};
   s.jobs[1].jid = "20261201234500999999";  // a job with every default
   s.jobs[1].outcome_success = true;
-  const std::string bytes = encode_checkpoint(s, 42);
-  const auto decoded = decode_checkpoint(bytes);
+  const std::string bytes = recovery::encode_checkpoint(s, 42);
+  const auto decoded = recovery::decode_checkpoint(bytes);
   ASSERT_TRUE(decoded) << decoded.error().why;
-  const DecodedCheckpoint& d = decoded.value();
+  const recovery::DecodedCheckpoint& d = decoded.value();
   EXPECT_EQ(d.written_at, 42);
   EXPECT_EQ(d.snapshot.minions, s.minions);
   ASSERT_EQ(d.snapshot.jobs.size(), 2U);
   expect_same_job(d.snapshot.jobs[0], s.jobs[0]);
   expect_same_job(d.snapshot.jobs[1], s.jobs[1]);
-  EXPECT_EQ(encode_checkpoint(d.snapshot, 42), bytes);  // and back to the same bytes
+  EXPECT_EQ(recovery::encode_checkpoint(d.snapshot, 42), bytes);  // and back to the same bytes
 }
 
 // A file written before a job had items 24 and 25 (rerun_of, args_redacted)
 // still restores: no rerun_of, and the arguments never trusted for a re-run.
 TEST(CheckpointFormat, AJobOfTwentyFourItemsIsStillRead) {
   const fs::path file = fs::path(SALTTAP_SOURCE_DIR) / "tests/fuzz/corpus/checkpoint/every-field-24-items";
-  const auto decoded = decode_checkpoint(read_bytes(file));
+  const auto decoded = recovery::decode_checkpoint(read_bytes(file));
   ASSERT_TRUE(decoded) << decoded.error().why;
-  const DecodedCheckpoint& d = decoded.value();
+  const recovery::DecodedCheckpoint& d = decoded.value();
   ASSERT_FALSE(d.snapshot.jobs.empty());
   for (const Job& j : d.snapshot.jobs) {
     EXPECT_TRUE(j.rerun_of.empty()) << j.jid;
@@ -189,12 +189,12 @@ TEST(CheckpointFormat, AJobOfTwentyFourItemsIsStillRead) {
 }
 
 TEST(CheckpointFormat, TheHeaderIsMagicVersionLengthCrc) {
-  const std::string bytes = encode_checkpoint({}, 0);
-  ASSERT_GE(bytes.size(), kCheckpointHeaderBytes);
+  const std::string bytes = recovery::encode_checkpoint({}, 0);
+  ASSERT_GE(bytes.size(), recovery::kCheckpointHeaderBytes);
   EXPECT_EQ(bytes.substr(0, 8), "STAPCKPT");
   EXPECT_EQ(bytes.substr(8, 4), std::string("\0\0\0\1", 4));
   const auto length = static_cast<std::size_t>(static_cast<unsigned char>(bytes[15]));
-  EXPECT_EQ(bytes.size(), kCheckpointHeaderBytes + length);
+  EXPECT_EQ(bytes.size(), recovery::kCheckpointHeaderBytes + length);
 }
 
 // Each bad file: the reason it is refused.
@@ -202,49 +202,49 @@ TEST(CheckpointFormat, BadBytesAreRefusedWithTheirReason) {
   correlator::CorrelatorSnapshot s;
   s.minions = {"minion-a", "minion-b", "minion-c", "minion-d"};
   s.jobs = {full_job()};
-  const std::string good = encode_checkpoint(s, 1);
-  const auto error_of = [](const std::string& b) -> std::optional<CheckpointError> {
-    const auto d = decode_checkpoint(b);
+  const std::string good = recovery::encode_checkpoint(s, 1);
+  const auto error_of = [](const std::string& b) -> std::optional<recovery::CheckpointError> {
+    const auto d = recovery::decode_checkpoint(b);
     if (d) return std::nullopt;
     return d.error().kind;
   };
 
-  EXPECT_EQ(error_of(""), CheckpointError::truncated);
-  EXPECT_EQ(error_of(good.substr(0, 10)), CheckpointError::truncated);
-  EXPECT_EQ(error_of(good.substr(0, good.size() - 1)), CheckpointError::truncated);
-  EXPECT_EQ(error_of(good + "x"), CheckpointError::invalid);
+  EXPECT_EQ(error_of(""), recovery::CheckpointError::truncated);
+  EXPECT_EQ(error_of(good.substr(0, 10)), recovery::CheckpointError::truncated);
+  EXPECT_EQ(error_of(good.substr(0, good.size() - 1)), recovery::CheckpointError::truncated);
+  EXPECT_EQ(error_of(good + "x"), recovery::CheckpointError::invalid);
   std::string magic = good;
   magic[0] = 'X';
-  EXPECT_EQ(error_of(magic), CheckpointError::bad_magic);
+  EXPECT_EQ(error_of(magic), recovery::CheckpointError::bad_magic);
   std::string future = good;
   future[11] = 2;
-  EXPECT_EQ(error_of(future), CheckpointError::unknown_version);
-  EXPECT_NE(decode_checkpoint(future).error().why.find("version 2"), std::string::npos);
+  EXPECT_EQ(error_of(future), recovery::CheckpointError::unknown_version);
+  EXPECT_NE(recovery::decode_checkpoint(future).error().why.find("version 2"), std::string::npos);
   std::string flipped = good;
   flipped[good.size() / 2] ^= 0x01;
-  EXPECT_EQ(error_of(flipped), CheckpointError::bad_crc);
+  EXPECT_EQ(error_of(flipped), recovery::CheckpointError::bad_crc);
   std::string crc = good;
   crc[19] ^= 0x01;
-  EXPECT_EQ(error_of(crc), CheckpointError::bad_crc);
+  EXPECT_EQ(error_of(crc), recovery::CheckpointError::bad_crc);
 
   // A payload with a correct crc but the wrong shape: a minion id outside
   // the name table.
   correlator::CorrelatorSnapshot shape = s;
   shape.minions.resize(2);
-  const auto d = decode_checkpoint(encode_checkpoint(shape, 1));
+  const auto d = recovery::decode_checkpoint(recovery::encode_checkpoint(shape, 1));
   ASSERT_FALSE(d);
-  EXPECT_EQ(d.error().kind, CheckpointError::invalid);
+  EXPECT_EQ(d.error().kind, recovery::CheckpointError::invalid);
   EXPECT_NE(d.error().why.find("job.minions"), std::string::npos) << d.error().why;
   // Unsorted minions, flags not one per minion, an unknown kind.
   shape = s;
   std::swap(shape.jobs[0].minions[0], shape.jobs[0].minions[1]);
-  EXPECT_EQ(error_of(encode_checkpoint(shape, 1)), CheckpointError::invalid);
+  EXPECT_EQ(error_of(recovery::encode_checkpoint(shape, 1)), recovery::CheckpointError::invalid);
   shape = s;
   shape.jobs[0].flags.pop_back();
-  EXPECT_EQ(error_of(encode_checkpoint(shape, 1)), CheckpointError::invalid);
+  EXPECT_EQ(error_of(recovery::encode_checkpoint(shape, 1)), recovery::CheckpointError::invalid);
   shape = s;
   shape.jobs[0].kind = static_cast<JobKind>(9);
-  EXPECT_EQ(error_of(encode_checkpoint(shape, 1)), CheckpointError::invalid);
+  EXPECT_EQ(error_of(recovery::encode_checkpoint(shape, 1)), recovery::CheckpointError::invalid);
 }
 
 // ---- the strongest form: real captures, cut and restored ----------------
@@ -254,18 +254,19 @@ TEST(CheckpointFormat, BadBytesAreRefusedWithTheirReason) {
 // batch). Before every event whose index is in `cuts`, salttap "restarts":
 // the correlator's snapshot goes through the file format and into a new
 // pipeline. Returns every document's NDJSON, in order.
-std::string replay(const std::vector<tap::Event>& events, const Config& config, const std::set<std::size_t>& cuts) {
+std::string replay(const std::vector<tap::Event>& events, const config::Config& config,
+                   const std::set<std::size_t>& cuts) {
   ManualClock clock(0);
-  auto pipeline = std::make_unique<DocumentPipeline>(config, clock);
+  auto pipeline = std::make_unique<pipeline::DocumentPipeline>(config, clock);
   std::string out;
   const auto take = [&] {
     for (const auto& doc : pipeline->take_docs()) out += doc.ndjson;
   };
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (cuts.contains(i)) {
-      const std::string bytes = encode_checkpoint(pipeline->correlator().snapshot(), clock.now());
-      pipeline = std::make_unique<DocumentPipeline>(config, clock);
-      const auto d = decode_checkpoint(bytes);
+      const std::string bytes = recovery::encode_checkpoint(pipeline->correlator().snapshot(), clock.now());
+      pipeline = std::make_unique<pipeline::DocumentPipeline>(config, clock);
+      const auto d = recovery::decode_checkpoint(bytes);
       EXPECT_TRUE(d) << d.error().why;
       if (d) pipeline->correlator().restore(d.value().snapshot);
       pipeline->advance();
@@ -297,8 +298,8 @@ std::vector<tap::Event> release_events(const std::string& release) {
   return all;
 }
 
-Config replay_config(bool short_timers) {
-  Config c = default_config();
+config::Config replay_config(bool short_timers) {
+  config::Config c = config::default_config();
   c.master_id = "checkpoint-test";
   if (short_timers) {
     // Deadlines, orphan settling and the late window all fire inside the
@@ -327,7 +328,7 @@ TEST_P(CheckpointCaptures, ARestoredRunWritesTheSameDocumentsAsOneThatNeverStopp
   const auto& [release, short_timers] = GetParam();
   const std::vector<tap::Event> events = release_events(release);
   ASSERT_GT(events.size(), 100U);
-  const Config config = replay_config(short_timers);
+  const config::Config config = replay_config(short_timers);
   const std::string uninterrupted = replay(events, config, {});
   ASSERT_NE(uninterrupted.find("\"kind\":\"job\""), std::string::npos);
   if (short_timers) {
@@ -372,14 +373,14 @@ TEST(CheckpointRestore, ADeadlinePassedWhileDownSettlesOnRestoreByTheLiveRules) 
                         "minions": ["minion-a", "minion-b"], "_stamp": "2026-11-29T19:24:29.000000"})"));
   first.on_event(ev("salt/job/20261201000000000001/ret/minion-a",
                     R"({"fun": "test.sleep", "return": true, "retcode": 0, "success": true, "id": "minion-a"})"));
-  const std::string bytes = encode_checkpoint(first.snapshot(), clock.now());
+  const std::string bytes = recovery::encode_checkpoint(first.snapshot(), clock.now());
   EXPECT_TRUE(before.updates.empty());
 
   // Down for an hour: the 10 s deadline passed long ago.
   clock.advance(3600 * kMicrosPerSecond);
   Recorded after;
   correlator::Correlator second(config, clock, after.sink());
-  EXPECT_EQ(second.restore(decode_checkpoint(bytes).value().snapshot), 1U);
+  EXPECT_EQ(second.restore(recovery::decode_checkpoint(bytes).value().snapshot), 1U);
   EXPECT_TRUE(after.updates.empty());
   second.advance();
   ASSERT_EQ(after.updates.size(), 1U);
@@ -438,7 +439,7 @@ correlator::CorrelatorSnapshot small_snapshot(const std::string& jid) {
 
 TEST(CheckpointFile, WritesAtomicallyAndReadsBack) {
   const ScratchDir dir;
-  CheckpointFile file(dir.path() / "correlator.checkpoint");
+  recovery::CheckpointFile file(dir.path() / "correlator.checkpoint");
   EXPECT_FALSE(file.load());  // none yet: a first start, not an error
   ASSERT_TRUE(file.write(small_snapshot("1"), 5 * kMicrosPerSecond));
   EXPECT_FALSE(fs::exists(file.temp_path()));
@@ -453,7 +454,7 @@ TEST(CheckpointFile, WritesAtomicallyAndReadsBack) {
 
 TEST(CheckpointFile, AFailedWriteLeavesTheOldCheckpoint) {
   const ScratchDir dir;
-  CheckpointFile file(dir.path() / "correlator.checkpoint");
+  recovery::CheckpointFile file(dir.path() / "correlator.checkpoint");
   ASSERT_TRUE(file.write(small_snapshot("old"), 1));
   const std::string old_bytes = read_bytes(file.path());
   fs::create_directory(file.temp_path());  // the temporary file cannot be created
@@ -477,21 +478,21 @@ TEST(CheckpointFile, AFailedWriteLeavesTheOldCheckpoint) {
 
 // Each bad file is counted under its reason, moved aside, and the start goes on empty.
 TEST(CheckpointFile, ABadFileIsCountedMovedAsideAndIgnored) {
-  const std::string good = encode_checkpoint(small_snapshot("1"), 1);
+  const std::string good = recovery::encode_checkpoint(small_snapshot("1"), 1);
   std::string future = good;
   future[11] = 7;
   std::string flipped = good;
   flipped[good.size() - 3] ^= 0x40;
-  const std::vector<std::pair<std::string, CheckpointError>> cases = {
-      {"", CheckpointError::truncated},
-      {good.substr(0, good.size() / 2), CheckpointError::truncated},
-      {"not a checkpoint at all, but long enough", CheckpointError::bad_magic},
-      {future, CheckpointError::unknown_version},
-      {flipped, CheckpointError::bad_crc},
+  const std::vector<std::pair<std::string, recovery::CheckpointError>> cases = {
+      {"", recovery::CheckpointError::truncated},
+      {good.substr(0, good.size() / 2), recovery::CheckpointError::truncated},
+      {"not a checkpoint at all, but long enough", recovery::CheckpointError::bad_magic},
+      {future, recovery::CheckpointError::unknown_version},
+      {flipped, recovery::CheckpointError::bad_crc},
   };
   for (const auto& [bytes, reason] : cases) {
     const ScratchDir dir;
-    CheckpointFile file(dir.path() / "correlator.checkpoint");
+    recovery::CheckpointFile file(dir.path() / "correlator.checkpoint");
     write_bytes(file.path(), bytes);
     EXPECT_FALSE(file.load()) << to_string(reason);
     EXPECT_EQ(file.stats().restore_errors[static_cast<std::size_t>(reason)], 1U) << to_string(reason);
@@ -503,10 +504,10 @@ TEST(CheckpointFile, ABadFileIsCountedMovedAsideAndIgnored) {
   }
   // Unreadable: a directory where the file should be.
   const ScratchDir dir;
-  CheckpointFile file(dir.path() / "correlator.checkpoint");
+  recovery::CheckpointFile file(dir.path() / "correlator.checkpoint");
   fs::create_directory(file.path());
   EXPECT_FALSE(file.load());
-  EXPECT_EQ(file.stats().restore_errors[static_cast<std::size_t>(CheckpointError::unreadable)], 1U);
+  EXPECT_EQ(file.stats().restore_errors[static_cast<std::size_t>(recovery::CheckpointError::unreadable)], 1U);
 }
 
 TEST(CheckpointKeeper, WritesAfterTheIntervalWhenSomethingChangedAndAtShutdown) {
@@ -514,7 +515,7 @@ TEST(CheckpointKeeper, WritesAfterTheIntervalWhenSomethingChangedAndAtShutdown) 
   testing::FakeSteadyTime time;
   ManualClock clock(1'795'980'269'000'000);
   correlator::Correlator c({}, clock, [](JobUpdate, const Job&) {});
-  CheckpointKeeper keeper(dir.path() / "state" / "cp", std::chrono::seconds(10), c, clock, time);
+  recovery::CheckpointKeeper keeper(dir.path() / "state" / "cp", std::chrono::seconds(10), c, clock, time);
   EXPECT_EQ(keeper.restore(), 0U);
   keeper.maybe_write();
   EXPECT_EQ(keeper.file().stats().writes, 0U);  // nothing changed, interval not passed
@@ -531,7 +532,7 @@ TEST(CheckpointKeeper, WritesAfterTheIntervalWhenSomethingChangedAndAtShutdown) 
   EXPECT_EQ(keeper.file().stats().writes, 2U);
 
   correlator::Correlator restarted({}, clock, [](JobUpdate, const Job&) {});
-  CheckpointKeeper again(dir.path() / "state" / "cp", std::chrono::seconds(10), restarted, clock, time);
+  recovery::CheckpointKeeper again(dir.path() / "state" / "cp", std::chrono::seconds(10), restarted, clock, time);
   EXPECT_EQ(again.restore(), 1U);
   EXPECT_EQ(restarted.tracked_jobs(), 1U);
   EXPECT_EQ(again.file().stats().restored_jobs, 1U);
@@ -547,14 +548,15 @@ TEST(CheckpointKeeper, WritesAfterTheIntervalWhenSomethingChangedAndAtShutdown) 
 // format.
 TEST(CheckpointSeeds, TheFuzzSeedsAreInTheWritersFormat) {
   std::vector<std::pair<std::string, std::string>> seeds;
-  seeds.emplace_back("empty", encode_checkpoint({}, 0));
-  seeds.emplace_back("every-field", encode_checkpoint(small_snapshot("20261201234500123456"), 1'795'980'269'000'000));
+  seeds.emplace_back("empty", recovery::encode_checkpoint({}, 0));
+  seeds.emplace_back("every-field",
+                     recovery::encode_checkpoint(small_snapshot("20261201234500123456"), 1'795'980'269'000'000));
   const std::vector<tap::Event> events = release_events("salt-3006.25");
-  const Config config = replay_config(true);
+  const config::Config config = replay_config(true);
   for (const std::size_t percent : {10, 35, 60, 85}) {
     const std::size_t cut = events.size() * percent / 100;
     ManualClock clock(0);
-    DocumentPipeline pipeline(config, clock);
+    pipeline::DocumentPipeline pipeline(config, clock);
     for (std::size_t i = 0; i < cut; ++i) {
       if (auto stamp = events[i].string_field("_stamp"))
         if (auto t = parse_salt_stamp(*stamp); t && *t > clock.now()) clock.set(*t);
@@ -563,7 +565,7 @@ TEST(CheckpointSeeds, TheFuzzSeedsAreInTheWritersFormat) {
     }
     ASSERT_GT(pipeline.correlator().tracked_jobs(), 0U) << cut;
     seeds.emplace_back("salt-3006.25-at-" + std::to_string(percent) + "pct",
-                       encode_checkpoint(pipeline.correlator().snapshot(), clock.now()));
+                       recovery::encode_checkpoint(pipeline.correlator().snapshot(), clock.now()));
   }
   const std::string good = seeds[1].second;
   std::string future = good, flipped = good, magic = good;
@@ -576,7 +578,7 @@ TEST(CheckpointSeeds, TheFuzzSeedsAreInTheWritersFormat) {
   seeds.emplace_back("bad-magic", magic);
   correlator::CorrelatorSnapshot outside = small_snapshot("1");
   outside.minions.resize(1);
-  seeds.emplace_back("bad-minion-outside-table", encode_checkpoint(outside, 1));
+  seeds.emplace_back("bad-minion-outside-table", recovery::encode_checkpoint(outside, 1));
 
   const fs::path dir = fs::path(SALTTAP_SOURCE_DIR) / "tests/fuzz/corpus/checkpoint";
   const bool write = std::getenv("SALTTAP_WRITE_CHECKPOINT_SEEDS") != nullptr;
@@ -592,16 +594,16 @@ TEST(CheckpointSeeds, TheFuzzSeedsAreInTheWritersFormat) {
     // change them), but the format: a sound seed is exactly what the writer
     // writes for what it holds, a broken one is refused for its reason.
     const std::string saved = read_bytes(file);
-    const auto d = decode_checkpoint(saved);
+    const auto d = recovery::decode_checkpoint(saved);
     if (name.starts_with("bad-")) {
-      const auto fresh = decode_checkpoint(bytes);
+      const auto fresh = recovery::decode_checkpoint(bytes);
       ASSERT_FALSE(d) << file;
       ASSERT_FALSE(fresh) << file;
       EXPECT_EQ(d.error().kind, fresh.error().kind) << file;
       continue;
     }
     ASSERT_TRUE(d) << file << ": " << d.error().why << "; the format changed: rewrite the seeds";
-    EXPECT_EQ(encode_checkpoint(d.value().snapshot, d.value().written_at), saved) << file;
+    EXPECT_EQ(recovery::encode_checkpoint(d.value().snapshot, d.value().written_at), saved) << file;
     EXPECT_FALSE(d.value().snapshot.jobs.empty() && name != "empty") << file;
   }
 }
@@ -612,26 +614,26 @@ TEST(CheckpointConfig, KeysAreReadAndChecked) {
   const ScratchDir dir;
   const fs::path file = dir.path() / "salttap.yaml";
   write_bytes(file, "checkpoint:\n  enabled: false\n  path: /srv/cp\n  interval_seconds: 2.5\n");
-  const Config c = load_config(file.string());
+  const config::Config c = config::load_config(file.string());
   EXPECT_FALSE(c.checkpoint.enabled);
-  EXPECT_EQ(checkpoint_path(c), fs::path("/srv/cp"));
+  EXPECT_EQ(config::checkpoint_path(c), fs::path("/srv/cp"));
   EXPECT_EQ(c.checkpoint.interval, std::chrono::milliseconds(2500));
 
-  Config d = default_config();
+  config::Config d = config::default_config();
   EXPECT_TRUE(d.checkpoint.enabled);
   EXPECT_EQ(d.checkpoint.interval, std::chrono::seconds(10));
   d.indexer.spool.dir = "/var/lib/salttap/spool";
-  EXPECT_EQ(checkpoint_path(d), fs::path("/var/lib/salttap/correlator.checkpoint"));
+  EXPECT_EQ(config::checkpoint_path(d), fs::path("/var/lib/salttap/correlator.checkpoint"));
   d.indexer.spool.dir = "/var/lib/salttap/spool/";
-  EXPECT_EQ(checkpoint_path(d), fs::path("/var/lib/salttap/correlator.checkpoint"));
+  EXPECT_EQ(config::checkpoint_path(d), fs::path("/var/lib/salttap/correlator.checkpoint"));
 
   write_bytes(file, "checkpoint:\n  interval_seconds: 0\n");
-  EXPECT_THROW(load_config(file.string()), ConfigError);
+  EXPECT_THROW(config::load_config(file.string()), ConfigError);
   write_bytes(file, "checkpoint:\n  every: 3\n");
-  EXPECT_THROW(load_config(file.string()), ConfigError);
+  EXPECT_THROW(config::load_config(file.string()), ConfigError);
   write_bytes(file, "checkpoint:\n  enabled: maybe\n");
-  EXPECT_THROW(load_config(file.string()), ConfigError);
+  EXPECT_THROW(config::load_config(file.string()), ConfigError);
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

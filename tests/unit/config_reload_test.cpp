@@ -14,10 +14,10 @@
 
 #include "common/log.h"
 #include "common/metrics.h"
-#include "service/config_reload.h"
+#include "daemon/internal/config_reload.h"
 #include "tests/support/spool_fixtures.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 constexpr Micros kNow = 1'800'000'000 * kMicrosPerSecond;
@@ -77,13 +77,13 @@ class Files {
   testing::TempDir dir_;
 };
 
-class RecordingTarget final : public ReloadTarget {
+class RecordingTarget final : public daemon::ReloadTarget {
  public:
-  void apply(const Config& next) override {
+  void apply(const config::Config& next) override {
     if (refuse) throw std::runtime_error("cannot build the webhook outlet");
     applied.push_back(next);
   }
-  std::vector<Config> applied;
+  std::vector<config::Config> applied;
   bool refuse = false;
 };
 
@@ -112,13 +112,13 @@ class LogCapture {
 
 TEST(PlanReload, TakesWhatCanChangeAndNamesWhatNeedsARestart) {
   Files files;
-  const Config running = load_config(files.write("a.yaml", kFirst));
-  const Config loaded = load_config(files.write("b.yaml", kSecond));
-  const ReloadPlan plan = plan_reload(running, loaded);
+  const config::Config running = config::load_config(files.write("a.yaml", kFirst));
+  const config::Config loaded = config::load_config(files.write("b.yaml", kSecond));
+  const daemon::ReloadPlan plan = daemon::plan_reload(running, loaded);
 
   EXPECT_EQ(plan.needs_restart,
             (std::vector<std::string>{"master_id", "checkpoint", "reconcile", "indexer.hosts", "indexer.spool"}));
-  const Config& n = plan.next;
+  const config::Config& n = plan.next;
   // Kept: the running values.
   EXPECT_EQ(n.master_id, "m1");
   EXPECT_EQ(n.checkpoint.interval, std::chrono::milliseconds(10'000));
@@ -144,14 +144,16 @@ TEST(PlanReload, TakesWhatCanChangeAndNamesWhatNeedsARestart) {
 TEST(PlanReload, TheSameFileAgainNeedsNoRestart) {
   Files files;
   const std::string path = files.write("a.yaml", kFirst);
-  EXPECT_EQ(plan_reload(load_config(path), load_config(path)).needs_restart, std::vector<std::string>{});
-  EXPECT_EQ(plan_reload(default_config(), default_config()).needs_restart, std::vector<std::string>{});
+  EXPECT_EQ(daemon::plan_reload(config::load_config(path), config::load_config(path)).needs_restart,
+            std::vector<std::string>{});
+  EXPECT_EQ(daemon::plan_reload(config::default_config(), config::default_config()).needs_restart,
+            std::vector<std::string>{});
 }
 
 TEST(PlanReload, EveryRestartOnlySectionIsNamed) {
   Files files;
-  const Config running = load_config(files.write("a.yaml", kFirst));
-  const Config loaded = load_config(files.write("b.yaml", std::string(kFirst) + R"(
+  const config::Config running = config::load_config(files.write("a.yaml", kFirst));
+  const config::Config loaded = config::load_config(files.write("b.yaml", std::string(kFirst) + R"(
   index_prefix: other
   index_date: false
   states_index: true
@@ -161,7 +163,7 @@ TEST(PlanReload, EveryRestartOnlySectionIsNamed) {
   bulk: {in_flight: 4}
 master_config: /etc/salt/other-master
 )"));
-  EXPECT_EQ(plan_reload(running, loaded).needs_restart,
+  EXPECT_EQ(daemon::plan_reload(running, loaded).needs_restart,
             (std::vector<std::string>{
                 "master_config", "indexer.tls", "indexer.auth", "indexer.index_prefix", "indexer.index_date",
                 "indexer.states_index",
@@ -175,8 +177,8 @@ TEST(ConfigReloader, AppliesAFileThatLoadsAndCountsIt) {
   const std::string path = files.write("salttap.yaml", kFirst);
   ManualClock clock{kNow};
   RecordingTarget target;
-  ConfigReloader reloader(
-      load_config(path), path, [&] { return load_config(path); }, target, clock);
+  daemon::ConfigReloader reloader(
+      config::load_config(path), path, [&] { return config::load_config(path); }, target, clock);
   EXPECT_EQ(reloader.stats().last_ok, 0);
 
   files.write("salttap.yaml", kSecond);
@@ -216,8 +218,8 @@ TEST(ConfigReloader, AFileThatDoesNotLoadKeepsTheRunningConfig) {
     const std::string path = files.write("salttap.yaml", kFirst);
     ManualClock clock{kNow};
     RecordingTarget target;
-    ConfigReloader reloader(
-        load_config(path), path, [&] { return load_config(path); }, target, clock);
+    daemon::ConfigReloader reloader(
+        config::load_config(path), path, [&] { return config::load_config(path); }, target, clock);
     files.write("salttap.yaml", c.text);
     LogCapture log;
     EXPECT_FALSE(reloader.reload());
@@ -245,8 +247,8 @@ TEST(ConfigReloader, ATargetThatRefusesKeepsTheRunningConfig) {
   ManualClock clock{kNow};
   RecordingTarget target;
   target.refuse = true;
-  ConfigReloader reloader(
-      load_config(path), path, [&] { return load_config(path); }, target, clock);
+  daemon::ConfigReloader reloader(
+      config::load_config(path), path, [&] { return config::load_config(path); }, target, clock);
   files.write("salttap.yaml", kSecond);
   LogCapture log;
   EXPECT_FALSE(reloader.reload());
@@ -257,7 +259,7 @@ TEST(ConfigReloader, ATargetThatRefusesKeepsTheRunningConfig) {
 
 TEST(ConfigReloader, PublishesTheCountsAndTheLastReload) {
   Metrics m;
-  publish_reload_metrics(m, ReloadStats{2, 1, 1'800'000'000'500'000});
+  daemon::publish_reload_metrics(m, daemon::ReloadStats{2, 1, 1'800'000'000'500'000});
   const std::string text = m.render();
   EXPECT_NE(text.find("salttap_config_reloads_total{result=\"ok\"} 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("salttap_config_reloads_total{result=\"error\"} 1\n"), std::string::npos) << text;
@@ -267,7 +269,7 @@ TEST(ConfigReloader, PublishesTheCountsAndTheLastReload) {
 // `tap:` - read at start only (a reload names it), validated, the journal beside the spool by default.
 TEST(TapConfig, KeysAreReadCheckedAndNeedARestart) {
   Files files;
-  const Config c = load_config(files.write("tap.yaml", R"(
+  const config::Config c = config::load_config(files.write("tap.yaml", R"(
 tap:
   queue_max_events: 7
   queue_max_bytes: 4096
@@ -276,25 +278,25 @@ tap:
   EXPECT_EQ(c.tap.queue.max_events, 7u);
   EXPECT_EQ(c.tap.queue.max_bytes, 4096u);
   EXPECT_FALSE(c.tap.journal);
-  EXPECT_EQ(tap_journal_dir(c), std::filesystem::path("/srv/j"));
+  EXPECT_EQ(config::tap_journal_dir(c), std::filesystem::path("/srv/j"));
   EXPECT_EQ(c.tap.journal_max_bytes, 1048576u);
   EXPECT_EQ(c.tap.journal_segment_bytes, 65536u);
 
-  Config d = default_config();
+  config::Config d = config::default_config();
   EXPECT_TRUE(d.tap.journal);
   EXPECT_EQ(d.tap.queue.max_events, 50000u);
   EXPECT_EQ(d.tap.queue.max_bytes, 16u << 20);
   EXPECT_EQ(d.tap.journal_max_bytes, 1ull << 30);
   d.indexer.spool.dir = "/var/lib/salttap/spool/";
-  EXPECT_EQ(tap_journal_dir(d), std::filesystem::path("/var/lib/salttap/tap-journal"));
+  EXPECT_EQ(config::tap_journal_dir(d), std::filesystem::path("/var/lib/salttap/tap-journal"));
 
-  EXPECT_EQ(plan_reload(default_config(), c).needs_restart, std::vector<std::string>{"tap"});
+  EXPECT_EQ(daemon::plan_reload(config::default_config(), c).needs_restart, std::vector<std::string>{"tap"});
   for (const char* bad :
        {"tap: {queue_max_events: 0}\n", "tap: {queue_max_bytes: 10}\n", "tap: {journal: {segment_bytes: 100}}\n",
         "tap: {journal: {max_bytes: 8192, segment_bytes: 16384}}\n", "tap: {queue: 3}\n", "tap: {journal: {size: 3}}\n",
         "tap: {journal: {enabled: maybe}}\n"})
-    EXPECT_THROW(load_config(files.write("bad.yaml", bad)), ConfigError) << bad;
+    EXPECT_THROW(config::load_config(files.write("bad.yaml", bad)), ConfigError) << bad;
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

@@ -10,13 +10,13 @@
 #include <thread>
 
 #include "common/text.h"
-#include "indexer/curl_http_client.h"
-#include "indexer/http_client.h"
-#include "indexer/internal/gzip.h"
+#include "http/curl_http_client.h"
+#include "http/gzip.h"
+#include "http/http_client.h"
 #include "tests/support/gunzip.h"
 #include "tests/support/http_receiver.h"
 
-namespace salttap::indexer {
+namespace salttap::http {
 namespace {
 
 using namespace std::chrono_literals;
@@ -45,8 +45,8 @@ bool has_header(const std::string& head, const std::string& line) {
   return (head + "\r\n").find("\r\n" + line + "\r\n") != std::string::npos;
 }
 
-HttpRequest bulk(std::string body) {
-  HttpRequest r;
+http::HttpRequest bulk(std::string body) {
+  http::HttpRequest r;
   r.method = "POST";
   r.path = "/_bulk?filter_path=errors";
   r.body = std::move(body);
@@ -82,17 +82,17 @@ TEST(CurlHttpClient, PostsGzippedNdjsonOnOneKeptAliveConnection) {
   HttpReceiver server(
       {Reply{200, R"({"errors":false})", {"X-Elastic-Product: Elasticsearch"}, {}}, Reply{201, "second", {}, {}}},
       /*keep_alive=*/true);
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {server.base_url()};
-  auto client = make_curl_client(config);
+  auto client = http::make_curl_client(config);
   const std::string body = "{\"create\":{}}\n{\"n\":1}\n";
-  const HttpResponse r1 = client->send(bulk(body));
+  const http::HttpResponse r1 = client->send(bulk(body));
   EXPECT_EQ(r1.status, 200);
   EXPECT_EQ(r1.body, R"({"errors":false})");
   EXPECT_EQ(r1.product, "Elasticsearch");
   EXPECT_EQ(r1.host, server.base_url());
   EXPECT_EQ(r1.error, "");
-  const HttpResponse r2 = client->send(bulk(body));
+  const http::HttpResponse r2 = client->send(bulk(body));
   EXPECT_EQ(r2.status, 201);
   EXPECT_EQ(r2.product, "") << "headers of one response do not leak into the next";
 
@@ -110,10 +110,10 @@ TEST(CurlHttpClient, PostsGzippedNdjsonOnOneKeptAliveConnection) {
 
 TEST(CurlHttpClient, ARequestsOwnHeadersGoWithItAlone) {
   HttpReceiver server(std::vector<int>{200, 200}, true);
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {server.base_url()};
   config.headers = {"X-Everyone: 1"};
-  auto client = make_curl_client(config);
+  auto client = http::make_curl_client(config);
   EXPECT_EQ(client->send({"POST", "/api/x", "a", "multipart/form-data; boundary=b", false, {"kbn-xsrf: true"}}).status,
             200);
   EXPECT_EQ(client->send({"GET", "/", "", "application/json", false, {}}).status, 200);
@@ -128,9 +128,9 @@ TEST(CurlHttpClient, ARequestsOwnHeadersGoWithItAlone) {
 
 TEST(CurlHttpClient, MethodsAndPlainBodies) {
   HttpReceiver server(std::vector<int>{200, 200, 200, 200}, true);
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {server.base_url() + "/"};  // a trailing slash is tolerated
-  auto client = make_curl_client(config);
+  auto client = http::make_curl_client(config);
   EXPECT_EQ(client->send({"GET", "/", "", "application/json", false, {}}).status, 200);
   EXPECT_EQ(client->send({"PUT", "/_index_template/x", R"({"a":1})", "application/json", false, {}}).status, 200);
   EXPECT_EQ(client->send({"DELETE", "/idx", "", "application/json", false, {}}).status, 200);
@@ -148,13 +148,13 @@ TEST(CurlHttpClient, MethodsAndPlainBodies) {
 TEST(CurlHttpClient, FailsOverOnNoResponseToTheNextHostAndSticksToIt) {
   DeadPort dead;
   HttpReceiver live(std::vector<int>{200, 200}, true);
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {"127.0.0.1:" + std::to_string(dead.port),
                   "127.0.0.1:" + std::to_string(live.port())};  // no scheme: http
-  auto client = make_curl_client(config);
+  auto client = http::make_curl_client(config);
   ::testing::internal::CaptureStderr();
-  const HttpResponse r1 = client->send(bulk("{}\n{}\n"));
-  const HttpResponse r2 = client->send(bulk("{}\n{}\n"));
+  const http::HttpResponse r1 = client->send(bulk("{}\n{}\n"));
+  const http::HttpResponse r2 = client->send(bulk("{}\n{}\n"));
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(r1.status, 200);
   EXPECT_EQ(r1.host, live.base_url());
@@ -167,10 +167,10 @@ TEST(CurlHttpClient, FailsOverOnNoResponseToTheNextHostAndSticksToIt) {
 TEST(CurlHttpClient, A503HostCoolsDownWhileAnotherIsUp) {
   HttpReceiver busy(std::vector<int>{503, 503, 503});
   HttpReceiver live(std::vector<int>{200, 200, 200});
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {busy.base_url(), live.base_url()};
   config.host_cooldown = 60s;
-  auto client = make_curl_client(config);
+  auto client = http::make_curl_client(config);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(client->send({"GET", "/", "", "application/json", false, {}}).status, 200);
   EXPECT_EQ(busy.requests().size(), 1u);
   EXPECT_EQ(live.requests().size(), 3u);
@@ -178,34 +178,34 @@ TEST(CurlHttpClient, A503HostCoolsDownWhileAnotherIsUp) {
 
 TEST(CurlHttpClient, EveryHostDownReturnsTheLastFailure) {
   DeadPort a, b;
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {a.url(), b.url()};
-  auto client = make_curl_client(config);
+  auto client = http::make_curl_client(config);
   ::testing::internal::CaptureStderr();
-  const HttpResponse r = client->send({"GET", "/", "", "application/json", false, {}});
+  const http::HttpResponse r = client->send({"GET", "/", "", "application/json", false, {}});
   ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.host, b.url());
   EXPECT_NE(r.error.find(b.url()), std::string::npos) << r.error;
   // both in cooldown: still tried (soonest first) rather than failing without trying
-  const HttpResponse again = client->send({"GET", "/", "", "application/json", false, {}});
+  const http::HttpResponse again = client->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(again.status, 0);
 }
 
 TEST(CurlHttpClient, BasicAuthIsSentButCredentialsStayOutOfErrorsAndLogs) {
   HttpReceiver server(std::vector<int>{200});
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {server.base_url()};
   config.auth.username = "elastic";
   config.auth.password = "s3cr3t-Pa55";
-  EXPECT_EQ(make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}}).status, 200);
+  EXPECT_EQ(http::make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}}).status, 200);
   const auto head = server.requests().at(0).head;
   EXPECT_TRUE(has_header(head, "Authorization: Basic " + base64_encode("elastic:s3cr3t-Pa55"))) << head;
 
   DeadPort dead;
   config.hosts = {"http://elastic:url-Secret9@127.0.0.1:" + std::to_string(dead.port), dead.url() + "/"};
   ::testing::internal::CaptureStderr();
-  const HttpResponse r = make_curl_client(config)->send(bulk("{}\n{}\n"));
+  const http::HttpResponse r = http::make_curl_client(config)->send(bulk("{}\n{}\n"));
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(r.status, 0);
   EXPECT_FALSE(log.empty());
@@ -217,33 +217,33 @@ TEST(CurlHttpClient, BasicAuthIsSentButCredentialsStayOutOfErrorsAndLogs) {
 
 TEST(CurlHttpClient, ApiKeyGoesInTheAuthorizationHeader) {
   HttpReceiver server(std::vector<int>{200});
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {server.base_url()};
   config.auth.api_key = "VnVhQ2ZHY0JDZGJrUW0tZTVhT3g6dWkybHAyYXhUTm1zeWFrdzl0dk5udw==";
-  make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
+  http::make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_TRUE(has_header(server.requests().at(0).head, "Authorization: ApiKey " + config.auth.api_key));
 }
 
 TEST(CurlHttpClient, RequestTimeoutIsNoResponse) {
   HttpReceiver silent({Reply{200, "late", {}, /*hold=*/true}});  // only the client's timeout ends the request
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {silent.base_url()};
   config.request_timeout = 200ms;
-  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
+  const http::HttpResponse r = http::make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.error.find("timed out"), std::string::npos) << r.error;
 }
 
 TEST(CurlHttpClient, AbortEndsARequestInProgress) {
   HttpReceiver silent({Reply{200, "late", {}, /*hold=*/true}});  // only abort() ends the request
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {silent.base_url()};
   config.request_timeout = 1h;  // rather than the timeout
-  auto client = make_curl_client(config);
+  auto client = http::make_curl_client(config);
   std::thread aborter([&] {
     if (silent.wait_requests(1)) client->abort();  // the request is in progress
   });
-  const HttpResponse r = client->send({"GET", "/", "", "application/json", false, {}});
+  const http::HttpResponse r = client->send({"GET", "/", "", "application/json", false, {}});
   aborter.join();
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.error.find("aborted"), std::string::npos) << r.error;
@@ -252,10 +252,10 @@ TEST(CurlHttpClient, AbortEndsARequestInProgress) {
 
 TEST(CurlHttpClient, OversizedResponseIsCutOffAndReported) {
   HttpReceiver server({Reply{200, std::string(5000, 'x'), {}, {}}});
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {server.base_url()};
   config.max_response_bytes = 1000;
-  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
+  const http::HttpResponse r = http::make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.error.find("larger than 1000 bytes"), std::string::npos) << r.error;
 }
@@ -296,11 +296,11 @@ struct PlainTextListener {
 
 TEST(CurlHttpClient, AFailedTlsHandshakeIsNoResponseMarkedAsTls) {
   PlainTextListener plain;
-  HttpClientConfig config;
+  http::HttpClientConfig config;
   config.hosts = {"https://127.0.0.1:" + std::to_string(plain.port)};
   config.auth.username = "elastic";
   config.auth.password = "tls-Secret7";
-  const HttpResponse r = make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
+  const http::HttpResponse r = http::make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(r.status, 0);
   EXPECT_TRUE(r.tls_failed);
   EXPECT_NE(r.error.find("https://127.0.0.1:" + std::to_string(plain.port) + ": TLS failed: "), std::string::npos)
@@ -309,11 +309,12 @@ TEST(CurlHttpClient, AFailedTlsHandshakeIsNoResponseMarkedAsTls) {
 
   DeadPort dead;  // refused before any TLS: not a TLS failure
   config.hosts = {"https://127.0.0.1:" + std::to_string(dead.port)};
-  const HttpResponse refused = make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
+  const http::HttpResponse refused =
+      http::make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(refused.status, 0);
   EXPECT_FALSE(refused.tls_failed) << refused.error;
   EXPECT_EQ(refused.error.find("TLS"), std::string::npos) << refused.error;
 }
 
 }  // namespace
-}  // namespace salttap::indexer
+}  // namespace salttap::http

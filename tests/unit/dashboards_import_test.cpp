@@ -16,11 +16,11 @@
 #include <rapidjson/document.h>
 
 #include "common/log.h"
-#include "service/dashboards_import.h"
-#include "service/saved_objects.h"
+#include "dashboards/dashboards_import.h"
+#include "dashboards/saved_objects.h"
 #include "tests/support/fake_http.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 using testing::FakeHttp;
@@ -79,7 +79,7 @@ class Exports : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Exports, DefaultPrefixSendsTheFileAsItIs) {
   const std::string text = read(kSource / "deploy" / GetParam() / "salttap.ndjson");
-  const SavedObjects s = prepare_saved_objects(text, "salt");
+  const dashboards::SavedObjects s = dashboards::prepare_saved_objects(text, "salt");
   ASSERT_EQ(s.error, "");
   EXPECT_EQ(s.ndjson, text);
   EXPECT_EQ(s.objects, 16u);
@@ -88,7 +88,7 @@ TEST_P(Exports, DefaultPrefixSendsTheFileAsItIs) {
 
 TEST_P(Exports, AnotherPrefixRenamesOnlyTheIndexPatternTitles) {
   const std::string text = read(kSource / "deploy" / GetParam() / "salttap.ndjson");
-  const SavedObjects s = prepare_saved_objects(text, "acme-prod");
+  const dashboards::SavedObjects s = dashboards::prepare_saved_objects(text, "acme-prod");
   ASSERT_EQ(s.error, "");
   const auto before = lines(text), after = lines(s.ndjson);
   ASSERT_EQ(before.size(), after.size());
@@ -115,20 +115,21 @@ INSTANTIATE_TEST_SUITE_P(Products, Exports, ::testing::Values("kibana", "opensea
                          [](const auto& p) { return std::string(p.param[0] == 'k' ? "Kibana" : "Dashboards"); });
 
 TEST(SavedObjects, BadLinesAreNamed) {
-  EXPECT_EQ(prepare_saved_objects("{\"type\":\"search\",\"id\":\"a\"}\n{oops\n", "salt").error.substr(0, 20),
-            "line 2: not JSON (Mi");
-  EXPECT_EQ(prepare_saved_objects("[1,2]\n", "salt").error, "line 1: not a JSON object: [1,2]");
-  EXPECT_EQ(prepare_saved_objects("\n\n", "salt").error, "no saved objects in it (no line has a \"type\")");
-  EXPECT_EQ(prepare_saved_objects("", "salt").error, "no saved objects in it (no line has a \"type\")");
+  EXPECT_EQ(
+      dashboards::prepare_saved_objects("{\"type\":\"search\",\"id\":\"a\"}\n{oops\n", "salt").error.substr(0, 20),
+      "line 2: not JSON (Mi");
+  EXPECT_EQ(dashboards::prepare_saved_objects("[1,2]\n", "salt").error, "line 1: not a JSON object: [1,2]");
+  EXPECT_EQ(dashboards::prepare_saved_objects("\n\n", "salt").error, "no saved objects in it (no line has a \"type\")");
+  EXPECT_EQ(dashboards::prepare_saved_objects("", "salt").error, "no saved objects in it (no line has a \"type\")");
   // Without a prefix to apply, a title of its own is the operator's business.
   const std::string own = "{\"type\":\"index-pattern\",\"id\":\"x\",\"attributes\":{\"title\":\"logs-*\"}}\n";
-  EXPECT_EQ(prepare_saved_objects(own, "salt").error, "");
-  EXPECT_EQ(prepare_saved_objects(own, "acme").error,
+  EXPECT_EQ(dashboards::prepare_saved_objects(own, "salt").error, "");
+  EXPECT_EQ(dashboards::prepare_saved_objects(own, "acme").error,
             "line 1: index pattern x: its title does not start with \"salt-\", so the index prefix cannot be applied");
 }
 
 TEST(SavedObjects, CrLfLinesAndBlankLinesAreAccepted) {
-  const SavedObjects s = prepare_saved_objects(
+  const dashboards::SavedObjects s = dashboards::prepare_saved_objects(
       "{\"type\":\"index-pattern\",\"id\":\"x\",\"attributes\":{\"title\":\"salt-jobs*\"}}\r\n\r\n{\"exportedCount\":"
       "1}",
       "p");
@@ -141,7 +142,8 @@ TEST(SavedObjects, CrLfLinesAndBlankLinesAreAccepted) {
 
 TEST(Multipart, OneFilePartWithABoundaryNotInTheContent) {
   const std::string content = "{\"a\":1}\n{\"b\":2}\n";
-  const MultipartBody m = multipart_file("file", "salttap.ndjson", "application/ndjson", content);
+  const dashboards::MultipartBody m =
+      dashboards::multipart_file("file", "salttap.ndjson", "application/ndjson", content);
   const std::string prefix = "multipart/form-data; boundary=";
   ASSERT_TRUE(m.content_type.starts_with(prefix));
   const std::string boundary = m.content_type.substr(prefix.size());
@@ -150,23 +152,24 @@ TEST(Multipart, OneFilePartWithABoundaryNotInTheContent) {
                         "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"salttap.ndjson\"\r\n"
                         "Content-Type: application/ndjson\r\n\r\n" +
                         content + "\r\n--" + boundary + "--\r\n");
-  EXPECT_NE(multipart_file("file", "f", "t", content).content_type, m.content_type) << "random per body";
+  EXPECT_NE(dashboards::multipart_file("file", "f", "t", content).content_type, m.content_type) << "random per body";
 }
 
 TEST(DashboardsProduct, FollowsTheEngine) {
-  EXPECT_EQ(dashboards_for(indexer::Flavor::elasticsearch).xsrf_header, "kbn-xsrf: true");
-  EXPECT_EQ(dashboards_for(indexer::Flavor::elasticsearch).export_dir, "kibana");
-  EXPECT_EQ(dashboards_for(indexer::Flavor::opensearch).xsrf_header, "osd-xsrf: true");
-  EXPECT_EQ(dashboards_for(indexer::Flavor::opensearch).export_dir, "opensearch-dashboards");
-  EXPECT_EQ(dashboards_for(indexer::Flavor::opensearch).name, "OpenSearch Dashboards");
+  EXPECT_EQ(dashboards::dashboards_for(indexer::Flavor::elasticsearch).xsrf_header, "kbn-xsrf: true");
+  EXPECT_EQ(dashboards::dashboards_for(indexer::Flavor::elasticsearch).export_dir, "kibana");
+  EXPECT_EQ(dashboards::dashboards_for(indexer::Flavor::opensearch).xsrf_header, "osd-xsrf: true");
+  EXPECT_EQ(dashboards::dashboards_for(indexer::Flavor::opensearch).export_dir, "opensearch-dashboards");
+  EXPECT_EQ(dashboards::dashboards_for(indexer::Flavor::opensearch).name, "OpenSearch Dashboards");
 }
 
 TEST(SavedObjectsFile, InstalledDataFirstThenTheSourceTree) {
-  const auto candidates = saved_objects_candidates(dashboards_for(indexer::Flavor::opensearch));
+  const auto candidates = dashboards::saved_objects_candidates(dashboards::dashboards_for(indexer::Flavor::opensearch));
   ASSERT_GE(candidates.size(), 2u);
   EXPECT_TRUE(candidates.front().string().ends_with("share/salttap/dashboards/opensearch-dashboards/salttap.ndjson"));
   EXPECT_EQ(candidates.back(), kSource / "deploy" / "opensearch-dashboards" / "salttap.ndjson");
-  const SavedObjectsFile found = find_saved_objects(candidates);  // a build tree: the source tree's
+  const dashboards::SavedObjectsFile found =
+      dashboards::find_saved_objects(candidates);  // a build tree: the source tree's
   ASSERT_EQ(found.error, "");
   EXPECT_EQ(found.text, read(candidates.back()));
 }
@@ -174,18 +177,18 @@ TEST(SavedObjectsFile, InstalledDataFirstThenTheSourceTree) {
 TEST(SavedObjectsFile, WhatCannotBeReadIsNamed) {
   const fs::path dir = fs::temp_directory_path() / ("salttap-dash-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  EXPECT_EQ(read_saved_objects(dir / "none.ndjson").error,
+  EXPECT_EQ(dashboards::read_saved_objects(dir / "none.ndjson").error,
             (dir / "none.ndjson").string() + ": No such file or directory");
-  EXPECT_EQ(read_saved_objects(dir).error, dir.string() + ": is a directory");
-  EXPECT_EQ(find_saved_objects({dir / "a", dir / "b"}).error, "no saved-objects export found (looked for " +
-                                                                  (dir / "a").string() + ", " + (dir / "b").string() +
-                                                                  "); name one with --dashboards-file");
+  EXPECT_EQ(dashboards::read_saved_objects(dir).error, dir.string() + ": is a directory");
+  EXPECT_EQ(dashboards::find_saved_objects({dir / "a", dir / "b"}).error,
+            "no saved-objects export found (looked for " + (dir / "a").string() + ", " + (dir / "b").string() +
+                "); name one with --dashboards-file");
   fs::remove_all(dir);
 }
 
-DashboardsImport kibana_import() {
+dashboards::DashboardsImport kibana_import() {
   return {"http://kibana.example:5601", "{\"type\":\"search\",\"id\":\"s1\"}\n", 1,
-          dashboards_for(indexer::Flavor::elasticsearch)};
+          dashboards::dashboards_for(indexer::Flavor::elasticsearch)};
 }
 
 struct Outcome {
@@ -193,11 +196,11 @@ struct Outcome {
   std::string out, log;
 };
 
-Outcome run(FakeHttp& fake, const DashboardsImport& import = kibana_import()) {
+Outcome run(FakeHttp& fake, const dashboards::DashboardsImport& import = kibana_import()) {
   LogCapture log;
   std::FILE* out = std::tmpfile();
   auto client = fake.client();
-  const int code = import_dashboards(*client, import, out);
+  const int code = dashboards::import_dashboards(*client, import, out);
   std::fflush(out);
   std::rewind(out);
   std::string text;
@@ -208,7 +211,7 @@ Outcome run(FakeHttp& fake, const DashboardsImport& import = kibana_import()) {
 }
 
 TEST(DashboardsImport, PostsTheFileAsMultipartWithTheXsrfHeader) {
-  FakeHttp fake([](const indexer::HttpRequest&) {
+  FakeHttp fake([](const http::HttpRequest&) {
     return FakeHttp::reply(200, R"({"success":true,"successCount":1,"successResults":[]})");
   });
   const Outcome o = run(fake);
@@ -229,18 +232,17 @@ TEST(DashboardsImport, PostsTheFileAsMultipartWithTheXsrfHeader) {
             std::string::npos);
   EXPECT_FALSE(r.gzip);
 
-  FakeHttp osd(
-      [](const indexer::HttpRequest&) { return FakeHttp::reply(200, R"({"success":true,"successCount":1})"); });
-  DashboardsImport to_osd = kibana_import();
-  to_osd.product = dashboards_for(indexer::Flavor::opensearch);
+  FakeHttp osd([](const http::HttpRequest&) { return FakeHttp::reply(200, R"({"success":true,"successCount":1})"); });
+  dashboards::DashboardsImport to_osd = kibana_import();
+  to_osd.product = dashboards::dashboards_for(indexer::Flavor::opensearch);
   EXPECT_EQ(run(osd, to_osd).code, 0);
   EXPECT_EQ(osd.requests().at(0).headers, std::vector<std::string>{"osd-xsrf: true"});
 }
 
 TEST(DashboardsImport, NoAnswerIsUnreachable) {
-  FakeHttp fake([](const indexer::HttpRequest&) { return FakeHttp::reply(0); });
+  FakeHttp fake([](const http::HttpRequest&) { return FakeHttp::reply(0); });
   const Outcome o = run(fake);
-  EXPECT_EQ(o.code, kDashboardsUnreachable);
+  EXPECT_EQ(o.code, dashboards::kDashboardsUnreachable);
   EXPECT_NE(o.log.find("no answer from Kibana at http://kibana.example:5601: http://fake: connection refused"),
             std::string::npos)
       << o.log;
@@ -249,13 +251,13 @@ TEST(DashboardsImport, NoAnswerIsUnreachable) {
 
 TEST(DashboardsImport, RefusedCredentialsAreAnAuthError) {
   for (const long status : {401L, 403L}) {
-    FakeHttp fake([status](const indexer::HttpRequest&) {
+    FakeHttp fake([status](const http::HttpRequest&) {
       return FakeHttp::reply(
           status,
           R"({"statusCode":401,"error":"Unauthorized","message":"[security_exception] missing authentication credentials"})");
     });
     const Outcome o = run(fake);
-    EXPECT_EQ(o.code, kDashboardsAuth) << status;
+    EXPECT_EQ(o.code, dashboards::kDashboardsAuth) << status;
     EXPECT_NE(o.log.find(fmt::format("refused the credentials (HTTP {}: [security_exception] missing authentication "
                                      "credentials)",
                                      status)),
@@ -265,45 +267,45 @@ TEST(DashboardsImport, RefusedCredentialsAreAnAuthError) {
 }
 
 TEST(DashboardsImport, OtherHttpErrorsAreRefusals) {
-  FakeHttp bad([](const indexer::HttpRequest&) {
+  FakeHttp bad([](const http::HttpRequest&) {
     return FakeHttp::reply(400, R"({"statusCode":400,"error":"Bad Request","message":"Invalid file extension .txt"})");
   });
   Outcome o = run(bad);
-  EXPECT_EQ(o.code, kDashboardsRefused);
+  EXPECT_EQ(o.code, dashboards::kDashboardsRefused);
   EXPECT_NE(o.log.find("answered HTTP 400: Invalid file extension .txt"), std::string::npos) << o.log;
 
-  FakeHttp missing([](const indexer::HttpRequest&) { return FakeHttp::reply(404, "Not Found"); });
+  FakeHttp missing([](const http::HttpRequest&) { return FakeHttp::reply(404, "Not Found"); });
   o = run(missing);
-  EXPECT_EQ(o.code, kDashboardsRefused);
+  EXPECT_EQ(o.code, dashboards::kDashboardsRefused);
   EXPECT_NE(o.log.find("answered HTTP 404: Not Found; is http://kibana.example:5601 the base URL of Kibana"),
             std::string::npos)
       << o.log;
 
-  FakeHttp down([](const indexer::HttpRequest&) { return FakeHttp::reply(503, ""); });
-  EXPECT_EQ(run(down).code, kDashboardsRefused);
+  FakeHttp down([](const http::HttpRequest&) { return FakeHttp::reply(503, ""); });
+  EXPECT_EQ(run(down).code, dashboards::kDashboardsRefused);
 
   // A 200 that is not the import API's answer (an engine, a login page).
-  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, R"({"name":"node-1"})"); });
+  FakeHttp engine([](const http::HttpRequest&) { return FakeHttp::reply(200, R"({"name":"node-1"})"); });
   o = run(engine);
-  EXPECT_EQ(o.code, kDashboardsRefused);
+  EXPECT_EQ(o.code, dashboards::kDashboardsRefused);
   EXPECT_NE(o.log.find("answered HTTP 200 but not as the saved-objects import API does: {\"name\":\"node-1\"}"),
             std::string::npos)
       << o.log;
-  FakeHttp html([](const indexer::HttpRequest&) { return FakeHttp::reply(200, "<html>\nlogin</html>"); });
-  EXPECT_EQ(run(html).code, kDashboardsRefused);
+  FakeHttp html([](const http::HttpRequest&) { return FakeHttp::reply(200, "<html>\nlogin</html>"); });
+  EXPECT_EQ(run(html).code, dashboards::kDashboardsRefused);
 }
 
 TEST(DashboardsImport, FailedObjectsAreEachNamed) {
-  FakeHttp fake([](const indexer::HttpRequest&) {
+  FakeHttp fake([](const http::HttpRequest&) {
     return FakeHttp::reply(200, R"({"success":false,"successCount":14,"errors":[
       {"id":"v1","type":"visualization","title":"Top failing minions","error":{"type":"missing_references",
         "references":[{"type":"index-pattern","id":"ip1"}]}},
       {"id":"d1","type":"dashboard","title":"Salt jobs","error":{"type":"unknown","message":"boom","statusCode":500}}]})");
   });
-  DashboardsImport import = kibana_import();
+  dashboards::DashboardsImport import = kibana_import();
   import.objects = 16;
   const Outcome o = run(fake, import);
-  EXPECT_EQ(o.code, kDashboardsObjects);
+  EXPECT_EQ(o.code, dashboards::kDashboardsObjects);
   EXPECT_EQ(o.out, "");
   EXPECT_NE(o.log.find("imported 14 of 16 objects; 2 failed"), std::string::npos) << o.log;
   EXPECT_NE(o.log.find("visualization v1 (\"Top failing minions\"): missing_references; missing: index-pattern ip1"),
@@ -313,4 +315,4 @@ TEST(DashboardsImport, FailedObjectsAreEachNamed) {
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

@@ -2,16 +2,16 @@
 
 #include <gtest/gtest.h>
 
-#include "service/event_filter.h"
+#include "cli/internal/event_filter.h"
 #include "tap/tag.h"
 #include "tests/support/capture_events.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 using salttap::testing::capture_events;
 
-std::vector<std::string> tags_matching(const std::vector<tap::Event>& events, const EventFilter& f) {
+std::vector<std::string> tags_matching(const std::vector<tap::Event>& events, const cli::EventFilter& f) {
   std::vector<std::string> out;
   for (const auto& e : events)
     if (f.matches(e)) out.emplace_back(e.tag());
@@ -38,7 +38,7 @@ TEST(EventFilter, EmptyMatchesEverything) {
 
 TEST(EventFilter, MinionAndFunCombine) {
   const auto events = capture_events("salt-3006.25/test_ping.raw");
-  EventFilter f;
+  cli::EventFilter f;
   f.minions = {"minion-b"};
   const auto b = tags_matching(events, f);
   ASSERT_EQ(b.size(), 1u);
@@ -52,7 +52,7 @@ TEST(EventFilter, MinionAndFunCombine) {
 TEST(EventFilter, TagJidAndUser) {
   const auto events = capture_events("salt-3006.25/test_ping.raw");
   const std::string jid(tap::map_find(events[1].data(), "jid") ? *events[1].string_field("jid") : "");
-  EventFilter f;
+  cli::EventFilter f;
   f.jids = {jid};
   EXPECT_EQ(tags_matching(events, f).size(), 4u);  // bare jid, new, two rets
   f.tags = {"salt/job/*/ret/*"};
@@ -64,4 +64,4 @@ TEST(EventFilter, TagJidAndUser) {
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "service/event_loop.h"
+#include "pipeline/event_loop.h"
 #include "tests/support/events.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 namespace fs = std::filesystem;
@@ -31,7 +31,7 @@ Batch batch(Events&&... events) {
 }
 
 // Hands out scripted batches of events.
-class ScriptedFeed final : public EventFeed {
+class ScriptedFeed final : public pipeline::EventFeed {
  public:
   template <typename... Batches>
   explicit ScriptedFeed(Batches&&... batches) {
@@ -49,7 +49,7 @@ class ScriptedFeed final : public EventFeed {
   std::vector<Batch> batches_;
 };
 
-class RecordingSink final : public DocumentSink {
+class RecordingSink final : public pipeline::DocumentSink {
  public:
   void put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>&) override {
     writes.emplace_back(docs.begin(), docs.end());
@@ -72,8 +72,8 @@ class RecordingSink final : public DocumentSink {
   bool raise_alert = false;
 };
 
-Config config() {
-  Config c = default_config();
+config::Config config() {
+  config::Config c = config::default_config();
   c.master_id = "m1";
   c.indexer.documents.layout.index_date = false;
   return c;
@@ -96,15 +96,15 @@ std::size_t count(const std::vector<indexer::BulkDoc>& docs, indexer::DocClass c
 
 TEST(EventLoop, DocumentsGoToTheSinkAtEachBatchEndAndEveryBatchDocsWithinABatch) {
   ManualClock clock{kStart};
-  DocumentPipeline pipeline(config(), clock);
+  pipeline::DocumentPipeline pipeline(config(), clock);
   RecordingSink sink;
   // Job and return documents; job 3 is one document, in the last batch.
   ScriptedFeed feed(batch(job_new(1), job_ret(1), job_new(2), job_ret(2)), batch(), batch(job_new(3)));
-  EventLoopOptions options;
+  pipeline::EventLoopOptions options;
   options.batch_docs = 3;
   int batches = 0;
   options.after_batch = [&] { ++batches; };
-  EXPECT_EQ(run_event_loop(feed, pipeline, sink, options), 0);
+  EXPECT_EQ(pipeline::run_event_loop(feed, pipeline, sink, options), 0);
   EXPECT_EQ(batches, 3);
   ASSERT_GE(sink.writes.size(), 3u);
   std::size_t total = 0;
@@ -122,14 +122,14 @@ TEST(EventLoop, DocumentsGoToTheSinkAtEachBatchEndAndEveryBatchDocsWithinABatch)
 
 TEST(EventLoop, ReturnFlatIsHandedOverOnceTheSinkKnowsIt) {
   ManualClock clock{kStart};
-  Config c = config();
+  config::Config c = config();
   c.indexer.documents.return_flat = false;  // until the sink knows
-  DocumentPipeline pipeline(c, clock);
+  pipeline::DocumentPipeline pipeline(c, clock);
   RecordingSink sink;
   ScriptedFeed feed(batch(job_new(1), job_ret(1)), batch(), batch(job_new(2), job_ret(2)));
-  EventLoopOptions options;
+  pipeline::EventLoopOptions options;
   options.after_batch = [&] { sink.flat = true; };  // setup succeeds after the first batch
-  run_event_loop(feed, pipeline, sink, options);
+  pipeline::run_event_loop(feed, pipeline, sink, options);
   std::vector<std::string> returns;
   for (const auto& w : sink.writes)
     for (const auto& d : w)
@@ -143,7 +143,7 @@ TEST(EventLoop, ReturnFlatIsHandedOverOnceTheSinkKnowsIt) {
 
 TEST(EventLoop, TheSinksAlertGoesThroughEveryOutletAndIntoTheAlertsIndex) {
   ManualClock clock{kStart};
-  DocumentPipeline pipeline(config(), clock);
+  pipeline::DocumentPipeline pipeline(config(), clock);
   struct Recording : alerting::AlertOutlet {
     void send(const correlator::Alert& a) override { alerts.push_back(a); }
     std::vector<correlator::Alert> alerts;
@@ -153,7 +153,7 @@ TEST(EventLoop, TheSinksAlertGoesThroughEveryOutletAndIntoTheAlertsIndex) {
   RecordingSink sink;
   sink.raise_alert = true;
   ScriptedFeed feed(batch(job_new(1)), batch(job_ret(1)));
-  run_event_loop(feed, pipeline, sink, {});
+  pipeline::run_event_loop(feed, pipeline, sink, {});
   ASSERT_EQ(outlet->alerts.size(), 1u);
   EXPECT_EQ(outlet->alerts[0].kind, correlator::AlertKind::spool_full);
   EXPECT_EQ(pipeline.alerts().count(correlator::AlertKind::spool_full), 1u);
@@ -163,12 +163,12 @@ TEST(EventLoop, TheSinksAlertGoesThroughEveryOutletAndIntoTheAlertsIndex) {
 
 TEST(EventLoop, AtTheEndOfAReplayOpenJobsSettleAndTheRestIsWritten) {
   ManualClock clock{kStart};
-  DocumentPipeline pipeline(config(), clock);
+  pipeline::DocumentPipeline pipeline(config(), clock);
   RecordingSink sink;
   ScriptedFeed feed(batch(job_new(1)));  // minion a never returns
-  EventLoopOptions options;
+  pipeline::EventLoopOptions options;
   options.settle_at_end = true;
-  run_event_loop(feed, pipeline, sink, options);
+  pipeline::run_event_loop(feed, pipeline, sink, options);
   ASSERT_FALSE(sink.writes.empty());
   const auto& last = sink.writes.back();
   ASSERT_GE(count(last, indexer::DocClass::job), 1u);
@@ -189,7 +189,7 @@ TEST(CaptureFeed, StepsTheReplayClockToEachEventsStampAndNeverBack) {
                          << R"({"tag": "d", "data": {}})"
                             "\n";
   ManualClock clock;
-  CaptureFeed feed({(dir / "missing.jsonl").string(), capture.string()}, tap::DecodeLimits{}, &clock);
+  pipeline::CaptureFeed feed({(dir / "missing.jsonl").string(), capture.string()}, tap::DecodeLimits{}, &clock);
   std::vector<std::pair<std::string, Micros>> seen;
   int batch_ends = 0;
   const int rc = feed.pump([&](const tap::Event& e) { seen.emplace_back(std::string(e.tag()), clock.now()); },
@@ -206,7 +206,7 @@ TEST(CaptureFeed, StepsTheReplayClockToEachEventsStampAndNeverBack) {
 TEST(LiveFeed, EndsABatchAtEveryPollWhenTheBusIsIdle) {
   tap::EventQueue queue;
   int batch_ends = 0;
-  LiveFeed feed(
+  pipeline::LiveFeed feed(
       queue, [&] { return batch_ends >= 3; }, std::chrono::milliseconds(5));
   int events = 0;
   EXPECT_EQ(feed.pump([&](const tap::Event&) { ++events; }, [&] { ++batch_ends; }), 0);
@@ -215,4 +215,4 @@ TEST(LiveFeed, EndsABatchAtEveryPollWhenTheBusIsIdle) {
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

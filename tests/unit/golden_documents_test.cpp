@@ -7,11 +7,11 @@
 
 #include <cstdio>
 
-#include "service/replay_command.h"
+#include "cli/internal/replay_command.h"
 #include "tests/support/captures.h"
 #include "tests/support/replay_output.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 using salttap::testing::capture_name;
@@ -21,10 +21,10 @@ using salttap::testing::read_file;
 const std::filesystem::path kSource(SALTTAP_SOURCE_DIR);
 
 std::string replay_documents(const std::filesystem::path& raw) {
-  ReplayOptions options;
+  cli::ReplayOptions options;
   options.files = {raw.string()};
   options.output = "documents";
-  options.config = load_config((kSource / "tests/golden/documents.yaml").string());
+  options.config = config::load_config((kSource / "tests/golden/documents.yaml").string());
   return salttap::testing::replay_output(options);
 }
 
@@ -55,4 +55,4 @@ INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenDocuments, ::testing::ValuesIn(captu
                          });
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

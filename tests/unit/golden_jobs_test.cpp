@@ -8,13 +8,13 @@
 
 #include <rapidjson/document.h>
 
+#include "cli/internal/replay_command.h"
 #include "correlator/audit.h"
 #include "correlator/redactor.h"
-#include "service/replay_command.h"
 #include "tests/support/captures.h"
 #include "tests/support/replay_output.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 using salttap::testing::capture_name;
@@ -22,7 +22,7 @@ using salttap::testing::capture_raw_files;
 using salttap::testing::read_file;
 
 std::string replay_jobs(const std::filesystem::path& raw, std::optional<double> missing_after = std::nullopt) {
-  ReplayOptions options;
+  cli::ReplayOptions options;
   options.files = {raw.string()};
   options.output = "jobs";
   if (missing_after) options.config.correlator.missing_after = static_cast<Micros>(*missing_after * kMicrosPerSecond);
@@ -131,13 +131,13 @@ TEST(CaptureVerdicts, MissingAfterOverridesDeadlinesAndLateReturnsAreRecorded) {
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 TEST(Config, TheShippedExampleIsValidAndUnknownKeysAreNamed) {
-  const Config c = load_config(std::string(SALTTAP_SOURCE_DIR) + "/deploy/salttap.yaml");
+  const config::Config c = config::load_config(std::string(SALTTAP_SOURCE_DIR) + "/deploy/salttap.yaml");
   EXPECT_EQ(c.master_id, "salt-01");
   ASSERT_EQ(c.correlator.deadlines.size(), 2u);
   EXPECT_EQ(c.correlator.deadline_for("state.apply"), 7200 * kMicrosPerSecond);
@@ -148,15 +148,15 @@ TEST(Config, TheShippedExampleIsValidAndUnknownKeysAreNamed) {
   const auto path = std::filesystem::temp_directory_path() / "salttap-bad-config.yaml";
   std::ofstream(path) << "alerts:\n  webhok: {url: x}\n";
   try {
-    load_config(path.string());
+    config::load_config(path.string());
     FAIL() << "accepted an unknown key";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown key 'webhok'"), std::string::npos) << e.what();
   }
   std::ofstream(path) << "audit:\n  rules:\n    - {name: x, arg_patterns: ['(unclosed']}\n";
-  EXPECT_THROW(load_config(path.string()), ConfigError);
+  EXPECT_THROW(config::load_config(path.string()), ConfigError);
   std::filesystem::remove(path);
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

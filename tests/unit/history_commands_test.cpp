@@ -10,14 +10,14 @@
 #include <rapidjson/document.h>
 #include <rapidjson/pointer.h>
 
-#include "service/jobs_command.h"
-#include "service/minions_command.h"
-#include "service/search_response.h"
-#include "service/text_table.h"
+#include "cli/internal/jobs_command.h"
+#include "cli/internal/minions_command.h"
+#include "common/text_table.h"
+#include "history/search_response.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/search_json.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 using testing::FakeHttp;
@@ -57,20 +57,21 @@ const std::string kJobPing =
     R"("started_at":"2025-11-29T19:40:00.000002Z","counts":{"expected":2,"returned":1,"succeeded":1,)"
     R"("failed":0,"missing":1},"risk":{"level":"none"}})";
 
-HistoryOutput table(std::size_t width = 200, bool colour = false) { return {"table", width, colour}; }
-HistoryOutput json_lines() { return {"json", 100, false}; }
+cli::HistoryOutput table(std::size_t width = 200, bool colour = false) { return {"table", width, colour}; }
+cli::HistoryOutput json_lines() { return {"json", 100, false}; }
 
-JobQuery query_of(const JobsArgs& args) {
-  JobQuery q;
+history::JobQuery query_of(const history::JobsArgs& args) {
+  history::JobQuery q;
   std::string error;
-  EXPECT_TRUE(make_job_query(args, kNow, q, error)) << error;
+  EXPECT_TRUE(history::make_job_query(args, kNow, q, error)) << error;
   return q;
 }
 
-std::string jobs_request(const JobsArgs& args) {
-  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({})); });
+std::string jobs_request(const history::JobsArgs& args) {
+  FakeHttp http([](const http::HttpRequest&) { return FakeHttp::reply(200, search_hits({})); });
   auto client = http.client();
-  capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, query_of(args), json_lines(), f); });
+  capture(
+      [&](std::FILE* f) { return cli::list_jobs(*client, indexer::IndexLayout{}, query_of(args), json_lines(), f); });
   const auto requests = http.requests();
   EXPECT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests.at(0).method, "POST");
@@ -86,7 +87,7 @@ TEST(JobsQuery, NoFilterIsTheNewestFiftyJobs) {
 }
 
 TEST(JobsQuery, EachFilterIsOneClause) {
-  JobsArgs a;
+  history::JobsArgs a;
   a.status = "failed";
   a.fun = "state.*";
   a.user = "alice";
@@ -102,7 +103,7 @@ TEST(JobsQuery, EachFilterIsOneClause) {
 }
 
 TEST(JobsQuery, MinionMatchesAnyOfTheJobsMinionLists) {
-  JobsArgs a;
+  history::JobsArgs a;
   a.minion = "web1";
   const auto d = parse_body(jobs_request(a));
   const auto* should = rapidjson::Pointer("/query/bool/filter/0/bool/should").Get(d);
@@ -115,7 +116,7 @@ TEST(JobsQuery, MinionMatchesAnyOfTheJobsMinionLists) {
 }
 
 TEST(JobsQuery, RiskIsThatLevelOrAbove) {
-  JobsArgs a;
+  history::JobsArgs a;
   a.risk = "HIGH";
   const auto d = parse_body(jobs_request(a));
   EXPECT_EQ(json_at(d, "/query/bool/filter/0/terms/risk.level/0"), "high");
@@ -124,7 +125,7 @@ TEST(JobsQuery, RiskIsThatLevelOrAbove) {
 }
 
 TEST(JobsQuery, SinceAndUntilAreAMillisecondRangeOnStartedAt) {
-  JobsArgs a;
+  history::JobsArgs a;
   a.since = "2h";
   a.until = "2025-11-29T19:00:00Z";
   const auto d = parse_body(jobs_request(a));
@@ -135,39 +136,40 @@ TEST(JobsQuery, SinceAndUntilAreAMillisecondRangeOnStartedAt) {
 
 TEST(JobsQuery, BadOptionsAreRefusedBeforeAnyRequest) {
   const auto args = [](auto set) {
-    JobsArgs a;
+    history::JobsArgs a;
     set(a);
     return a;
   };
-  for (const auto& [bad, expected] : std::vector<std::pair<JobsArgs, std::string>>{
-           {args([](JobsArgs& a) { a.since = "yesterday"; }), "--since"},
-           {args([](JobsArgs& a) { a.until = "2025-13-01"; }), "--until"},
-           {args([](JobsArgs& a) { a.since = "1h", a.until = "2h"; }), "before --until"},
-           {args([](JobsArgs& a) { a.risk = "extreme"; }), "--risk"},
-           {args([](JobsArgs& a) { a.limit = 0; }), "--limit"},
-           {args([](JobsArgs& a) { a.limit = 10001; }), "--limit"}}) {
-    JobQuery q;
+  for (const auto& [bad, expected] : std::vector<std::pair<history::JobsArgs, std::string>>{
+           {args([](history::JobsArgs& a) { a.since = "yesterday"; }), "--since"},
+           {args([](history::JobsArgs& a) { a.until = "2025-13-01"; }), "--until"},
+           {args([](history::JobsArgs& a) { a.since = "1h", a.until = "2h"; }), "before --until"},
+           {args([](history::JobsArgs& a) { a.risk = "extreme"; }), "--risk"},
+           {args([](history::JobsArgs& a) { a.limit = 0; }), "--limit"},
+           {args([](history::JobsArgs& a) { a.limit = 10001; }), "--limit"}}) {
+    history::JobQuery q;
     std::string error;
-    EXPECT_FALSE(make_job_query(bad, kNow, q, error));
+    EXPECT_FALSE(history::make_job_query(bad, kNow, q, error));
     EXPECT_NE(error.find(expected), std::string::npos) << error;
   }
 }
 
 TEST(JobsOutput, JsonIsEachSourceAsStoredNewestFirst) {
-  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed, kJobPing})); });
+  FakeHttp http([](const http::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed, kJobPing})); });
   auto client = http.client();
-  const auto r = capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, {}, json_lines(), f); });
-  EXPECT_EQ(r.code, kHistoryOk);
+  const auto r =
+      capture([&](std::FILE* f) { return cli::list_jobs(*client, indexer::IndexLayout{}, {}, json_lines(), f); });
+  EXPECT_EQ(r.code, cli::kHistoryOk);
   EXPECT_EQ(r.out, kJobFailed + "\n" + kJobPing + "\n");
 }
 
 TEST(JobsOutput, TableFitsTheWidthAndShowsTheCounts) {
-  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed, kJobPing})); });
+  FakeHttp http([](const http::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed, kJobPing})); });
   auto client = http.client();
   for (const std::size_t width : {200u, 100u, 80u}) {
     const auto r =
-        capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, {}, table(width), f); });
-    ASSERT_EQ(r.code, kHistoryOk);
+        capture([&](std::FILE* f) { return cli::list_jobs(*client, indexer::IndexLayout{}, {}, table(width), f); });
+    ASSERT_EQ(r.code, cli::kHistoryOk);
     EXPECT_EQ(r.out.find('\033'), std::string::npos) << "colour without a terminal";
     std::size_t lines = 0;
     for (std::size_t start = 0, end; (end = r.out.find('\n', start)) != std::string::npos; start = end + 1, ++lines)
@@ -184,45 +186,46 @@ TEST(JobsOutput, TableFitsTheWidthAndShowsTheCounts) {
 }
 
 TEST(JobsOutput, ColourMarksTheStatus) {
-  FakeHttp http([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed, kJobPing})); });
+  FakeHttp http([](const http::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed, kJobPing})); });
   auto client = http.client();
   const auto r =
-      capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, {}, table(200, true), f); });
+      capture([&](std::FILE* f) { return cli::list_jobs(*client, indexer::IndexLayout{}, {}, table(200, true), f); });
   EXPECT_NE(r.out.find("\033[31mfailed\033[0m"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\033[33mmissing\033[0m"), std::string::npos) << r.out;
 }
 
 TEST(JobsErrors, EachEngineProblemHasItsExitCode) {
-  const std::vector<std::pair<indexer::HttpResponse, int>> cases = {
-      {FakeHttp::reply(0), kHistoryEngine},
+  const std::vector<std::pair<http::HttpResponse, int>> cases = {
+      {FakeHttp::reply(0), cli::kHistoryEngine},
       {FakeHttp::reply(404, R"({"error":{"type":"index_not_found_exception","reason":"no such index [salt-jobs]"},)"
                             R"("status":404})"),
-       kHistoryNoIndices},
+       cli::kHistoryNoIndices},
       {FakeHttp::reply(200, R"({"_shards":{"total":0,"successful":0,"failed":0},"hits":{"hits":[]}})"),
-       kHistoryNoIndices},
+       cli::kHistoryNoIndices},
       {FakeHttp::reply(401, R"({"error":{"type":"security_exception","reason":"missing authentication"}})"),
-       kHistoryEngine},
-      {FakeHttp::reply(400, R"({"error":{"type":"parsing_exception","reason":"bad\nquery"}})"), kHistoryEngine},
-      {FakeHttp::reply(503, "<html>bad gateway</html>"), kHistoryEngine},
-      {FakeHttp::reply(200, "not json"), kHistoryEngine},
-      {FakeHttp::reply(200, R"({"hits":{"hits":[{"_source":"a string"}]}})"), kHistoryEngine},
+       cli::kHistoryEngine},
+      {FakeHttp::reply(400, R"({"error":{"type":"parsing_exception","reason":"bad\nquery"}})"), cli::kHistoryEngine},
+      {FakeHttp::reply(503, "<html>bad gateway</html>"), cli::kHistoryEngine},
+      {FakeHttp::reply(200, "not json"), cli::kHistoryEngine},
+      {FakeHttp::reply(200, R"({"hits":{"hits":[{"_source":"a string"}]}})"), cli::kHistoryEngine},
       {FakeHttp::reply(200, R"({"_shards":{"total":2,"failed":1,"failures":[{"reason":{"reason":"boom"}}]},)"
                             R"("hits":{"hits":[]}})"),
-       kHistoryEngine},
+       cli::kHistoryEngine},
   };
   for (const auto& [response, code] : cases) {
-    FakeHttp http([&response](const indexer::HttpRequest&) { return response; });
+    FakeHttp http([&response](const http::HttpRequest&) { return response; });
     auto client = http.client();
-    const auto r = capture([&](std::FILE* f) { return list_jobs(*client, indexer::IndexLayout{}, {}, table(), f); });
+    const auto r =
+        capture([&](std::FILE* f) { return cli::list_jobs(*client, indexer::IndexLayout{}, {}, table(), f); });
     EXPECT_EQ(r.code, code) << response.status << " " << response.body;
     EXPECT_EQ(r.out, "") << "an error prints no partial table";
   }
 }
 
 TEST(SearchResponse, ErrorMessagesAreOneLine) {
-  const auto h = parse_job_hits(FakeHttp::reply(400, R"({"error":{"type":"x","reason":"a\nb\rc"}})"));
+  const auto h = history::parse_job_hits(FakeHttp::reply(400, R"({"error":{"type":"x","reason":"a\nb\rc"}})"));
   ASSERT_FALSE(h);
-  EXPECT_EQ(h.error().problem, SearchProblem::refused);
+  EXPECT_EQ(h.error().problem, history::SearchProblem::refused);
   EXPECT_EQ(h.error().message.find_first_of("\r\n"), std::string::npos) << h.error().message;
   EXPECT_NE(h.error().message.find("400"), std::string::npos);
 }
@@ -234,7 +237,7 @@ const std::string kReturnWeb2 =
     R"({"jid":"20251129194535000001","minion":"web2","status":"succeeded","retcode":0,"return_text":"{\"ok\":1}"})";
 
 FakeHttp show_engine(std::vector<std::string> jobs) {
-  return FakeHttp([jobs](const indexer::HttpRequest& r) {
+  return FakeHttp([jobs](const http::HttpRequest& r) {
     if (r.path == "/salt-jobs-*/_search") return FakeHttp::reply(200, search_hits(jobs));
     if (r.path == "/salt-returns-*/_search") return FakeHttp::reply(200, search_hits({kReturnWeb1, kReturnWeb2}));
     return FakeHttp::reply(404, "{}");
@@ -244,9 +247,10 @@ FakeHttp show_engine(std::vector<std::string> jobs) {
 TEST(JobsShow, AsksForTheJobThenItsReturnsFromTheSameMaster) {
   FakeHttp http = show_engine({kJobFailed});
   auto client = http.client();
-  const auto r = capture(
-      [&](std::FILE* f) { return show_job(*client, indexer::IndexLayout{}, "20251129194535000001", json_lines(), f); });
-  ASSERT_EQ(r.code, kHistoryOk);
+  const auto r = capture([&](std::FILE* f) {
+    return cli::show_job(*client, indexer::IndexLayout{}, "20251129194535000001", json_lines(), f);
+  });
+  ASSERT_EQ(r.code, cli::kHistoryOk);
   const auto requests = http.requests();
   ASSERT_EQ(requests.size(), 2u);
   const auto job_query = parse_body(requests[0].body);
@@ -274,33 +278,35 @@ TEST(JobsShow, AsksForTheJobThenItsReturnsFromTheSameMaster) {
 TEST(JobsShow, TableNamesEachMinionAndTheFailedStates) {
   FakeHttp http = show_engine({kJobFailed});
   auto client = http.client();
-  const auto r = capture(
-      [&](std::FILE* f) { return show_job(*client, indexer::IndexLayout{}, "20251129194535000001", table(100), f); });
-  ASSERT_EQ(r.code, kHistoryOk);
+  const auto r = capture([&](std::FILE* f) {
+    return cli::show_job(*client, indexer::IndexLayout{}, "20251129194535000001", table(100), f);
+  });
+  ASSERT_EQ(r.code, cli::kHistoryOk);
   EXPECT_NE(r.out.find("failed states: will_fail"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Command failed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("web2"), std::string::npos) << r.out;
 }
 
 TEST(JobsShow, SaysHowManyReturnsThePageLeftOut) {
-  FakeHttp http([](const indexer::HttpRequest& r) {
+  FakeHttp http([](const http::HttpRequest& r) {
     if (r.path == "/salt-jobs-*/_search") return FakeHttp::reply(200, search_hits({kJobFailed}));
     std::string page = search_hits({kReturnWeb1, kReturnWeb2});
     page.replace(page.find(R"("value":2)"), 9, R"("value":12000)");
     return FakeHttp::reply(200, page);
   });
   auto client = http.client();
-  const auto r = capture(
-      [&](std::FILE* f) { return show_job(*client, indexer::IndexLayout{}, "20251129194535000001", table(100), f); });
-  ASSERT_EQ(r.code, kHistoryOk);
+  const auto r = capture([&](std::FILE* f) {
+    return cli::show_job(*client, indexer::IndexLayout{}, "20251129194535000001", table(100), f);
+  });
+  ASSERT_EQ(r.code, cli::kHistoryOk);
   EXPECT_NE(r.out.find("(11998 more returns not shown)"), std::string::npos) << r.out;
 }
 
 TEST(JobsShow, AnUnknownJidIsExitFive) {
   FakeHttp http = show_engine({});
   auto client = http.client();
-  const auto r = capture([&](std::FILE* f) { return show_job(*client, indexer::IndexLayout{}, "1", table(), f); });
-  EXPECT_EQ(r.code, kHistoryJobUnknown);
+  const auto r = capture([&](std::FILE* f) { return cli::show_job(*client, indexer::IndexLayout{}, "1", table(), f); });
+  EXPECT_EQ(r.code, cli::kHistoryJobUnknown);
   EXPECT_EQ(http.requests().size(), 1u);
 }
 
@@ -322,7 +328,7 @@ std::string minion_page(const std::vector<std::string>& buckets, const std::stri
 
 // Flaky first: the most failed and missing returns, then the most jobs.
 TEST(Minions, PagesThroughTheCompositeAggregationAndPutsFlakyMinionsFirst) {
-  FakeHttp http([](const indexer::HttpRequest& r) {
+  FakeHttp http([](const http::HttpRequest& r) {
     const auto d = parse_body(r.body);
     const std::string after = json_at(d, "/aggs/minions/composite/after/minion");
     if (after == "<absent>")
@@ -333,7 +339,7 @@ TEST(Minions, PagesThroughTheCompositeAggregationAndPutsFlakyMinionsFirst) {
     return FakeHttp::reply(200, minion_page({}, ""));
   });
   auto client = http.client();
-  const auto rows = fetch_minions(*client, indexer::IndexLayout{}, kNow, {}, 2);
+  const auto rows = history::fetch_minions(*client, indexer::IndexLayout{}, kNow, {}, 2);
   ASSERT_TRUE(rows);
   // The second page is short, so the last: no third request scans the window again.
   ASSERT_EQ(http.requests().size(), 2u);
@@ -353,7 +359,7 @@ TEST(Minions, PagesThroughTheCompositeAggregationAndPutsFlakyMinionsFirst) {
 }
 
 TEST(Minions, ListsEveryMinionOfAShortPageAsJsonLines) {
-  FakeHttp http([](const indexer::HttpRequest&) {
+  FakeHttp http([](const http::HttpRequest&) {
     return FakeHttp::reply(
         200, minion_page({bucket("a", 5, 5, 0, 0, R"("2025-11-29T19:00:00.000Z")"),
                           bucket("b", 3, 1, 1, 1, R"("2025-11-29T18:00:00.000Z")"), bucket("c", 4, 2, 2, 0, "null")},
@@ -361,11 +367,11 @@ TEST(Minions, ListsEveryMinionOfAShortPageAsJsonLines) {
   });
   auto client = http.client();
   const auto r =
-      capture([&](std::FILE* f) { return list_minions(*client, indexer::IndexLayout{}, kNow, json_lines(), f); });
-  ASSERT_EQ(r.code, kHistoryOk);
+      capture([&](std::FILE* f) { return cli::list_minions(*client, indexer::IndexLayout{}, kNow, json_lines(), f); });
+  ASSERT_EQ(r.code, cli::kHistoryOk);
   EXPECT_EQ(http.requests().size(), 1u);
   EXPECT_EQ(json_at(parse_body(http.requests()[0].body), "/aggs/minions/composite/size"),
-            std::to_string(kMinionPageSize));
+            std::to_string(history::kMinionPageSize));
   EXPECT_EQ(r.out,
             R"({"minion":"c","jobs":4,"succeeded":2,"failed":2,"missing":0,"last_seen":null})"
             "\n"
@@ -376,12 +382,13 @@ TEST(Minions, ListsEveryMinionOfAShortPageAsJsonLines) {
 }
 
 TEST(Minions, ABucketWithoutAKeyIsAnError) {
-  FakeHttp http([](const indexer::HttpRequest&) {
+  FakeHttp http([](const http::HttpRequest&) {
     return FakeHttp::reply(200, R"({"aggregations":{"minions":{"buckets":[{"doc_count":1}]}}})");
   });
   auto client = http.client();
-  const auto r = capture([&](std::FILE* f) { return list_minions(*client, indexer::IndexLayout{}, kNow, table(), f); });
-  EXPECT_EQ(r.code, kHistoryEngine);
+  const auto r =
+      capture([&](std::FILE* f) { return cli::list_minions(*client, indexer::IndexLayout{}, kNow, table(), f); });
+  EXPECT_EQ(r.code, cli::kHistoryEngine);
   EXPECT_EQ(r.out, "");
 }
 
@@ -403,4 +410,4 @@ TEST(TextTable, HidesTheLeastNeededColumnBeforeCuttingTextBelowSixteen) {
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

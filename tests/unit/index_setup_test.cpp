@@ -33,31 +33,31 @@ constexpr const char* kIlmAbsentEs717 =
 constexpr const char* kNoHandlerFlattened =
     R"({"error":{"root_cause":[{"type":"mapper_parsing_exception","reason":"No handler for type [flattened] declared on field [return_flat]"}],"type":"mapper_parsing_exception","reason":"Failed to parse mapping [_doc]: No handler for type [flattened] declared on field [return_flat]","caused_by":{"type":"mapper_parsing_exception","reason":"No handler for type [flattened] declared on field [return_flat]"}},"status":400})";
 
-HttpResponse reply(long status, std::string body = R"({"acknowledged":true})") {
-  HttpResponse r;
+http::HttpResponse reply(long status, std::string body = R"({"acknowledged":true})") {
+  http::HttpResponse r;
   r.status = status;
   r.body = std::move(body);
   r.host = "http://engine:9200";
   return r;
 }
 
-HttpResponse no_handler(const HttpRequest& q) {
+http::HttpResponse no_handler(const http::HttpRequest& q) {
   return reply(400, R"({"error":"no handler found for uri [)" + q.path + "] and method [" + q.method + R"(]"})");
 }
 
 // Answers by route (method + path without the query); the first matching
 // route wins, anything else gets the engines' "no handler found" 400.
-class ScriptedEngine : public HttpClient {
+class ScriptedEngine : public http::HttpClient {
  public:
-  using Handler = std::function<HttpResponse(const HttpRequest&)>;
+  using Handler = std::function<http::HttpResponse(const http::HttpRequest&)>;
   struct Route {
     std::string method, path;  // path "" matches any; a trailing '*' matches a prefix
     Handler handler;
   };
 
   ScriptedEngine(std::string banner, std::string product = {}) {
-    on("GET", "/", [banner, product](const HttpRequest&) {
-      HttpResponse r = reply(200, banner);
+    on("GET", "/", [banner, product](const http::HttpRequest&) {
+      http::HttpResponse r = reply(200, banner);
       r.product = product;
       return r;
     });
@@ -66,11 +66,11 @@ class ScriptedEngine : public HttpClient {
     routes_.push_back({std::move(method), std::move(path), std::move(handler)});
     return *this;
   }
-  ScriptedEngine& on(std::string method, std::string path, HttpResponse response) {
-    return on(std::move(method), std::move(path), [response](const HttpRequest&) { return response; });
+  ScriptedEngine& on(std::string method, std::string path, http::HttpResponse response) {
+    return on(std::move(method), std::move(path), [response](const http::HttpRequest&) { return response; });
   }
 
-  HttpResponse send(const HttpRequest& request) override {
+  http::HttpResponse send(const http::HttpRequest& request) override {
     requests.push_back(request);
     const std::string path = request.path.substr(0, request.path.find('?'));
     for (const auto& route : routes_) {
@@ -88,13 +88,13 @@ class ScriptedEngine : public HttpClient {
     for (const auto& q : requests) out.push_back(q.method + " " + q.path);
     return out;
   }
-  const HttpRequest& request_to(std::string_view path) const {
+  const http::HttpRequest& request_to(std::string_view path) const {
     for (const auto& q : requests)
       if (q.path == path) return q;
     throw std::runtime_error("no request to " + std::string(path));
   }
 
-  std::vector<HttpRequest> requests;
+  std::vector<http::HttpRequest> requests;
 
  private:
   std::vector<Route> routes_;
@@ -188,7 +188,7 @@ TEST(IndexSetup, LegacyTemplatesBeforeElasticsearch78) {
 
 TEST(IndexSetup, FlatTypeRefusedRetriesWithoutReturnFlat) {
   ScriptedEngine es(kEs717, "Elasticsearch");
-  es.on("PUT", "/_index_template/salt-returns", [](const HttpRequest& q) {
+  es.on("PUT", "/_index_template/salt-returns", [](const http::HttpRequest& q) {
     return q.body.find("flattened") != std::string::npos ? reply(400, kNoHandlerFlattened) : reply(200);
   });
   es.on("PUT", "/_index_template/*", reply(200));
@@ -302,7 +302,7 @@ TEST(IndexSetup, IsmAbsentOnOpenSearch1TriesBothPaths) {
 TEST(IndexSetup, ExistingIsmPolicyIsUpdatedWithSeqNoAndPrimaryTerm) {
   ScriptedEngine os(kOs219);
   os.on("PUT", "/_plugins/_ism/policies/salt-retention",
-        [](const HttpRequest& q) {
+        [](const http::HttpRequest& q) {
           return q.path.find("if_seq_no=") == std::string::npos
                      ? reply(
                            409,
@@ -327,9 +327,9 @@ TEST(IndexSetup, ExistingIsmPolicyIsUpdatedWithSeqNoAndPrimaryTerm) {
 }
 
 TEST(IndexSetup, UnauthorizedIsAClearErrorAndNothingElseIsSent) {
-  struct Unauthorized : HttpClient {
+  struct Unauthorized : http::HttpClient {
     int calls = 0;
-    HttpResponse send(const HttpRequest&) override {
+    http::HttpResponse send(const http::HttpRequest&) override {
       ++calls;
       return reply(
           401, R"({"error":{"type":"security_exception","reason":"missing authentication credentials"},"status":401})");
@@ -409,9 +409,9 @@ TEST(IndexSetup, ForbiddenTemplateNamesThePrivilege) {
 }
 
 TEST(IndexSetup, UnreachableOrOverloadedIsRetryable) {
-  struct Down : HttpClient {
-    HttpResponse send(const HttpRequest&) override {
-      HttpResponse r;
+  struct Down : http::HttpClient {
+    http::HttpResponse send(const http::HttpRequest&) override {
+      http::HttpResponse r;
       r.host = "http://engine:9200";
       r.error = "Connection refused";
       return r;
@@ -433,9 +433,9 @@ TEST(IndexSetup, UnreachableOrOverloadedIsRetryable) {
 }
 
 TEST(IndexSetup, ATlsFailureIsRetryableAndCountedAsTls) {
-  struct UnknownCa : HttpClient {
-    HttpResponse send(const HttpRequest&) override {
-      HttpResponse r;
+  struct UnknownCa : http::HttpClient {
+    http::HttpResponse send(const http::HttpRequest&) override {
+      http::HttpResponse r;
       r.host = "https://engine:9200";
       r.error = "https://engine:9200: TLS failed: SSL certificate problem: unable to get local issuer certificate";
       r.tls_failed = true;
@@ -462,7 +462,7 @@ TEST(IndexSetup, HiddenOpenSearchVersionTriesFlatObject) {
   ScriptedEngine os(
       R"({"version":{"number":"7.10.2","lucene_version":"9.4.2"},"tagline":"The OpenSearch Project: https://opensearch.org/"})");
   // OpenSearch 2.4 hiding its version: flat_object unknown there.
-  os.on("PUT", "/_index_template/salt-returns", [](const HttpRequest& q) {
+  os.on("PUT", "/_index_template/salt-returns", [](const http::HttpRequest& q) {
       return q.body.find("flat_object") != std::string::npos
                  ? reply(
                        400,

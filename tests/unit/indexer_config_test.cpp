@@ -7,19 +7,19 @@
 #include <filesystem>
 #include <fstream>
 
-#include "service/config.h"
-#include "service/run_command.h"
+#include "config/config.h"
+#include "config/resolve.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 using indexer::IndexerConfig;
 
 class ConfigFile : public ::testing::Test {
  protected:
-  Config load(const std::string& yaml) {
+  config::Config load(const std::string& yaml) {
     std::ofstream(path_) << yaml;
-    return load_config(path_.string());
+    return config::load_config(path_.string());
   }
   std::string error_of(const std::string& yaml) {
     try {
@@ -38,7 +38,7 @@ TEST_F(ConfigFile, NoIndexerSectionMeansNoIndexer) { EXPECT_FALSE(load("master_i
 
 // The example from salt/returners/elasticsearch_return.py's docstring, unchanged.
 TEST_F(ConfigFile, SaltsReturnerBlockIsAcceptedAsIs) {
-  const Config c = load(R"(
+  const config::Config c = load(R"(
 elasticsearch:
   hosts:
     - "10.10.10.10:9200"
@@ -67,7 +67,7 @@ elasticsearch:
 }
 
 TEST_F(ConfigFile, ReturnerConnectionKeysMapToTlsAndAuth) {
-  const Config c = load(R"(
+  const config::Config c = load(R"(
 elasticsearch:
   hosts: ["es:9200"]
   use_ssl: true
@@ -82,13 +82,13 @@ elasticsearch:
   EXPECT_EQ(c.indexer.http.tls.ca_file, "/etc/ssl/es.pem");
   EXPECT_FALSE(c.indexer.documents.layout.index_date);
   IndexerConfig ix = c.indexer;
-  resolve_secrets(ix);
+  config::resolve_secrets(ix);
   EXPECT_EQ(ix.http.auth.username, "salt");
   EXPECT_EQ(ix.http.auth.password, "pw");
 }
 
 TEST_F(ConfigFile, IndexerSectionRefinesTheReturnerBlock) {
-  const Config c = load(R"(
+  const config::Config c = load(R"(
 elasticsearch: {hosts: ["a:9200"], number_of_shards: 3}
 indexer:
   hosts: ["http://b:9200"]
@@ -115,23 +115,24 @@ indexer:
 }
 
 TEST_F(ConfigFile, SecretsComeFromEnvOrFileAndAreReadOnlyWhenTheIndexerStarts) {
-  const Config c = load("indexer: {auth: {username: u, password_env: SALTTAP_TEST_PW}}\n");  // not set yet: fine
+  const config::Config c =
+      load("indexer: {auth: {username: u, password_env: SALTTAP_TEST_PW}}\n");  // not set yet: fine
   IndexerConfig ix = c.indexer;
   ::unsetenv("SALTTAP_TEST_PW");
   try {
-    resolve_secrets(ix);
+    config::resolve_secrets(ix);
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("SALTTAP_TEST_PW is not set"), std::string::npos) << e.what();
   }
   ::setenv("SALTTAP_TEST_PW", "from-env", 1);
-  resolve_secrets(ix);
+  config::resolve_secrets(ix);
   EXPECT_EQ(ix.http.auth.password, "from-env");
 
   const auto key_file = std::filesystem::temp_directory_path() / "salttap-test-api-key";
   std::ofstream(key_file) << "aWQ6a2V5\n";
   IndexerConfig k = load("indexer: {auth: {api_key_file: " + key_file.string() + "}}\n").indexer;
-  resolve_secrets(k);
+  config::resolve_secrets(k);
   EXPECT_EQ(k.http.auth.api_key, "aWQ6a2V5");  // trailing newline dropped
   std::filesystem::remove(key_file);
 }
@@ -140,14 +141,14 @@ TEST_F(ConfigFile, WithoutAnIndexerSectionTheMastersReturnerBlockIsUsed) {
   tap::MasterBus master;
   master.config_path = "/etc/salt/master";
   master.elasticsearch_yaml = "hosts: ['10.0.0.9:9200']\nnumber_of_replicas: 2\n";
-  const IndexerConfig ix = effective_indexer_config(load("master_id: m\n"), master);
+  const IndexerConfig ix = config::effective_indexer_config(load("master_id: m\n"), master);
   EXPECT_EQ(ix.http.hosts, (std::vector<std::string>{"10.0.0.9:9200"}));
   EXPECT_EQ(ix.templates.number_of_replicas, 2);
   EXPECT_NE(ix.source.find("/etc/salt/master"), std::string::npos);
   // salttap's own section wins over the master's block.
-  EXPECT_EQ(effective_indexer_config(load("indexer: {hosts: ['http://own:9200']}\n"), master).http.hosts,
+  EXPECT_EQ(config::effective_indexer_config(load("indexer: {hosts: ['http://own:9200']}\n"), master).http.hosts,
             (std::vector<std::string>{"http://own:9200"}));
-  EXPECT_THROW(effective_indexer_config(load("master_id: m\n"), tap::MasterBus{}), ConfigError);
+  EXPECT_THROW(config::effective_indexer_config(load("master_id: m\n"), tap::MasterBus{}), ConfigError);
 }
 
 TEST_F(ConfigFile, MistakesAreNamed) {
@@ -171,4 +172,4 @@ TEST_F(ConfigFile, MistakesAreNamed) {
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

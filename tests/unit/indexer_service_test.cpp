@@ -75,10 +75,10 @@ std::vector<std::string> ids_in(const std::string& body) {
 class Engine {
  public:
   Engine()
-      : http_([this](const HttpRequest& r) {
+      : http_([this](const http::HttpRequest& r) {
           if (!up) return FakeHttp::reply(0);
           if (r.method == "GET" && r.path == "/") {
-            HttpResponse banner = FakeHttp::reply(200, kEs8);
+            http::HttpResponse banner = FakeHttp::reply(200, kEs8);
             banner.product = "Elasticsearch";
             return banner;
           }
@@ -177,9 +177,9 @@ TEST(IndexerService, NothingShipsBeforeSetupWhichIsRetriedWithTheBackoff) {
   EXPECT_EQ(service.return_flat(), std::optional<bool>(true)) << "Elasticsearch 8 maps return_flat (flattened)";
   // The templates went out before the first document.
   const auto requests = h.engine.http().requests();
-  const auto first_bulk =
-      std::find_if(requests.begin(), requests.end(), [](const HttpRequest& r) { return r.path.starts_with("/_bulk"); });
-  EXPECT_TRUE(std::any_of(requests.begin(), first_bulk, [](const HttpRequest& r) {
+  const auto first_bulk = std::find_if(requests.begin(), requests.end(),
+                                       [](const http::HttpRequest& r) { return r.path.starts_with("/_bulk"); });
+  EXPECT_TRUE(std::any_of(requests.begin(), first_bulk, [](const http::HttpRequest& r) {
     return r.method == "PUT" && r.path.starts_with("/_index_template/");
   }));
   service.stop(0ms);

@@ -11,9 +11,10 @@
 #include <set>
 #include <thread>
 
-#include "jobcache/cache_file.h"
+#include "common/time_bound.h"
+#include "jobcache/internal/cache_file.h"
+#include "jobcache/internal/job_dir.h"
 #include "jobcache/job_cache_source.h"
-#include "jobcache/job_dir.h"
 #include "jobcache/time_window.h"
 #include "tap/event_to_json.h"
 #include "tests/support/captures.h"

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/internal/event_filter.h"
+#include "cli/internal/job_filter.h"
 #include "common/clock.h"
 #include "correlator/correlator.h"
-#include "service/event_filter.h"
-#include "service/job_filter.h"
 #include "tests/support/capture_events.h"
 #include "tests/support/events.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 using salttap::testing::capture_events;
@@ -50,9 +50,9 @@ class Correlated {
     if (!found) throw std::runtime_error("no " + fun + " job");
     return *found;
   }
-  bool matches(const JobFilter& f, const Job& job) const { return f.matches(job, corr_.minions()); }
+  bool matches(const cli::JobFilter& f, const Job& job) const { return f.matches(job, corr_.minions()); }
   // jids of the jobs `f` selects
-  std::vector<std::string> selected(const JobFilter& f) const {
+  std::vector<std::string> selected(const cli::JobFilter& f) const {
     std::vector<std::string> out;
     for (const auto& [jid, job] : jobs_)
       if (matches(f, job)) out.push_back(jid);
@@ -74,7 +74,7 @@ TEST(JobFilter, EmptySelectsEveryJob) {
 // The reason the filters select jobs: a job's `new` event names no minion, so
 // filtering events by minion loses it and the returns make an orphan of it.
 TEST(JobFilter, MinionSelectsTheWholeJobWhereTheEventFilterTearsItApart) {
-  EventFilter by_event;
+  cli::EventFilter by_event;
   by_event.minions = {"minion-a"};
   std::vector<tap::Event> filtered;
   for (auto& e : capture_events("salt-3006.26/test_ping.raw"))
@@ -89,11 +89,11 @@ TEST(JobFilter, MinionSelectsTheWholeJobWhereTheEventFilterTearsItApart) {
   EXPECT_EQ(ping.tgt, "*");
   EXPECT_EQ(ping.succeeded, 2u);
   for (const char* glob : {"minion-a", "minion-b", "minion-?", "*-b"}) {
-    JobFilter f;
+    cli::JobFilter f;
     f.minions = {glob};
     EXPECT_TRUE(c.matches(f, ping)) << glob;
   }
-  JobFilter other;
+  cli::JobFilter other;
   other.minions = {"minion-c", "web*"};
   EXPECT_FALSE(c.matches(other, ping));
 }
@@ -102,7 +102,7 @@ TEST(JobFilter, MinionThatNeverReturnedStillSelectsTheJob) {
   const Correlated c(capture_events("salt-3006.25/minion_down_missing_return.raw"));
   const Job& ping = c.only(JobKind::job, "test.ping");
   ASSERT_EQ(ping.missing, 1u);
-  JobFilter f;
+  cli::JobFilter f;
   f.minions = {"minion-b"};
   EXPECT_TRUE(c.matches(f, ping));
 }
@@ -110,7 +110,7 @@ TEST(JobFilter, MinionThatNeverReturnedStillSelectsTheJob) {
 TEST(JobFilter, MinionThatReturnedUnannouncedSelectsTheJob) {
   // A minion schedule: returns only, no `new`, nobody was expected.
   const Correlated c(capture_events("salt-3006.25/scheduled_job.raw"));
-  JobFilter f;
+  cli::JobFilter f;
   f.minions = {"minion-a"};
   f.funs = {"cmd.run"};
   const auto jids = c.selected(f);
@@ -122,12 +122,12 @@ TEST(JobFilter, MinionThatReturnedUnannouncedSelectsTheJob) {
 
 TEST(JobFilter, RunnerJobsHaveNoMinions) {
   const Correlated c(capture_events("salt-3006.25/runner_manage_up.raw"));
-  JobFilter f;
+  cli::JobFilter f;
   f.minions = {"*"};
   const auto jids = c.selected(f);
   ASSERT_EQ(jids.size(), 1u);
   EXPECT_EQ(c.jobs().at(jids[0]).fun, "test.ping");
-  JobFilter runner;
+  cli::JobFilter runner;
   runner.funs = {"runner.manage.*"};
   ASSERT_EQ(c.selected(runner).size(), 1u);
   EXPECT_EQ(c.jobs().at(c.selected(runner)[0]).kind, JobKind::runner);
@@ -138,25 +138,25 @@ TEST(JobFilter, FunUserJidAndTargetAreTheJobsOwn) {
   const Job& job = c.only(JobKind::job, "test.arg");
   ASSERT_EQ(job.tgt, "G@id:minion-a or minion-b");
   const auto selects = [&](auto field, std::vector<std::string> globs) {
-    JobFilter f;
+    cli::JobFilter f;
     f.*field = std::move(globs);
     return c.matches(f, job);
   };
-  EXPECT_TRUE(selects(&JobFilter::funs, {"test.arg"}));
-  EXPECT_TRUE(selects(&JobFilter::funs, {"cmd.*", "test.*"}));  // repeated: any
-  EXPECT_FALSE(selects(&JobFilter::funs, {"test.ping"}));
-  EXPECT_TRUE(selects(&JobFilter::users, {"ro*"}));
-  EXPECT_FALSE(selects(&JobFilter::users, {"alice"}));
-  EXPECT_TRUE(selects(&JobFilter::jids, {job.jid}));
-  EXPECT_TRUE(selects(&JobFilter::jids, {"2026112919*"}));
-  EXPECT_FALSE(selects(&JobFilter::jids, {"2025*"}));
-  EXPECT_TRUE(selects(&JobFilter::tgts, {"G@id:minion-a or minion-b"}));
-  EXPECT_TRUE(selects(&JobFilter::tgts, {"G@id:*"}));
+  EXPECT_TRUE(selects(&cli::JobFilter::funs, {"test.arg"}));
+  EXPECT_TRUE(selects(&cli::JobFilter::funs, {"cmd.*", "test.*"}));  // repeated: any
+  EXPECT_FALSE(selects(&cli::JobFilter::funs, {"test.ping"}));
+  EXPECT_TRUE(selects(&cli::JobFilter::users, {"ro*"}));
+  EXPECT_FALSE(selects(&cli::JobFilter::users, {"alice"}));
+  EXPECT_TRUE(selects(&cli::JobFilter::jids, {job.jid}));
+  EXPECT_TRUE(selects(&cli::JobFilter::jids, {"2026112919*"}));
+  EXPECT_FALSE(selects(&cli::JobFilter::jids, {"2025*"}));
+  EXPECT_TRUE(selects(&cli::JobFilter::tgts, {"G@id:minion-a or minion-b"}));
+  EXPECT_TRUE(selects(&cli::JobFilter::tgts, {"G@id:*"}));
   // A compound target is one expression: its words are not targets of their own.
-  EXPECT_FALSE(selects(&JobFilter::tgts, {"minion-b"}));
-  EXPECT_TRUE(selects(&JobFilter::tgts, {"*"}));
+  EXPECT_FALSE(selects(&cli::JobFilter::tgts, {"minion-b"}));
+  EXPECT_TRUE(selects(&cli::JobFilter::tgts, {"*"}));
 
-  JobFilter all;  // different options: all must match
+  cli::JobFilter all;  // different options: all must match
   all.funs = {"test.arg"};
   all.minions = {"minion-a"};
   all.users = {"root"};
@@ -169,7 +169,7 @@ TEST(JobFilter, FunUserJidAndTargetAreTheJobsOwn) {
 TEST(JobFilter, GlobTargetMatchesAsPublished) {
   const Correlated c(capture_events("salt-3006.25/test_ping.raw"));
   const Job& ping = c.only(JobKind::job, "test.ping");
-  JobFilter f;
+  cli::JobFilter f;
   f.tgts = {"*"};
   EXPECT_TRUE(c.matches(f, ping));
   f.tgts = {"minion-a"};  // the target is the glob '*', not the minions it matched
@@ -188,24 +188,24 @@ TEST(JobFilter, ListsMatchByEntry) {
   const Job& job = c.jobs().at("20261129192428536894");
   ASSERT_EQ(job.fun, "test.ping,test.echo");
   ASSERT_EQ(job.tgt, "web1,db1");
-  JobFilter f;
+  cli::JobFilter f;
   f.funs = {"test.echo"};
   EXPECT_TRUE(c.matches(f, job));
   f.funs = {"test.e*"};
   EXPECT_TRUE(c.matches(f, job));
   f.funs = {"test.ping,test.echo"};  // entries, as the event filter matches a list `fun`
   EXPECT_FALSE(c.matches(f, job));
-  JobFilter t;
+  cli::JobFilter t;
   t.tgts = {"db1"};
   EXPECT_TRUE(c.matches(t, job));
   t.tgts = {"web1,db1"};  // the whole list as published
   EXPECT_TRUE(c.matches(t, job));
   t.tgts = {"mail*"};
   EXPECT_FALSE(c.matches(t, job));
-  JobFilter m;  // both expected, neither returned: still the job's minions
+  cli::JobFilter m;  // both expected, neither returned: still the job's minions
   m.minions = {"db1"};
   EXPECT_TRUE(c.matches(m, job));
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

@@ -18,9 +18,9 @@
 #include "tap/capture_file.h"
 #include "tap/event_to_json.h"
 #include "tap/internal/event_decoder.h"
+#include "tap/internal/json_transcoder.h"
 #include "tap/internal/stream_decoder.h"
 #include "tap/internal/stream_transcoder.h"
-#include "tap/json_transcoder.h"
 #include "tests/support/captures.h"
 #include "tests/support/msgpack_builders.h"
 

@@ -17,12 +17,12 @@
 
 #include "alerting/reloadable_outlets.h"
 #include "common/metrics.h"
-#include "service/config_reload.h"
-#include "service/document_pipeline.h"
-#include "service/pipeline_reload.h"
+#include "daemon/internal/config_reload.h"
+#include "daemon/internal/pipeline_reload.h"
+#include "pipeline/document_pipeline.h"
 #include "tests/support/events.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 using salttap::testing::ev;
@@ -30,8 +30,8 @@ using salttap::testing::ev;
 constexpr Micros kStart = 1'800'000'000 * kMicrosPerSecond;
 constexpr Micros kSecond = kMicrosPerSecond;
 
-Config config() {
-  Config c = default_config();
+config::Config config() {
+  config::Config c = config::default_config();
   c.master_id = "m1";
   c.indexer.documents.layout.index_date = false;
   c.correlator.deadlines = {{"*", 300 * kSecond}};
@@ -84,9 +84,10 @@ class Reload : public ::testing::Test {
  protected:
   Reload()
       : pipeline_(config(), clock_),
-        outlets_(alert_outlets_config(config(), std::nullopt), std::ref(factory_)),
+        outlets_(config::alert_outlets_config(config(), std::nullopt), std::ref(factory_)),
         target_(
-            pipeline_, outlets_, [](const Config& c) { return alert_outlets_config(c, std::nullopt); }, nullptr) {
+            pipeline_, outlets_, [](const config::Config& c) { return config::alert_outlets_config(c, std::nullopt); },
+            nullptr) {
     pipeline_.set_alert_outlets(outlets_.current().all);
   }
 
@@ -101,9 +102,9 @@ class Reload : public ::testing::Test {
 
   ManualClock clock_{kStart};
   FakeOutletFactory factory_;
-  DocumentPipeline pipeline_;
+  pipeline::DocumentPipeline pipeline_;
   alerting::ReloadableOutlets outlets_;
-  PipelineReload target_;
+  daemon::PipelineReload target_;
 };
 
 TEST_F(Reload, AJobOpenAcrossTheReloadKeepsItsMinionsAndDeadlineAndSettlesAsBefore) {
@@ -111,7 +112,7 @@ TEST_F(Reload, AJobOpenAcrossTheReloadKeepsItsMinionsAndDeadlineAndSettlesAsBefo
   const Micros deadline = pipeline_.correlator().find("1")->deadline;
   EXPECT_EQ(deadline, kStart + 300 * kSecond);
 
-  Config next = config();
+  config::Config next = config();
   next.correlator.deadlines = {{"*", 10 * kSecond}};
   target_.apply(next);
 
@@ -150,7 +151,7 @@ TEST_F(Reload, TheNewFunctionFiltersApplyToWhatIsBuiltAfter) {
   feed(job_ret("1", "b", "test.version"));
   EXPECT_FALSE(job_docs(pipeline_.take_docs(), "1").empty()) << "indexed before the reload";
 
-  Config next = config();
+  config::Config next = config();
   next.indexer.documents.functions_blacklist = {"test.version"};
   next.indexer.documents.events_exclude = {"*"};
   target_.apply(next);
@@ -174,7 +175,7 @@ TEST_F(Reload, NewAuditRulesAndRedactionApplyToJobsOpenedAfter) {
   EXPECT_EQ(pipeline_.correlator().find("1")->risk.level, correlator::RiskLevel::none);
   EXPECT_NE(pipeline_.correlator().find("1")->args_json.find("vanilla"), std::string::npos);
 
-  Config next = config();
+  config::Config next = config();
   next.auditor = std::make_shared<correlator::Auditor>(
       correlator::parse_audit_rules(YAML::Load(R"([{name: arg-rule, level: critical, funs: ["test.arg"]}])")));
   next.redactor = std::make_shared<correlator::Redactor>(
@@ -193,7 +194,7 @@ TEST_F(Reload, NewAuditRulesAndRedactionApplyToJobsOpenedAfter) {
 
 TEST_F(Reload, OutletsAreRebuiltOnlyWhenTheirSettingsChange) {
   ASSERT_EQ(factory_.built.size(), 1u);
-  Config next = config();
+  config::Config next = config();
   next.alerts.min_risk = correlator::RiskLevel::none;
   target_.apply(next);
   EXPECT_EQ(factory_.built.size(), 1u) << "the outlets' settings did not change";
@@ -216,7 +217,7 @@ TEST_F(Reload, OutletsAreRebuiltOnlyWhenTheirSettingsChange) {
 }
 
 TEST_F(Reload, AnOutletThatCannotBeBuiltChangesNothing) {
-  Config next = config();
+  config::Config next = config();
   next.alert_log = false;
   next.indexer.documents.functions_blacklist = {"test.ping"};
   factory_.fail_next = true;
@@ -267,4 +268,4 @@ TEST(ReloadableOutlets, AReplacedOutletDrainsAndKeepsCountingInItsNamesTotals) {
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

@@ -12,21 +12,21 @@
 #include <sstream>
 #include <string>
 
-#include "alerting/alert_metrics.h"
+#include "alerting/internal/alert_metrics.h"
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "common/version.h"
 #include "correlator/correlator_metrics.h"
+#include "daemon/internal/config_reload.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
-#include "service/checkpoint_file.h"
-#include "service/config_reload.h"
-#include "service/reconciler.h"
-#include "service/ui_metrics.h"
+#include "recovery/checkpoint_file.h"
+#include "recovery/reconciler.h"
 #include "tap/tap_metrics.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/spool_fixtures.h"
+#include "web/web_metrics.h"
 
 namespace salttap {
 namespace {
@@ -75,13 +75,13 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   Metrics m;
 
   publish_build_info(m);
-  service::publish_reload_metrics(m, service::ReloadStats{});
+  daemon::publish_reload_metrics(m, daemon::ReloadStats{});
   tap::publish_tap_metrics(m, tap::TapStats{}, tap::QueueStats{});
 
   const ManualClock clock(0);
   const correlator::Correlator correlator({}, clock, [](correlator::JobUpdate, const correlator::Job&) {});
   correlator::publish_correlator_metrics(m, correlator);
-  service::publish_checkpoint_metrics(m, service::CheckpointStats{});
+  recovery::publish_checkpoint_metrics(m, recovery::CheckpointStats{});
 
   testing::FakeSteadyTime time;
   const alerting::AlertDispatcher dispatcher({});
@@ -89,7 +89,7 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   alerting::publish_alert_metrics(m, dispatcher, {&webhook, &fire});
 
   indexer::publish_document_metrics(m, indexer::DocumentStats{});
-  service::publish_reconcile_metrics(m, {}, {}, {}, false);
+  recovery::publish_reconcile_metrics(m, {}, {}, {}, false);
 
   const testing::TempDir dir;
   indexer::IndexerConfig config;
@@ -99,7 +99,7 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   const indexer::IndexerService service(
       config, time, [] { return 0.5; }, engine.factory());  // never started
   service.publish(m);
-  const service::UiMetrics ui;
+  const web::UiMetrics ui;
   ui.publish(m);
 
   const auto published = samples_of(m.render());

@@ -12,15 +12,15 @@
 
 #include <fmt/format.h>
 
-#include "service/reconcile_state.h"
-#include "service/reconciler.h"
+#include "recovery/reconcile_state.h"
+#include "recovery/reconciler.h"
 #include "tests/support/events.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/faulty_spool_filesystem.h"
 #include "tests/support/job_cache_fixtures.h"
 #include "tests/support/spool_fixtures.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 namespace fs = std::filesystem;
@@ -55,7 +55,7 @@ std::vector<Doc> parse(std::span<const indexer::BulkDoc> docs) {
   return out;
 }
 
-class CollectSink final : public DocumentSink {
+class CollectSink final : public pipeline::DocumentSink {
  public:
   void put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>&) override {
     for (auto& d : parse(docs)) docs_.push_back(std::move(d));
@@ -66,17 +66,17 @@ class CollectSink final : public DocumentSink {
 class Reconcile : public ::testing::Test {
  protected:
   Reconcile() { now_.set(at(kNow)); }
-  static Config test_config() {
-    Config c = default_config();
+  static config::Config test_config() {
+    config::Config c = config::default_config();
     c.master_id = "m1";
     return c;
   }
 
-  Reconciler& reconciler() {
+  recovery::Reconciler& reconciler() {
     if (!reconciler_)
-      reconciler_ = std::make_unique<Reconciler>(
-          config_, JobCacheLocation{cache_.jobs(), "sha256"}, state_, live_, sink_, [this] { return spool_pending_; },
-          now_, jobcache::posix_cache_filesystem(), time_);
+      reconciler_ = std::make_unique<recovery::Reconciler>(
+          config_, jobcache::JobCacheLocation{cache_.jobs(), "sha256"}, state_, live_, sink_,
+          [this] { return spool_pending_; }, now_, jobcache::posix_cache_filesystem(), time_);
     return *reconciler_;
   }
   // Ticks until the pass in progress ends (connected, nothing dropped, quiet bus).
@@ -98,14 +98,14 @@ class Reconcile : public ::testing::Test {
   CacheDir cache_;
   const salttap::testing::TempDir dir_;
   const fs::path state_path_ = dir_.path() / "reconcile.state";
-  ReconcileStateFile state_{state_path_};
-  Config config_ = test_config();
+  recovery::ReconcileStateFile state_{state_path_};
+  config::Config config_ = test_config();
   ManualClock now_;
   salttap::testing::FakeSteadyTime time_;
-  DocumentPipeline live_{config_, now_};
+  pipeline::DocumentPipeline live_{config_, now_};
   CollectSink sink_;
-  SpoolPending spool_pending_;
-  std::unique_ptr<Reconciler> reconciler_;
+  recovery::SpoolPending spool_pending_;
+  std::unique_ptr<recovery::Reconciler> reconciler_;
 };
 
 TEST_F(Reconcile, WithoutARecordTheWholeCacheIsIndexedWithTheCachesVerdict) {
@@ -128,7 +128,7 @@ TEST_F(Reconcile, ARecordLimitsThePassToTheGapLessTheOverlap) {
   cache_.publish("20261129145900000000", "test.ping", {"minion-a"});  // in the overlap
   cache_.publish(kOld, "test.ping", {"minion-a"});                    // in the gap
   // Tapped until 14:59:30: 15:00:00 is in the gap; the overlap reaches 14:58:30.
-  write_state(format_reconcile_state({at("2026-11-29T14:59:30"), std::nullopt, {}, false}));
+  write_state(recovery::format_reconcile_state({at("2026-11-29T14:59:30"), std::nullopt, {}, false}));
   reconciler().start();
   finish_pass();
   EXPECT_NE(find(sink_.docs_, std::string("m1/") + kOld), nullptr);
@@ -142,8 +142,8 @@ TEST_F(Reconcile, OfTheJobsBeforeTheRecordOnlyTheOnesItNamesOpenAreReadAgain) {
   cache_.publish("20261129140000000000", "test.ping", {"minion-a"});  // open at the record
   cache_.publish("20261129143000000000", "test.ping", {"minion-a"});  // settled by the last run
   cache_.publish(kOld, "test.ping", {"minion-a"});                    // after the record
-  write_state(
-      format_reconcile_state({at("2026-11-29T14:59:30"), at("2026-11-29T14:00:00"), {"20261129140000000000"}, false}));
+  write_state(recovery::format_reconcile_state(
+      {at("2026-11-29T14:59:30"), at("2026-11-29T14:00:00"), {"20261129140000000000"}, false}));
   reconciler().start();
   finish_pass();
   EXPECT_NE(find(sink_.docs_, "m1/20261129140000000000"), nullptr);
@@ -156,7 +156,7 @@ TEST_F(Reconcile, ATruncatedListOfOpenJobsReadsEveryJobSinceTheOldest) {
   config_.reconcile.overlap = 0;
   cache_.publish("20261129140000000000", "test.ping", {"minion-a"});
   cache_.publish("20261129143000000000", "test.ping", {"minion-a"});
-  write_state(format_reconcile_state({at("2026-11-29T14:59:30"), at("2026-11-29T14:00:00"), {}, true}));
+  write_state(recovery::format_reconcile_state({at("2026-11-29T14:59:30"), at("2026-11-29T14:00:00"), {}, true}));
   reconciler().start();
   finish_pass();
   EXPECT_NE(find(sink_.docs_, "m1/20261129140000000000"), nullptr);
@@ -244,7 +244,7 @@ TEST_F(Reconcile, APassReadsFromTheOldestJobTakenBackFromTheCheckpoint) {
   now_.set(at("2026-11-29T19:25:00"));
   const auto dir = cache_.publish(kRecent, "test.ping", {"minion-a"});
   cache_.ret(dir, "minion-a", "true", 0, at("2026-11-29T19:24:30"));
-  write_state(format_reconcile_state({at("2026-11-29T19:24:50"), std::nullopt, {}, false}));
+  write_state(recovery::format_reconcile_state({at("2026-11-29T19:24:50"), std::nullopt, {}, false}));
   {
     ManualClock then;
     then.set(at("2026-11-29T19:24:29"));
@@ -383,11 +383,11 @@ TEST_F(Reconcile, APassWaitsWhileTheSpoolIsBusy) {
 
 TEST_F(Reconcile, APassWaitsWhileTheLiveLaneHoldsMoreThanATenthOfTheLimit) {
   cache_.publish(kOld, "test.ping", {"minion-a"});
-  spool_pending_.live = config_.reconcile.max_spool_pending / kLivePendingShare + 1;
+  spool_pending_.live = config_.reconcile.max_spool_pending / recovery::kLivePendingShare + 1;
   reconciler().start();
   EXPECT_FALSE(reconciler().tick(true, 0, true)) << "followed jobs' documents would go ahead of live ones";
   EXPECT_TRUE(sink_.docs_.empty());
-  spool_pending_.live = config_.reconcile.max_spool_pending / kLivePendingShare;
+  spool_pending_.live = config_.reconcile.max_spool_pending / recovery::kLivePendingShare;
   finish_pass();
   EXPECT_FALSE(sink_.docs_.empty());
 }
@@ -398,9 +398,9 @@ TEST_F(Reconcile, CoverageIsRecordedEveryIntervalAndAtStop) {
   now_.set(at("2026-11-29T19:25:00"));
   time_.advance(std::chrono::microseconds(config_.reconcile.state_interval));
   reconciler().tick(true, 0, true);
-  ReconcileState s;
+  recovery::ReconcileState s;
   std::string error;
-  ASSERT_EQ(state_.read(s, error), ReconcileStateFile::Read::found) << error;
+  ASSERT_EQ(state_.read(s, error), recovery::ReconcileStateFile::Read::found) << error;
   EXPECT_EQ(s.live_until, at("2026-11-29T19:25:00"));
   EXPECT_FALSE(s.open_since);
 
@@ -410,7 +410,7 @@ TEST_F(Reconcile, CoverageIsRecordedEveryIntervalAndAtStop) {
                             "_stamp": "2026-11-29T19:24:28.536894"})"));
   now_.set(at("2026-11-29T19:26:00"));
   reconciler().stop();
-  ASSERT_EQ(state_.read(s, error), ReconcileStateFile::Read::found) << error;
+  ASSERT_EQ(state_.read(s, error), recovery::ReconcileStateFile::Read::found) << error;
   EXPECT_EQ(s.live_until, at("2026-11-29T19:25:00"));  // the last tick's
   EXPECT_EQ(s.open_since, at("2026-11-29T19:24:28.536894"));
   EXPECT_EQ(s.open, std::vector<std::string>{kRecent});
@@ -422,20 +422,20 @@ TEST_F(Reconcile, WhileAPassReadsTheRecordKeepsItsBeginning) {
   reconciler().tick(true, 0, false);  // one job read, the pass goes on
   ASSERT_TRUE(reconciler().pass_running());
   reconciler().stop();
-  ReconcileState s;
+  recovery::ReconcileState s;
   std::string error;
-  ASSERT_EQ(state_.read(s, error), ReconcileStateFile::Read::found) << error;
+  ASSERT_EQ(state_.read(s, error), recovery::ReconcileStateFile::Read::found) << error;
   EXPECT_EQ(s.live_until, 0);  // the whole cache again next time
 }
 
 // ---- the record itself ------------------------------------------------------
 
 TEST(ReconcileState, FormatsAndParsesBack) {
-  for (const ReconcileState& s :
-       {ReconcileState{1764633600000000, std::nullopt, {}, false},
-        ReconcileState{5, 3, {"20261129140000000000"}, false}, ReconcileState{5, 3, {"a", "b_123"}, true}}) {
+  for (const recovery::ReconcileState& s : {recovery::ReconcileState{1764633600000000, std::nullopt, {}, false},
+                                            recovery::ReconcileState{5, 3, {"20261129140000000000"}, false},
+                                            recovery::ReconcileState{5, 3, {"a", "b_123"}, true}}) {
     std::string error;
-    EXPECT_EQ(parse_reconcile_state(format_reconcile_state(s), error), s) << error;
+    EXPECT_EQ(recovery::parse_reconcile_state(recovery::format_reconcile_state(s), error), s) << error;
   }
 }
 
@@ -449,7 +449,7 @@ TEST(ReconcileState, RefusesWhatItDidNotWrite) {
         "salttap-reconcile 1\nlive_until 1\nopen_since -\nopen_truncated\nopen a\n",
         "salttap-reconcile 1\r\nlive_until 1\r\nopen_since -\r\n"}) {
     std::string error;
-    EXPECT_FALSE(parse_reconcile_state(text, error)) << text;
+    EXPECT_FALSE(recovery::parse_reconcile_state(text, error)) << text;
     EXPECT_FALSE(error.empty()) << text;
   }
 }
@@ -457,7 +457,7 @@ TEST(ReconcileState, RefusesWhatItDidNotWrite) {
 TEST(ReconcileStateFile, AFailedWriteKeepsTheRecordBefore) {
   const salttap::testing::TempDir dir;
   salttap::testing::FaultySpoolFilesystem faulty;
-  ReconcileStateFile file(dir.path() / "reconcile.state", faulty);
+  recovery::ReconcileStateFile file(dir.path() / "reconcile.state", faulty);
   std::string error;
   ASSERT_EQ(file.write({100, std::nullopt, {}, false}, error), 0) << error;
   for (auto op : {salttap::testing::FsOp::write, salttap::testing::FsOp::sync_data, salttap::testing::FsOp::rename}) {
@@ -466,22 +466,22 @@ TEST(ReconcileStateFile, AFailedWriteKeepsTheRecordBefore) {
     EXPECT_EQ(file.write({200, 1, {"j"}, false}, error), ENOSPC);
     EXPECT_NE(error.find("No space left"), std::string::npos) << error;
     faulty.clear_faults();
-    ReconcileState s;
-    ASSERT_EQ(file.read(s, error), ReconcileStateFile::Read::found) << error;
-    EXPECT_EQ(s, (ReconcileState{100, std::nullopt, {}, false}));
+    recovery::ReconcileState s;
+    ASSERT_EQ(file.read(s, error), recovery::ReconcileStateFile::Read::found) << error;
+    EXPECT_EQ(s, (recovery::ReconcileState{100, std::nullopt, {}, false}));
   }
 }
 
 TEST(ReconcileStateFile, AbsentAndUnreadableAreTold) {
   const salttap::testing::TempDir dir;
-  ReconcileStateFile file(dir.path() / "reconcile.state");
-  ReconcileState s;
+  recovery::ReconcileStateFile file(dir.path() / "reconcile.state");
+  recovery::ReconcileState s;
   std::string error;
-  EXPECT_EQ(file.read(s, error), ReconcileStateFile::Read::absent);
+  EXPECT_EQ(file.read(s, error), recovery::ReconcileStateFile::Read::absent);
   fs::create_directory(dir.path() / "reconcile.state");  // a directory where the file should be
-  EXPECT_EQ(file.read(s, error), ReconcileStateFile::Read::bad);
+  EXPECT_EQ(file.read(s, error), recovery::ReconcileStateFile::Read::bad);
   EXPECT_NE(error.find("reconcile.state"), std::string::npos) << error;
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

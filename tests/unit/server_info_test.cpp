@@ -151,8 +151,8 @@ constexpr const char* kOs219Compat = R"({
 constexpr const char* kOs13Compat = R"({"name":"n","version":{"number":"7.10.2","build_type":"tar",
   "lucene_version":"8.10.1"},"tagline":"The OpenSearch Project: https://opensearch.org/"})";
 
-HttpResponse answer(long status, std::string body, std::string product = {}) {
-  HttpResponse r;
+http::HttpResponse answer(long status, std::string body, std::string product = {}) {
+  http::HttpResponse r;
   r.status = status;
   r.body = std::move(body);
   r.product = std::move(product);
@@ -162,7 +162,7 @@ HttpResponse answer(long status, std::string body, std::string product = {}) {
 
 struct Row {
   const char* name;
-  HttpResponse response;
+  http::HttpResponse response;
   Flavor flavor;
   ServerVersion version;
   bool hidden;
@@ -313,7 +313,7 @@ TEST(ServerInfo, AuthFailureTellsTheOperatorToConfigureCredentials) {
 }
 
 TEST(ServerInfo, NoAnswerNamesTheHost) {
-  HttpResponse r;
+  http::HttpResponse r;
   r.host = "http://10.0.0.1:9200";
   r.error = "Connection refused";
   const auto d = detect_server(r);

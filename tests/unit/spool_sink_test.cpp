@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "service/document_sinks.h"
+#include "pipeline/document_sinks.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/search_json.h"
 #include "tests/support/spool_fixtures.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 using indexer::BulkDoc;
@@ -57,8 +57,8 @@ struct Fixture {
 
 TEST(SpoolSink, EachLaneRaisesOneSpoolFullAlertPerEpisodeNamingTheLane) {
   Fixture f;
-  SpoolSink live(*f.service);
-  SpoolSink backfill(*f.service, Lane::backfill);
+  pipeline::SpoolSink live(*f.service);
+  pipeline::SpoolSink backfill(*f.service, Lane::backfill);
   EXPECT_FALSE(live.poll_alert("m1", kNow));
 
   f.fill(Lane::backfill, 3);
@@ -87,10 +87,10 @@ TEST(SpoolSink, EachLaneRaisesOneSpoolFullAlertPerEpisodeNamingTheLane) {
 TEST(SpoolSink, AnEpisodeBeforeTheSinkExistedRaisesNoAlert) {
   Fixture f;
   f.fill(Lane::backfill, 3);
-  SpoolSink live(*f.service);
+  pipeline::SpoolSink live(*f.service);
   EXPECT_FALSE(live.poll_alert("m1", kNow));
   f.service->stop(std::chrono::milliseconds(0));
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "service/daemon_heartbeat.h"
-#include "service/systemd_notifier.h"
+#include "daemon/internal/heartbeat.h"
+#include "daemon/internal/systemd_notifier.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 namespace fs = std::filesystem;
@@ -84,13 +84,13 @@ class WatchdogEnv {
 };
 
 using Messages = std::vector<std::string>;
-using TimePoint = DaemonHeartbeat::TimePoint;
+using TimePoint = daemon::DaemonHeartbeat::TimePoint;
 const TimePoint kStart = TimePoint{} + 1000h;
 
 TEST(SystemdNotifier, WithoutNotifySocketEverythingIsANoOp) {
   ::unsetenv("NOTIFY_SOCKET");
   const WatchdogEnv watchdog("2000000", ::getpid());
-  SystemdNotifier notifier;
+  daemon::SystemdNotifier notifier;
   EXPECT_FALSE(notifier.enabled());
   EXPECT_FALSE(notifier.watchdog_interval()) << "no watchdog without a socket to feed it";
   notifier.ready();
@@ -102,7 +102,7 @@ TEST(SystemdNotifier, WithoutNotifySocketEverythingIsANoOp) {
 
 TEST(SystemdNotifier, SendsEachStateAsOneDatagram) {
   NotifySocket socket;
-  SystemdNotifier notifier;
+  daemon::SystemdNotifier notifier;
   ASSERT_TRUE(notifier.enabled());
   EXPECT_FALSE(notifier.watchdog_interval());
   notifier.ready();
@@ -117,21 +117,21 @@ TEST(SystemdNotifier, WatchdogIntervalIsForThisProcessOnly) {
   NotifySocket socket;
   {
     const WatchdogEnv watchdog("3000000", ::getpid());
-    EXPECT_EQ(SystemdNotifier().watchdog_interval(), std::chrono::microseconds(3'000'000));
+    EXPECT_EQ(daemon::SystemdNotifier().watchdog_interval(), std::chrono::microseconds(3'000'000));
   }
   {
     const WatchdogEnv watchdog("3000000", ::getpid() + 1);
-    EXPECT_FALSE(SystemdNotifier().watchdog_interval()) << "WATCHDOG_PID names another process";
+    EXPECT_FALSE(daemon::SystemdNotifier().watchdog_interval()) << "WATCHDOG_PID names another process";
   }
   {
     const WatchdogEnv watchdog("not-a-number", ::getpid());
-    EXPECT_FALSE(SystemdNotifier().watchdog_interval());
+    EXPECT_FALSE(daemon::SystemdNotifier().watchdog_interval());
   }
 }
 
 TEST(SystemdNotifier, ASocketThatWentAwayIsCountedNotFatal) {
   NotifySocket socket;
-  SystemdNotifier notifier;
+  daemon::SystemdNotifier notifier;
   fs::remove(socket.path());
   notifier.ready();
   notifier.watchdog();
@@ -140,9 +140,9 @@ TEST(SystemdNotifier, ASocketThatWentAwayIsCountedNotFatal) {
 
 TEST(DaemonHeartbeat, ReadyOnceOnTheBusWithoutWaitingForTheEngine) {
   NotifySocket socket;
-  SystemdNotifier notifier;
-  DaemonSnapshot s;
-  DaemonHeartbeat heartbeat(notifier, kStart, [&] { return s; });
+  daemon::SystemdNotifier notifier;
+  daemon::DaemonSnapshot s;
+  daemon::DaemonHeartbeat heartbeat(notifier, kStart, [&] { return s; });
   heartbeat.tick(kStart + 100ms);
   EXPECT_EQ(socket.take(), Messages{}) << "not on the bus yet";
   s.bus_connected = true;
@@ -157,8 +157,8 @@ TEST(DaemonHeartbeat, ReadyOnceOnTheBusWithoutWaitingForTheEngine) {
 
 TEST(DaemonHeartbeat, ReadyAfterTheGraceWhenTheMasterIsNotUp) {
   NotifySocket socket;
-  SystemdNotifier notifier;
-  DaemonHeartbeat heartbeat(notifier, kStart, [] { return DaemonSnapshot{}; }, {.ready_grace = 10s});
+  daemon::SystemdNotifier notifier;
+  daemon::DaemonHeartbeat heartbeat(notifier, kStart, [] { return daemon::DaemonSnapshot{}; }, {.ready_grace = 10s});
   heartbeat.tick(kStart + 9999ms);
   EXPECT_EQ(socket.take(), Messages{});
   heartbeat.tick(kStart + 10s);
@@ -168,9 +168,9 @@ TEST(DaemonHeartbeat, ReadyAfterTheGraceWhenTheMasterIsNotUp) {
 
 TEST(DaemonHeartbeat, StatusEveryFewSecondsWithTheEventRate) {
   NotifySocket socket;
-  SystemdNotifier notifier;
-  DaemonSnapshot s{.events = 100, .bus_connected = true};
-  DaemonHeartbeat heartbeat(notifier, kStart, [&] { return s; }, {.status_every = 5s});
+  daemon::SystemdNotifier notifier;
+  daemon::DaemonSnapshot s{.events = 100, .bus_connected = true};
+  daemon::DaemonHeartbeat heartbeat(notifier, kStart, [&] { return s; }, {.status_every = 5s});
   heartbeat.tick(kStart);
   ASSERT_EQ(socket.take().size(), 2u);  // STATUS, READY
   s.events = 150;
@@ -189,9 +189,9 @@ TEST(DaemonHeartbeat, StatusEveryFewSecondsWithTheEventRate) {
 TEST(DaemonHeartbeat, WatchdogAtHalfTheIntervalUntilStopping) {
   NotifySocket socket;
   const WatchdogEnv watchdog("2000000", ::getpid());
-  SystemdNotifier notifier;
+  daemon::SystemdNotifier notifier;
   ASSERT_EQ(notifier.watchdog_interval(), std::chrono::microseconds(2'000'000));
-  DaemonHeartbeat heartbeat(notifier, kStart, [] { return DaemonSnapshot{.bus_connected = true}; });
+  daemon::DaemonHeartbeat heartbeat(notifier, kStart, [] { return daemon::DaemonSnapshot{.bus_connected = true}; });
   heartbeat.tick(kStart);
   EXPECT_EQ(socket.take().front(), "WATCHDOG=1") << "the first tick feeds the watchdog";
   heartbeat.tick(kStart + 999ms);
@@ -214,9 +214,9 @@ TEST(DaemonHeartbeat, WatchdogAtHalfTheIntervalUntilStopping) {
 
 TEST(DaemonHeartbeat, AReloadIsReloadingThenReadyOnceTheStartIsOver) {
   NotifySocket socket;
-  SystemdNotifier notifier;
-  DaemonSnapshot s;
-  DaemonHeartbeat heartbeat(notifier, kStart, [&] { return s; });
+  daemon::SystemdNotifier notifier;
+  daemon::DaemonSnapshot s;
+  daemon::DaemonHeartbeat heartbeat(notifier, kStart, [&] { return s; });
   heartbeat.reloading();
   heartbeat.reloaded();
   EXPECT_EQ(socket.take(), Messages{}) << "systemd still waits for READY: a reload says nothing";
@@ -250,11 +250,11 @@ TEST(DaemonHeartbeat, AReloadIsReloadingThenReadyOnceTheStartIsOver) {
 
 TEST(DaemonHeartbeat, WithoutNotifySocketTheSnapshotIsNeverTaken) {
   ::unsetenv("NOTIFY_SOCKET");
-  SystemdNotifier notifier;
+  daemon::SystemdNotifier notifier;
   int snapshots = 0;
-  DaemonHeartbeat heartbeat(notifier, kStart, [&] {
+  daemon::DaemonHeartbeat heartbeat(notifier, kStart, [&] {
     ++snapshots;
-    return DaemonSnapshot{};
+    return daemon::DaemonSnapshot{};
   });
   for (int i = 0; i < 100; ++i) heartbeat.tick(kStart + i * 1s);
   heartbeat.stopping();
@@ -262,4 +262,4 @@ TEST(DaemonHeartbeat, WithoutNotifySocketTheSnapshotIsNeverTaken) {
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

@@ -14,15 +14,15 @@
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "common/text.h"
-#include "service/internal/embedded_ui.h"
-#include "service/ui_api.h"
-#include "service/ui_auth.h"
-#include "service/ui_router.h"
-#include "service/ui_service.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/search_json.h"
+#include "web/auth.h"
+#include "web/internal/api.h"
+#include "web/internal/embedded_ui.h"
+#include "web/job_browser.h"
+#include "web/router.h"
 
-namespace salttap::service {
+namespace salttap {
 namespace {
 
 using testing::FakeHttp;
@@ -66,63 +66,64 @@ const std::string kNoIndex =
 // ---- routing ---------------------------------------------------------------
 
 TEST(UiRouter, EveryPathHasItsRoute) {
-  EXPECT_EQ(route_ui("/ui/", false).route, UiRoute::page);
-  EXPECT_EQ(route_ui("/ui/?status=failed", false).route, UiRoute::page);
-  EXPECT_EQ(route_ui("/ui/minions", false).route, UiRoute::page);
-  EXPECT_EQ(route_ui("/ui/alerts?kind=risky", false).route, UiRoute::page);
-  EXPECT_EQ(route_ui("/ui/job/20251129194535000001", false).route, UiRoute::page);
-  EXPECT_EQ(route_ui("/ui/minion/web1", false).route, UiRoute::page);
-  EXPECT_EQ(route_ui("/ui/static/app.js", false).route, UiRoute::asset);
-  EXPECT_EQ(route_ui("/ui/api/jobs", false).route, UiRoute::api_jobs);
-  EXPECT_EQ(route_ui("/ui/api/jobs/123", false).route, UiRoute::api_job);
-  EXPECT_EQ(route_ui("/ui/api/minions?since=1d", false).route, UiRoute::api_minions);
-  EXPECT_EQ(route_ui("/ui/api/minions/web1", false).route, UiRoute::api_minion);
-  EXPECT_EQ(route_ui("/ui/api/alerts", false).route, UiRoute::api_alerts);
+  EXPECT_EQ(web::route_ui("/ui/", false).route, web::UiRoute::page);
+  EXPECT_EQ(web::route_ui("/ui/?status=failed", false).route, web::UiRoute::page);
+  EXPECT_EQ(web::route_ui("/ui/minions", false).route, web::UiRoute::page);
+  EXPECT_EQ(web::route_ui("/ui/alerts?kind=risky", false).route, web::UiRoute::page);
+  EXPECT_EQ(web::route_ui("/ui/job/20251129194535000001", false).route, web::UiRoute::page);
+  EXPECT_EQ(web::route_ui("/ui/minion/web1", false).route, web::UiRoute::page);
+  EXPECT_EQ(web::route_ui("/ui/static/app.js", false).route, web::UiRoute::asset);
+  EXPECT_EQ(web::route_ui("/ui/api/jobs", false).route, web::UiRoute::api_jobs);
+  EXPECT_EQ(web::route_ui("/ui/api/jobs/123", false).route, web::UiRoute::api_job);
+  EXPECT_EQ(web::route_ui("/ui/api/minions?since=1d", false).route, web::UiRoute::api_minions);
+  EXPECT_EQ(web::route_ui("/ui/api/minions/web1", false).route, web::UiRoute::api_minion);
+  EXPECT_EQ(web::route_ui("/ui/api/alerts", false).route, web::UiRoute::api_alerts);
   for (const char* other : {"/ui/nope", "/ui/job/", "/ui/job/a/b", "/ui/api/jobs/a/b", "/ui/static/", "/ui/api",
                             "/ui/api/", "/ui/static/../x"})
-    EXPECT_EQ(route_ui(other, false).route, UiRoute::other) << other;
+    EXPECT_EQ(web::route_ui(other, false).route, web::UiRoute::other) << other;
 }
 
 TEST(UiRouter, RedirectsToTheSlashedRoot) {
-  EXPECT_EQ(route_ui("/ui", false).route, UiRoute::redirect);
-  EXPECT_EQ(route_ui("/ui", false).location, "/ui/");
-  EXPECT_EQ(route_ui("/", true).route, UiRoute::redirect);
-  EXPECT_EQ(route_ui("/", false).route, UiRoute::other);
+  EXPECT_EQ(web::route_ui("/ui", false).route, web::UiRoute::redirect);
+  EXPECT_EQ(web::route_ui("/ui", false).location, "/ui/");
+  EXPECT_EQ(web::route_ui("/", true).route, web::UiRoute::redirect);
+  EXPECT_EQ(web::route_ui("/", false).route, web::UiRoute::other);
 }
 
 TEST(UiRouter, DecodesArgumentsAndQueries) {
-  const UiTarget t = route_ui("/ui/api/minions/web%2F1%20a?since=1d&fun=state.%2A&user=a+b&flag&x=%zz", false);
-  EXPECT_EQ(t.route, UiRoute::api_minion);
+  const web::UiTarget t =
+      web::route_ui("/ui/api/minions/web%2F1%20a?since=1d&fun=state.%2A&user=a+b&flag&x=%zz", false);
+  EXPECT_EQ(t.route, web::UiRoute::api_minion);
   EXPECT_EQ(t.argument, "web/1 a");  // an escaped '/' stays in its segment
   EXPECT_EQ(t.query.at("since"), "1d");
   EXPECT_EQ(t.query.at("fun"), "state.*");
   EXPECT_EQ(t.query.at("user"), "a b");
   EXPECT_EQ(t.query.at("flag"), "");
   EXPECT_EQ(t.query.at("x"), "%zz");  // a bad escape stays as it is
-  EXPECT_EQ(percent_decode("%4", false), "%4");
-  EXPECT_EQ(percent_decode("a+b", false), "a+b");
+  EXPECT_EQ(web::percent_decode("%4", false), "%4");
+  EXPECT_EQ(web::percent_decode("a+b", false), "a+b");
 }
 
 // ---- auth -------------------------------------------------------------------
 
 TEST(UiAuth, ConstantTimeEqualIsEquality) {
-  EXPECT_TRUE(constant_time_equal("", ""));
-  EXPECT_TRUE(constant_time_equal("secret", "secret"));
-  EXPECT_FALSE(constant_time_equal("secret", "secreT"));
-  EXPECT_FALSE(constant_time_equal("secret", "secret2"));
-  EXPECT_FALSE(constant_time_equal("secret", ""));
-  EXPECT_FALSE(constant_time_equal(std::string("a\0b", 3), "a"));
+  EXPECT_TRUE(web::constant_time_equal("", ""));
+  EXPECT_TRUE(web::constant_time_equal("secret", "secret"));
+  EXPECT_FALSE(web::constant_time_equal("secret", "secreT"));
+  EXPECT_FALSE(web::constant_time_equal("secret", "secret2"));
+  EXPECT_FALSE(web::constant_time_equal("secret", ""));
+  EXPECT_FALSE(web::constant_time_equal(std::string("a\0b", 3), "a"));
 }
 
 TEST(UiAuth, OpenWithoutAUsername) {
-  const UiAuth open;
+  const web::UiAuth open;
   EXPECT_FALSE(open.required());
   EXPECT_TRUE(open.allows(""));
   EXPECT_TRUE(open.allows("Basic garbage"));
 }
 
 TEST(UiAuth, BasicCredentialsOnly) {
-  const UiAuth auth("admin", "s3cr:et");
+  const web::UiAuth auth("admin", "s3cr:et");
   EXPECT_TRUE(auth.required());
   EXPECT_TRUE(auth.allows("Basic " + base64_encode("admin:s3cr:et")));  // a password may hold ':'
   EXPECT_TRUE(auth.allows("basic  " + base64_encode("admin:s3cr:et") + " "));
@@ -137,9 +138,9 @@ TEST(UiAuth, BasicCredentialsOnly) {
 // ---- the API ----------------------------------------------------------------
 
 TEST(UiApi, JobsSendsTheJobsSearchWithEveryFilter) {
-  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed})); });
+  FakeHttp engine([](const http::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed})); });
   auto client = engine.client();
-  const WebResponse r = ui_api_jobs(
+  const WebResponse r = web::ui_api_jobs(
       *client, {}, {{"status", "failed"}, {"fun", "state.*"}, {"minion", "web1"}, {"user", "root"}, {"since", "1d"}},
       kNow);
   ASSERT_EQ(r.status, 200) << r.body;
@@ -164,14 +165,14 @@ TEST(UiApi, JobsSendsTheJobsSearchWithEveryFilter) {
 TEST(UiApi, JobsRefusesWhatItCannotRead) {
   FakeHttp engine;
   auto client = engine.client();
-  for (const UiQuery& bad : std::vector<UiQuery>{{{"status", "weird"}},
-                                                 {{"since", "yesterday"}},
-                                                 {{"since", "1h"}, {"until", "2h"}},
-                                                 {{"risk", "extreme"}},
-                                                 {{"limit", "0"}},
-                                                 {{"limit", "1001"}},
-                                                 {{"limit", "12abc"}}}) {
-    const WebResponse r = ui_api_jobs(*client, {}, bad, kNow);
+  for (const web::UiQuery& bad : std::vector<web::UiQuery>{{{"status", "weird"}},
+                                                           {{"since", "yesterday"}},
+                                                           {{"since", "1h"}, {"until", "2h"}},
+                                                           {{"risk", "extreme"}},
+                                                           {{"limit", "0"}},
+                                                           {{"limit", "1001"}},
+                                                           {{"limit", "12abc"}}}) {
+    const WebResponse r = web::ui_api_jobs(*client, {}, bad, kNow);
     EXPECT_EQ(r.status, 400) << bad.begin()->first;
     const auto d = parse_body(r.body);
     EXPECT_NE(json_at(d, "/error"), "<absent>");
@@ -181,32 +182,32 @@ TEST(UiApi, JobsRefusesWhatItCannotRead) {
 }
 
 TEST(UiApi, EngineProblemsAreA502OrAnEmptyListWithANote) {
-  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(0); });
+  FakeHttp engine([](const http::HttpRequest&) { return FakeHttp::reply(0); });
   auto client = engine.client();
-  WebResponse r = ui_api_jobs(*client, {}, {}, kNow);
+  WebResponse r = web::ui_api_jobs(*client, {}, {}, kNow);
   EXPECT_EQ(r.status, 502);
   EXPECT_NE(json_at(parse_body(r.body), "/error").find("cannot reach the engine"), std::string::npos) << r.body;
-  engine.set_respond([](const indexer::HttpRequest&) {
+  engine.set_respond([](const http::HttpRequest&) {
     return FakeHttp::reply(401, R"({"error":{"type":"security_exception","reason":"no"}})");
   });
-  EXPECT_EQ(ui_api_alerts(*client, {}, {}, kNow).status, 502);
-  engine.set_respond([](const indexer::HttpRequest&) { return FakeHttp::reply(404, kNoIndex); });
-  r = ui_api_jobs(*client, {}, {}, kNow);
+  EXPECT_EQ(web::ui_api_alerts(*client, {}, {}, kNow).status, 502);
+  engine.set_respond([](const http::HttpRequest&) { return FakeHttp::reply(404, kNoIndex); });
+  r = web::ui_api_jobs(*client, {}, {}, kNow);
   EXPECT_EQ(r.status, 200);
   const auto d = parse_body(r.body);
   EXPECT_TRUE(d["jobs"].Empty());
   EXPECT_NE(json_at(d, "/note").find("no salttap indices"), std::string::npos);
-  engine.set_respond([](const indexer::HttpRequest&) { return FakeHttp::reply(200, "not json"); });
-  EXPECT_EQ(ui_api_minions(*client, {}, {}, kNow).status, 502);
+  engine.set_respond([](const http::HttpRequest&) { return FakeHttp::reply(200, "not json"); });
+  EXPECT_EQ(web::ui_api_minions(*client, {}, {}, kNow).status, 502);
 }
 
 TEST(UiApi, JobShowsEveryMinionWithItsFailedStates) {
-  FakeHttp engine([](const indexer::HttpRequest& req) {
+  FakeHttp engine([](const http::HttpRequest& req) {
     if (req.path.starts_with("/salt-jobs-")) return FakeHttp::reply(200, search_hits({kJobFailed}));
     return FakeHttp::reply(200, search_hits({kReturnFailed, kReturnMissing}));
   });
   auto client = engine.client();
-  const WebResponse r = ui_api_job(*client, {}, "20251129194535000001");
+  const WebResponse r = web::ui_api_job(*client, {}, "20251129194535000001");
   ASSERT_EQ(r.status, 200) << r.body;
   const auto requests = engine.requests();
   ASSERT_EQ(requests.size(), 2u);
@@ -232,16 +233,16 @@ TEST(UiApi, JobShowsEveryMinionWithItsFailedStates) {
 }
 
 TEST(UiApi, AnUnknownJobIsA404) {
-  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({})); });
+  FakeHttp engine([](const http::HttpRequest&) { return FakeHttp::reply(200, search_hits({})); });
   auto client = engine.client();
-  EXPECT_EQ(ui_api_job(*client, {}, "20251129194535999999").status, 404);
-  engine.set_respond([](const indexer::HttpRequest&) { return FakeHttp::reply(404, kNoIndex); });
-  EXPECT_EQ(ui_api_job(*client, {}, "20251129194535999999").status, 404);
-  EXPECT_EQ(ui_api_job(*client, {}, std::string(300, '1')).status, 400);
+  EXPECT_EQ(web::ui_api_job(*client, {}, "20251129194535999999").status, 404);
+  engine.set_respond([](const http::HttpRequest&) { return FakeHttp::reply(404, kNoIndex); });
+  EXPECT_EQ(web::ui_api_job(*client, {}, "20251129194535999999").status, 404);
+  EXPECT_EQ(web::ui_api_job(*client, {}, std::string(300, '1')).status, 400);
 }
 
 TEST(UiApi, MinionsAreFlakyFirstWithAFailureRate) {
-  FakeHttp engine([](const indexer::HttpRequest&) {
+  FakeHttp engine([](const http::HttpRequest&) {
     return FakeHttp::reply(
         200,
         R"({"_shards":{"total":1,"successful":1,"failed":0},"aggregations":{"minions":{"buckets":[)"
@@ -249,7 +250,7 @@ TEST(UiApi, MinionsAreFlakyFirstWithAFailureRate) {
         R"({"key":{"minion":"bad"},"doc_count":4,"succeeded":{"doc_count":1},"failed":{"doc_count":2},"missing":{"doc_count":1}}]}}})");
   });
   auto client = engine.client();
-  const WebResponse r = ui_api_minions(*client, {}, {{"since", "all"}}, kNow);
+  const WebResponse r = web::ui_api_minions(*client, {}, {{"since", "all"}}, kNow);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json_at(parse_body(engine.requests().at(0).body), "/query"), "<absent>");  // all: no time filter
   const auto d = parse_body(r.body);
@@ -257,16 +258,16 @@ TEST(UiApi, MinionsAreFlakyFirstWithAFailureRate) {
   EXPECT_DOUBLE_EQ(d["minions"][0]["failure_rate"].GetDouble(), 0.75);
   EXPECT_EQ(json_at(d, "/minions/1/minion"), "good");
   EXPECT_DOUBLE_EQ(d["minions"][1]["failure_rate"].GetDouble(), 0.0);
-  EXPECT_EQ(ui_api_minions(*client, {}, {{"since", "soon"}}, kNow).status, 400);
+  EXPECT_EQ(web::ui_api_minions(*client, {}, {{"since", "soon"}}, kNow).status, 400);
 }
 
 TEST(UiApi, MinionHasItsCountsAndItsReturns) {
-  FakeHttp engine([](const indexer::HttpRequest& req) {
+  FakeHttp engine([](const http::HttpRequest& req) {
     if (req.body.find("composite") != std::string::npos) return FakeHttp::reply(200, minions_page("web1", 4, 1, 1));
     return FakeHttp::reply(200, search_hits({kReturnFailed}));
   });
   auto client = engine.client();
-  const WebResponse r = ui_api_minion(*client, {}, "web1", {{"limit", "20"}}, kNow);
+  const WebResponse r = web::ui_api_minion(*client, {}, "web1", {{"limit", "20"}}, kNow);
   ASSERT_EQ(r.status, 200) << r.body;
   const auto requests = engine.requests();
   ASSERT_EQ(requests.size(), 2u);
@@ -290,9 +291,9 @@ TEST(UiApi, MinionHasItsCountsAndItsReturns) {
 }
 
 TEST(UiApi, AlertsFilterByKind) {
-  FakeHttp engine([](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kAlert})); });
+  FakeHttp engine([](const http::HttpRequest&) { return FakeHttp::reply(200, search_hits({kAlert})); });
   auto client = engine.client();
-  const WebResponse r = ui_api_alerts(*client, {}, {{"kind", "risky"}, {"since", "all"}}, kNow);
+  const WebResponse r = web::ui_api_alerts(*client, {}, {{"kind", "risky"}, {"since", "all"}}, kNow);
   ASSERT_EQ(r.status, 200) << r.body;
   const auto requests = engine.requests();
   EXPECT_EQ(requests.at(0).path, "/salt-alerts-*/_search");
@@ -301,16 +302,16 @@ TEST(UiApi, AlertsFilterByKind) {
   EXPECT_EQ(json_at(q, "/sort/0/@timestamp/order"), "desc");
   const auto d = parse_body(r.body);
   expect_row(d, "/alerts/0", {{"jid", "20251129194535000001"}, {"kinds/1", "risky"}, {"failed/0", "web1"}});
-  EXPECT_EQ(ui_api_alerts(*client, {}, {{"kind", "everything"}}, kNow).status, 400);
+  EXPECT_EQ(web::ui_api_alerts(*client, {}, {{"kind", "everything"}}, kNow).status, 400);
 }
 
 // ---- the service ------------------------------------------------------------
 
 struct Browser {
-  FakeHttp engine{[](const indexer::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed})); }};
+  FakeHttp engine{[](const http::HttpRequest&) { return FakeHttp::reply(200, search_hits({kJobFailed})); }};
   ManualClock clock{kNow};
-  UiService ui;
-  explicit Browser(UiAuth auth = {}, bool root_redirect = false)
+  web::UiService ui;
+  explicit Browser(web::UiAuth auth = {}, bool root_redirect = false)
       : ui(engine.factory(), indexer::IndexLayout{}, std::move(auth), clock, root_redirect) {}
   std::optional<WebResponse> get(std::string target, std::string authorization = {}, std::string method = "GET") {
     return ui.handle(WebRequest{std::move(method), std::move(target), std::move(authorization)});
@@ -348,8 +349,8 @@ TEST(UiService, ServesThePageTheAssetsAndTheApi) {
 
 TEST(UiService, EveryEmbeddedFileIsServedOrIsThePage) {
   Browser b;
-  ASSERT_FALSE(embedded_ui_files().empty());
-  for (const EmbeddedFile& f : embedded_ui_files()) {
+  ASSERT_FALSE(web::embedded_ui_files().empty());
+  for (const web::EmbeddedFile& f : web::embedded_ui_files()) {
     if (f.name == "index.html") continue;
     const auto r = b.get("/ui/static/" + std::string(f.name));
     EXPECT_EQ(r->status, 200) << f.name;
@@ -390,12 +391,12 @@ TEST(UiService, OnlyGetAndHead) {
 }
 
 TEST(UiService, BasicAuthGuardsEverything) {
-  Browser b(UiAuth("admin", "pw"));
+  Browser b(web::UiAuth("admin", "pw"));
   const std::string good = "Basic " + base64_encode("admin:pw");
   for (const char* target : {"/ui/", "/ui/static/app.js", "/ui/api/jobs", "/ui/api/jobs/1", "/ui/nothing", "/ui"}) {
     const auto r = b.get(target);
     EXPECT_EQ(r->status, 401) << target;
-    EXPECT_EQ(header(*r, "WWW-Authenticate"), UiAuth::kChallenge);
+    EXPECT_EQ(header(*r, "WWW-Authenticate"), web::UiAuth::kChallenge);
     EXPECT_EQ(b.get(target, "Basic " + base64_encode("admin:wrong"))->status, 401) << target;
   }
   EXPECT_TRUE(b.engine.requests().empty());  // nothing reaches the engine unauthenticated
@@ -404,7 +405,7 @@ TEST(UiService, BasicAuthGuardsEverything) {
 }
 
 TEST(UiService, CountsRequestsAndTimesApiCalls) {
-  Browser b(UiAuth("admin", "pw"));
+  Browser b(web::UiAuth("admin", "pw"));
   const std::string good = "Basic " + base64_encode("admin:pw");
   b.get("/ui/", good);
   b.get("/ui/", good);
@@ -413,12 +414,12 @@ TEST(UiService, CountsRequestsAndTimesApiCalls) {
   b.get("/ui/api/alerts");
   b.get("/ui/api/jobs", good, "DELETE");
   b.get("/ui/gone", good);
-  EXPECT_EQ(b.ui.metrics().requests(UiRoute::page, 200), 2u);
-  EXPECT_EQ(b.ui.metrics().requests(UiRoute::api_jobs, 200), 1u);
-  EXPECT_EQ(b.ui.metrics().requests(UiRoute::api_jobs, 400), 1u);
-  EXPECT_EQ(b.ui.metrics().requests(UiRoute::api_alerts, 401), 1u);
-  EXPECT_EQ(b.ui.metrics().requests(UiRoute::api_jobs, 405), 1u);
-  EXPECT_EQ(b.ui.metrics().requests(UiRoute::other, 404), 1u);
+  EXPECT_EQ(b.ui.metrics().requests(web::UiRoute::page, 200), 2u);
+  EXPECT_EQ(b.ui.metrics().requests(web::UiRoute::api_jobs, 200), 1u);
+  EXPECT_EQ(b.ui.metrics().requests(web::UiRoute::api_jobs, 400), 1u);
+  EXPECT_EQ(b.ui.metrics().requests(web::UiRoute::api_alerts, 401), 1u);
+  EXPECT_EQ(b.ui.metrics().requests(web::UiRoute::api_jobs, 405), 1u);
+  EXPECT_EQ(b.ui.metrics().requests(web::UiRoute::other, 404), 1u);
   Metrics m;
   b.ui.metrics().publish(m);
   const std::string text = m.render();
@@ -432,11 +433,11 @@ TEST(UiService, CountsRequestsAndTimesApiCalls) {
 }
 
 TEST(UiMetrics, HistogramBucketsAreCumulative) {
-  UiMetrics metrics;
-  metrics.api_latency(UiRoute::api_job, 0.001);
-  metrics.api_latency(UiRoute::api_job, 0.2);
-  metrics.api_latency(UiRoute::api_job, 60);
-  metrics.api_latency(UiRoute::page, 1);  // not an API call: not timed
+  web::UiMetrics metrics;
+  metrics.api_latency(web::UiRoute::api_job, 0.001);
+  metrics.api_latency(web::UiRoute::api_job, 0.2);
+  metrics.api_latency(web::UiRoute::api_job, 60);
+  metrics.api_latency(web::UiRoute::page, 1);  // not an API call: not timed
   Metrics m;
   metrics.publish(m);
   const std::string text = m.render();
@@ -453,4 +454,4 @@ TEST(UiMetrics, HistogramBucketsAreCumulative) {
 }
 
 }  // namespace
-}  // namespace salttap::service
+}  // namespace salttap

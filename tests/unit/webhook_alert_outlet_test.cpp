@@ -1,4 +1,4 @@
-// The webhook outlet: what goes on the wire (through indexer::HttpClient),
+// The webhook outlet: what goes on the wire (through http::HttpClient),
 // what counts as delivered, and one delivery to a real HTTP server on
 // loopback through libcurl.
 
@@ -7,7 +7,7 @@
 #include <future>
 
 #include "alerting/webhook_alert_outlet.h"
-#include "indexer/curl_http_client.h"
+#include "http/curl_http_client.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/http_receiver.h"
@@ -29,7 +29,7 @@ TEST(WebhookConfig, TheUrlSplitsIntoTheClientsHostAndTheRequestPath) {
   config.timeout = 3s;
   config.headers = {"Authorization: Bearer t0ken"};
   config.tls.ca_file = "/etc/ssl/hooks.pem";
-  const indexer::HttpClientConfig http = webhook_http_config(config);
+  const http::HttpClientConfig http = webhook_http_config(config);
   EXPECT_EQ(http.hosts, std::vector<std::string>{"https://user:pw@hooks.example:8443"});
   EXPECT_EQ(http.headers, config.headers);
   EXPECT_EQ(http.tls.ca_file, "/etc/ssl/hooks.pem");
@@ -62,7 +62,7 @@ TEST(WebhookAlertOutlet, PostsThePayloadToTheUrlsPath) {
 TEST(WebhookAlertOutlet, Non2xxAndTransportErrorsAreRetried) {
   FakeSteadyTime time;
   std::vector<long> statuses = {500, 0, 302, 204};
-  FakeHttp receiver([&](const indexer::HttpRequest&) {
+  FakeHttp receiver([&](const http::HttpRequest&) {
     const long status = statuses.front();
     statuses.erase(statuses.begin());
     return FakeHttp::reply(status);
@@ -107,7 +107,7 @@ TEST(WebhookAlertOutlet, DeliversToARealReceiverAfterARetry) {
   config.url = receiver.url();
   config.headers = {"X-Source: salttap"};
   config.retry.backoff = {1ms, 1ms};
-  WebhookAlertOutlet outlet(config, indexer::make_curl_client(webhook_http_config(config)));
+  WebhookAlertOutlet outlet(config, http::make_curl_client(webhook_http_config(config)));
   outlet.send(kAlert);
   outlet.stop(1h);  // returns once the queue is drained
   EXPECT_EQ(outlet.stats().delivered.load(), 1u);

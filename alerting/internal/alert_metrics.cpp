@@ -1,0 +1,35 @@
+#include "alerting/internal/alert_metrics.h"
+
+#include <map>
+#include <string>
+
+namespace salttap::alerting {
+
+void publish_alert_metrics(Metrics& m, const AlertDispatcher& d, std::span<const AsyncAlertOutlet* const> outlets) {
+  using enum MetricId;
+  using correlator::AlertKind;
+  for (AlertKind k :
+       {AlertKind::failed, AlertKind::missing, AlertKind::risky, AlertKind::spool_full, AlertKind::tap_journal_full})
+    m.counter(alerting_alerts, {to_string(k)}, d.count(k));
+  struct Totals {
+    std::uint64_t delivered = 0, retries = 0, dropped_queue_full = 0, gave_up = 0;
+  };
+  std::map<std::string, Totals> by_name;
+  for (const AsyncAlertOutlet* o : outlets) {
+    if (!o) continue;
+    const OutletStats& s = o->stats();
+    Totals& t = by_name[o->name()];
+    t.delivered += s.delivered;
+    t.retries += s.retries;
+    t.dropped_queue_full += s.dropped_queue_full;
+    t.gave_up += s.gave_up;
+  }
+  for (const auto& [name, t] : by_name) {
+    m.counter(alerting_deliveries, {name}, t.delivered);
+    m.counter(alerting_delivery_retries, {name}, t.retries);
+    m.counter(alerting_dropped_alerts, {name, "queue_full"}, t.dropped_queue_full);
+    m.counter(alerting_dropped_alerts, {name, "gave_up"}, t.gave_up);
+  }
+}
+
+}  // namespace salttap::alerting

@@ -1,0 +1,20 @@
+#pragma once
+// `salttap fire`: fire one event with salttap's tag prefix into the master's
+// pull socket (for testing reactors on salttap's alerts).
+
+#include <string>
+
+#include "config/bus_location.h"
+
+namespace salttap::cli {
+
+struct FireOptions {
+  config::BusLocation bus;
+  std::string tag;
+  std::string data_json = "{}";
+  std::string framing = "auto";  // auto | plain | len32
+};
+
+int run_fire(const FireOptions& options);
+
+}  // namespace salttap::cli

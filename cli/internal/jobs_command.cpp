@@ -1,0 +1,180 @@
+#include "cli/internal/jobs_command.h"
+
+#include <algorithm>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+#include <rapidjson/document.h>
+
+#include "common/json_writer.h"
+#include "common/log.h"
+#include "common/text_table.h"
+#include "history/search_response.h"
+
+namespace salttap::cli {
+namespace {
+
+// "2026-11-29T19:25:35.529749Z" -> "11-29 19:25:35": a list of jobs spans
+// days, rarely years (the jid, next to it, has the year).
+std::string month_day_time(std::string_view iso) {
+  const std::string t = short_time(iso);
+  return t.size() == 19 && t[4] == '-' ? t.substr(5) : t;
+}
+
+std::string ok_of(const history::JobRow& j) {
+  return fmt::format("{}/{}", j.succeeded, std::max(j.expected, j.returned));
+}
+
+std::string failed_states_of(const history::JobRow& job, std::string_view minion, const history::ReturnRow& r) {
+  std::vector<std::string> ids;
+  for (const auto& f : job.failed_states)
+    if (f.minion == minion) ids.push_back(f.id);
+  if (ids.empty()) ids = r.failed_state_ids;  // the job keeps a capped list; the return has its own
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
+  return out;
+}
+
+// The job's `_source` with its returns: each return's `_source` and the
+// job's failed states of that minion.
+std::string job_with_returns(const history::JobRow& job, const std::vector<history::ReturnRow>& returns) {
+  rapidjson::Document doc;
+  doc.Parse(job.source.data(), job.source.size());
+  auto& a = doc.GetAllocator();
+  rapidjson::Value list(rapidjson::kArrayType);
+  for (const auto& r : returns) {
+    rapidjson::Document ret(&a);
+    ret.Parse(r.source.data(), r.source.size());
+    rapidjson::Value states(rapidjson::kArrayType);
+    for (const auto& f : job.failed_states) {
+      if (f.minion != r.minion) continue;
+      rapidjson::Value s(rapidjson::kObjectType);
+      s.AddMember("id", rapidjson::Value(f.id.c_str(), a), a);
+      s.AddMember("function", rapidjson::Value(f.function.c_str(), a), a);
+      s.AddMember("comment", rapidjson::Value(f.comment.c_str(), a), a);
+      states.PushBack(s, a);
+    }
+    ret.RemoveMember("failed_states");
+    ret.AddMember("failed_states", states, a);
+    list.PushBack(rapidjson::Value(ret, a), a);
+  }
+  doc.RemoveMember("returns");
+  doc.AddMember("returns", list, a);
+  std::string out;
+  json::StringOut sink{out};
+  json::Writer w(sink);
+  doc.Accept(w);
+  return out;
+}
+
+std::string job_table(const std::vector<history::JobRow>& jobs, const HistoryOutput& o) {
+  // On a narrow terminal the user, the risk and then the target go first.
+  Table t{{{"STARTED (UTC)"},
+           {"JID"},
+           {"STATUS"},
+           {"FUNCTION", true},
+           {"TARGET", true, false, 1, 8},
+           {"USER", true, false, 3, 8},
+           {"OK", false, true},
+           {"FAIL", false, true},
+           {"MISS", false, true},
+           {"RISK", false, false, 2}},
+          {}};
+  for (const auto& j : jobs)
+    t.rows.push_back({{month_day_time(j.started_at)},
+                      {or_dash(j.jid)},
+                      {or_dash(j.status), status_colour(j.status)},
+                      {or_dash(j.fun)},
+                      {or_dash(j.tgt)},
+                      {or_dash(j.user)},
+                      {ok_of(j)},
+                      {std::to_string(j.failed), j.failed > 0 ? Colour::red : Colour::none},
+                      {std::to_string(j.missing), j.missing > 0 ? Colour::yellow : Colour::none},
+                      {or_dash(j.risk), risk_colour(j.risk)}});
+  return render(t, o.width, o.colour);
+}
+
+std::string job_detail(const history::JobRow& job, const std::vector<history::ReturnRow>& returns, std::uint64_t total,
+                       const HistoryOutput& o) {
+  const auto field = [&](std::string_view name, std::string_view value, Colour c = Colour::none) {
+    const std::string shown = fit(value, o.width > 10 ? o.width - 10 : 1);
+    return fmt::format("{:<10}{}\n", name, o.colour ? paint(shown, c) : shown);
+  };
+  std::string out;
+  out += field("jid", or_dash(job.jid));
+  out += field("function", job.args_text.empty() ? or_dash(job.fun) : job.fun + " " + job.args_text);
+  out += field("target", or_dash(job.tgt));
+  out += field("user", or_dash(job.user));
+  out += field("kind", or_dash(job.kind));
+  out += field("started", short_time(job.started_at) + " UTC");
+  out += field("status", or_dash(job.status), status_colour(job.status));
+  out += field("minions", fmt::format("{} ok, {} failed, {} missing", ok_of(job), job.failed, job.missing));
+  out += field("risk", or_dash(job.risk), risk_colour(job.risk));
+  out += "\n";
+  Table t{{{"MINION"}, {"STATUS"}, {"RETCODE", false, true}, {"DETAIL", true}}, {}};
+  for (const auto& r : returns) {
+    std::string detail = failed_states_of(job, r.minion, r);
+    if (!detail.empty()) detail.insert(0, "failed states: ");
+    if (detail.empty()) detail = r.reason;
+    if (detail.empty()) detail = r.return_text;
+    t.rows.push_back({{or_dash(r.minion)},
+                      {or_dash(r.status), status_colour(r.status)},
+                      {r.retcode ? std::to_string(*r.retcode) : "-"},
+                      {or_dash(detail)}});
+  }
+  out += render(t, o.width, o.colour);
+  if (total > returns.size()) out += fmt::format("({} more returns not shown)\n", total - returns.size());
+  if (!job.failed_states.empty()) {
+    Table f{{{"MINION"}, {"FAILED STATE", true}, {"FUNCTION"}, {"COMMENT", true}}, {}};
+    for (const auto& s : job.failed_states)
+      f.rows.push_back(
+          {{or_dash(s.minion)}, {or_dash(s.id), Colour::red}, {or_dash(s.function)}, {or_dash(s.comment)}});
+    out += "\n" + render(f, o.width, o.colour);
+  }
+  return out;
+}
+
+}  // namespace
+
+int list_jobs(http::HttpClient& http, const indexer::IndexLayout& layout, const history::JobQuery& query,
+              const HistoryOutput& output, std::FILE* out) {
+  const auto found = history::parse_job_hits(history::search(http, layout, "jobs", history::jobs_search_body(query)));
+  if (!found) return report("jobs", found.error());
+  const history::Hits<history::JobRow>& hits = found.value();
+  if (output.format == "json") {
+    for (const auto& j : hits.rows) print(out, j.source + "\n");
+  } else if (hits.rows.empty()) {
+    log::info("jobs: no job matches");
+  } else {
+    print(out, job_table(hits.rows, output));
+  }
+  return kHistoryOk;
+}
+
+int show_job(http::HttpClient& http, const indexer::IndexLayout& layout, const std::string& jid,
+             const HistoryOutput& output, std::FILE* out) {
+  const auto found = history::fetch_job(http, layout, jid);
+  if (!found) return report("jobs show", found.error());
+  if (!found.value()) {
+    log::error("jobs show: no job {} in the engine", jid);
+    return kHistoryJobUnknown;
+  }
+  const history::JobDetail& detail = *found.value();
+  const history::JobRow& job = detail.job;
+  if (detail.masters > 1)
+    log::warn("jobs show: {} masters ran a job {}; showing {}'s (the newest)", detail.masters, jid,
+              or_dash(job.master));
+  const history::Hits<history::ReturnRow>& returns = detail.returns;
+  if (returns.total > returns.rows.size())
+    log::warn("jobs show: {} of the job's {} returns shown (one page of the engine's at most)", returns.rows.size(),
+              returns.total);
+  if (output.format == "json")
+    print(out, job_with_returns(job, returns.rows) + "\n");
+  else
+    print(out, job_detail(job, returns.rows, returns.total, output));
+  return kHistoryOk;
+}
+
+}  // namespace salttap::cli

@@ -1,0 +1,116 @@
+#include "cli/internal/watch_command.h"
+
+#include "alerting/alert_dispatcher.h"
+#include "alerting/configured_outlets.h"
+#include "cli/internal/job_output.h"
+#include "common/log.h"
+#include "common/metrics_server.h"
+#include "common/version.h"
+#include "correlator/correlator.h"
+#include "correlator/correlator_metrics.h"
+#include "correlator/job_json.h"
+#include "daemon/signals.h"
+#include "tap/event_source.h"
+#include "tap/event_to_json.h"
+#include "tap/tap_metrics.h"
+
+namespace salttap::cli {
+
+void format_event(std::string& out, const tap::Event& event, const std::string& format) {
+  if (format == "json") {
+    tap::append_event_json(out, event);
+    out.push_back('\n');
+    return;
+  }
+  out.append(event.tag());
+  out.push_back('\t');
+  tap::append_msgpack_json_pretty(out, event.data());
+  out.push_back('\n');
+}
+
+int run_watch(const WatchOptions& options, std::FILE* out) {
+  daemon::install_stop_signals();
+  tap::ReaderOptions reader_options;
+  reader_options.endpoint = options.bus.pub();
+  reader_options.limits = options.limits;
+  tap::EventQueue queue(options.queue);
+  tap::EventSourcePtr source = tap::make_event_source(reader_options, queue);
+  source->start();
+
+  std::vector<tap::Event> events;
+  std::string text;
+  std::uint64_t printed = 0;
+
+  SystemClock clock;
+  std::unique_ptr<correlator::Correlator> jobs;
+  const config::Config& cfg = options.config;
+  alerting::AlertDispatcher alerts(cfg.alerts, cfg.master_id);
+  alerting::AlertOutlets outlets;
+  if (options.jobs) {
+    outlets = alerting::make_alert_outlets(config::alert_outlets_config(cfg, options.bus));
+    outlets.add_to(alerts);
+    jobs = std::make_unique<correlator::Correlator>(
+        cfg.correlator, clock,
+        [&](correlator::JobUpdate update, const correlator::Job& job) {
+          if (!options.job_filter.matches(job, jobs->minions())) return;
+          alerts.on_job(update, job, jobs->minions());
+          if (update == correlator::JobUpdate::final) return;
+          if (options.count && printed >= options.count) return;
+          if (options.format == "json") {
+            correlator::append_job_json(text, job, jobs->minions());
+            text.push_back('\n');
+          } else {
+            append_job_line(text, job, jobs->minions());
+          }
+          ++printed;
+        },
+        cfg.auditor, cfg.redactor);
+  }
+
+  Metrics metrics;
+  std::unique_ptr<MetricsServer> metrics_server;
+  if (!options.metrics_listen.empty())
+    metrics_server = std::make_unique<MetricsServer>(options.metrics_listen, metrics,
+                                                     [&] { return source->stats().connected.load(); });
+  const auto publish = [&] {
+    if (!metrics_server) return;
+    publish_build_info(metrics);
+    tap::publish_tap_metrics(metrics, source->stats(), queue.stats());
+    if (!jobs) return;
+    correlator::publish_correlator_metrics(metrics, *jobs);
+    outlets.publish(metrics, alerts);
+  };
+
+  while (!daemon::stop_requested() && (options.count == 0 || printed < options.count)) {
+    publish();
+    events.clear();
+    queue.pop_all(events, std::chrono::milliseconds(200));
+    text.clear();
+    for (const tap::Event& e : events) {
+      if (jobs) {
+        // Every event: a job is assembled from several, none of which carries all its fields.
+        jobs->advance();
+        jobs->on_event(e);
+        continue;
+      }
+      if (!options.filter.matches(e)) continue;
+      format_event(text, e, options.format);
+      if (++printed == options.count) break;
+    }
+    if (jobs) jobs->advance();
+    if (text.empty()) continue;
+    // A closed stdout (EPIPE: `watch | head`) is a normal end for a CLI filter.
+    if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0) break;
+  }
+  source->stop();
+  outlets.stop();
+  const tap::TapStats& s = source->stats();
+  log::info(
+      "watch: {} events read, {} printed; skipped {} undecodable, {} oversize, {} invalid frames, {} bytes; "
+      "{} dropped (slow output); {} reconnects",
+      s.events.load(), printed, s.decode_errors.load(), s.oversize_frames.load(), s.invalid_frames.load(),
+      s.skipped_bytes.load(), s.queue_drops.load(), s.disconnects.load());
+  return 0;
+}
+
+}  // namespace salttap::cli

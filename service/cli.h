@@ -1,8 +1,0 @@
-#pragma once
-// The salttap command line: `salttap <command> ...`. main() only calls this.
-
-namespace salttap::service {
-
-int run_cli(int argc, char** argv);
-
-}  // namespace salttap::service
