@@ -17,12 +17,11 @@ import time
 import uuid
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
 import saltlab
-from conftest import WATCHER_MODE
+from salt_suite import WATCHER_MODE
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 LINE_TIMEOUT = 60  # generous: a busy 2-core box
@@ -68,7 +67,7 @@ class JobWatcher(saltlab.EventWatcher):
         its filters select) until its job line shows up."""
         deadline = time.monotonic() + timeout
         while True:
-            jid = salt_jid(lab, list(job), t=10)
+            jid = lab.salt_jid(list(job), t=10)
             try:
                 self.wait_line(jid, timeout=10)
                 return
@@ -132,23 +131,6 @@ def start_jobs(lab, request, start_watcher, tmp_path):
         w.stop()
 
 
-def salt_jid(lab: saltlab.SaltLab, args: list[str], t: int = 30, timeout: float = 120) -> str:
-    """`salt --show-jid -t T <args>` (waits for the returns like a user would); the jid."""
-    r = lab.salt(["--show-jid", "--out=quiet", "-t", str(t), *args], check=False,
-                 timeout=timeout)
-    m = re.search(r"^jid: (\d+)", r.stdout, re.M)
-    assert m, f"no jid from salt {args}: rc={r.returncode} out={r.stdout!r} err={r.stderr!r}"
-    return m.group(1)
-
-
-def salt_async(lab: saltlab.SaltLab, args: list[str]) -> str:
-    r = lab.salt(["--async", *args], check=False, timeout=60)
-    m = re.search(r"job ID: (\d+)", r.stdout)
-    assert m, f"no jid from salt --async {args}: rc={r.returncode} out={r.stdout!r} " \
-              f"err={r.stderr!r}"
-    return m.group(1)
-
-
 def ts(s: str) -> float:
     """salttap's UTC timestamps (2026-11-29T20:24:41.443300Z) as epoch seconds."""
     return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
@@ -171,7 +153,7 @@ def assert_failed_state_run(line: dict) -> None:
 
 def test_failing_state_run(lab, start_jobs):
     tap = start_jobs()
-    jid = salt_jid(lab, ["*", "state.apply", "fail"])
+    jid = lab.salt_jid(["*", "state.apply", "fail"])
     line = tap.wait_line(jid)
     assert line["kind"] == "job" and line["fun"] == "state.apply", line
     assert line["args"] == ["fail"], line
@@ -200,8 +182,8 @@ def test_stopped_minion_is_missing(lab, start_jobs):
     restarted = False
     try:
         # also a failing job on the same two minions: failed wins over missing
-        fjid = salt_async(lab, ["*", "state.apply", "fail"])
-        jid = salt_jid(lab, ["*", "test.ping"], t=3)
+        fjid = lab.salt_async(["*", "state.apply", "fail"])
+        jid = lab.salt_jid(["*", "test.ping"], t=3)
         # A publish is not queued for a minion that is down: start minion-b again
         # now (it cannot answer either job) and let it come up while we wait.
         lab.start_minion("minion-b", wait=False)
@@ -237,9 +219,9 @@ def test_filters_select_whole_jobs(lab, start_jobs):
     by_fun = start_jobs(filters=("--fun", "test.echo"),
                         sync_job=("-L", "minion-a", "test.echo", "sync"))
     word = f"hello-{uuid.uuid4().hex[:8]}"
-    ping = salt_jid(lab, ["*", "test.ping"])
-    only_b = salt_jid(lab, ["-L", "minion-b", "test.ping"])
-    echo = salt_jid(lab, ["*", "test.echo", word])
+    ping = lab.salt_jid(["*", "test.ping"])
+    only_b = lab.salt_jid(["-L", "minion-b", "test.ping"])
+    echo = lab.salt_jid(["*", "test.echo", word])
 
     line = by_minion.wait_line(ping)
     assert line["kind"] == "job", f"not the published job: {line}"
@@ -270,7 +252,7 @@ def test_minion_filter_shows_it_missing(lab, start_jobs):
     lab.stop_minion("minion-b")
     restarted = False
     try:
-        jid = salt_jid(lab, ["*", "test.ping"], t=3)
+        jid = lab.salt_jid(["*", "test.ping"], t=3)
         lab.start_minion("minion-b", wait=False)  # a publish is not queued for it
         restarted = True
         line = tap.wait_line(jid)
@@ -301,8 +283,8 @@ def test_find_job_polling_extends_deadline(lab, start_jobs, start_watcher):
     at 5 s, then update lines as the late returns come in at ~8 s."""
     bus = start_watcher()  # raw events: to learn the find_job jids
     tap = start_jobs(missing_after=5)
-    ajid = salt_async(lab, ["*", "test.sleep", "8"])
-    jid = salt_jid(lab, ["*", "test.sleep", "8"], t=2)
+    ajid = lab.salt_async(["*", "test.sleep", "8"])
+    jid = lab.salt_jid(["*", "test.sleep", "8"], t=2)
 
     # synchronous, polled: settles succeeded, first time
     line = tap.wait_line(jid)
@@ -488,7 +470,7 @@ def test_alert_webhook_retried(lab, start_jobs, hook):
         f"  webhook: {{url: \"{hook.url}\", backoff_initial_ms: 200, max_attempts: 5}}\n"
         "  min_risk: critical\n"
     ))
-    jid = salt_jid(lab, ["*", "state.apply", "fail"])
+    jid = lab.salt_jid(["*", "state.apply", "fail"])
     line = tap.wait_line(jid)
     assert line["status"] == "failed", line
     hook.wait(lambda: any(r["status"] == 200 for r in hook.for_jid(jid)), LINE_TIMEOUT,
@@ -519,7 +501,7 @@ def test_alert_event_reaches_reactor(lab, start_jobs, start_watcher):
     assert lab.reactors, "the lab has no reactor for salttap/alert/*"
     bus = start_watcher()
     tap = start_jobs(config="alerts:\n  fire_event: true\n  min_risk: high\n")
-    jid = salt_jid(lab, ["*", "state.apply", "fail"])
+    jid = lab.salt_jid(["*", "state.apply", "fail"])
     line = tap.wait_line(jid)
     assert line["status"] == "failed", line
     alert = bus.wait_tag(f"salttap/alert/failed/{jid}", timeout=LINE_TIMEOUT)["data"]

@@ -27,14 +27,15 @@ Run:  .cache/venv/tools/bin/python -m pytest tests/integration/test_reconcile_re
 from __future__ import annotations
 
 import re
-import signal
 
 import pytest
 
 import saltlab
-from conftest import SERIES
-from test_backfill_real_salt import hits, jid_micros, snapshot
-from test_index_real_salt import call, salt_jid, wait_until, _healthz, _no_events
+from http_calls import hits
+from indexed import snapshot
+from salt_suite import SERIES
+from saltlab import jid_micros
+from salttap_process import SalttapRun
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 MISSING_AFTER = 6       # the deadline of every job but the sleep (correlator.deadlines)
@@ -52,19 +53,13 @@ def metric_value(text: str, sample: str) -> float:
     return float(m.group(1)) if m else 0.0
 
 
-def start_run(salttap_bin, config, lab, name):
-    port, = saltlab.free_ports(1)
-    tap = saltlab.EventWatcher(
-        [str(salttap_bin), "run", "--config", str(config), "--master-config", str(lab.master_conf_dir / "master"),
-         "--metrics-listen", f"127.0.0.1:{port}", "--drain-seconds", "5"],
-        name=name, log_dir=lab.log_dir, parse=_no_events)
-    metrics = f"http://127.0.0.1:{port}"
-    wait_until(lambda: tap.proc.poll() is None and _healthz(metrics), 60, "salttap /healthz", tap.diagnostics)
-    return tap, metrics
+def jid_hits(url: str, index: str, jids: list[str]) -> list[dict]:
+    """Every document of `index` for these jids, with _id, _version and _source."""
+    return hits(url, index, {"terms": {"jid": jids}}, size=1000, version=True)
 
 
 def job_doc(url: str, jid: str, status: str | None = None):
-    docs = hits(url, "salt-jobs-*", [jid])
+    docs = jid_hits(url, "salt-jobs-*", [jid])
     if len(docs) != 1:
         return None
     src = docs[0]["_source"]
@@ -86,20 +81,18 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
         f"  spool: {{dir: {tmp_path / 'spool'}}}\n"
         "  bulk: {max_docs: 200, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
         "backoff_max_ms: 2000}\n")
-    watchers = []
-    request.node._watchers = watchers
+    run = SalttapRun.beside(lab, salttap_bin, config, "salttap-run", drain_seconds=5)
+    request.node._watchers = run.taps
     restart_b = False
     try:
         # ---- 1. a job before salttap ever ran; the first start reads the whole cache
-        early = salt_jid(lab, ["*", "test.ping"], t=10)
-        tap, metrics = start_run(salttap_bin, config, lab, "salttap-run-first")
-        watchers.append(tap)
+        early = lab.salt_jid(["*", "test.ping"], t=10)
+        tap = run.start()
         tap.wait_stderr(r"reconcile: no record of an earlier run", timeout=30)
-        wait_until(lambda: job_doc(url, early, "succeeded"), SEARCH_TIMEOUT, f"the early job {early}",
-                   tap.diagnostics)
-        live = salt_jid(lab, ["*", "test.ping"], t=10)
-        wait_until(lambda: job_doc(url, live, "succeeded") and len(hits(url, "salt-returns-*", [live])) == 2,
-                   SEARCH_TIMEOUT, f"the live job {live}", tap.diagnostics)
+        run.wait_until(lambda: job_doc(url, early, "succeeded"), SEARCH_TIMEOUT, f"the early job {early}")
+        live = lab.salt_jid(["*", "test.ping"], t=10)
+        run.wait_until(lambda: job_doc(url, live, "succeeded") and len(jid_hits(url, "salt-returns-*", [live])) == 2,
+                       SEARCH_TIMEOUT, f"the live job {live}")
         # The coverage record: past the live job (and the overlap), nothing open.
         state = tmp_path / "spool" / "reconcile.state"
 
@@ -107,35 +100,28 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
             text = state.read_text() if state.exists() else ""
             m = re.search(r"^live_until (\d+)$", text, re.M)
             return m and int(m.group(1)) > jid_micros(live) + 3_000_000 and "open_since -" in text
-        wait_until(covered, 30, "the coverage record past the live job", tap.diagnostics)
+        run.wait_until(covered, 30, "the coverage record past the live job")
         # The live stream's last word on the live job: its final version, LATE_GRACE past its
         # deadline. Taken before the kill, so what follows must leave it as it is.
-        wait_until(lambda: (job_doc(url, live) or {}).get("update") == "final", SEARCH_TIMEOUT,
-                   f"the live job {live} final", tap.diagnostics)
+        run.wait_until(lambda: (job_doc(url, live) or {}).get("update") == "final", SEARCH_TIMEOUT,
+                       f"the live job {live} final")
         live_docs = snapshot(url, [live])
 
         # ---- 2. SIGKILL: jobs run while salttap is dead
-        tap.proc.send_signal(signal.SIGKILL)
-        tap.proc.wait(timeout=30)
-        tap.stop()
-        ping = salt_jid(lab, ["*", "test.ping"], t=10)
-        failed_state = salt_jid(lab, ["*", "state.apply", "fail"], t=30)
+        run.sigkill()
+        ping = lab.salt_jid(["*", "test.ping"], t=10)
+        failed_state = lab.salt_jid(["*", "state.apply", "fail"], t=30)
         lab.stop_minion("minion-b")
         restart_b = True
-        missing = salt_jid(lab, ["*", "test.ping"], t=3)
-        r = lab.salt(["--async", "--show-jid", "minion-a", "test.sleep", str(SLEEP)], check=False)
-        m = re.search(r"(\d{20})", r.stdout)
-        assert m, f"no jid from salt --async: {r.stdout!r} {r.stderr!r}"
-        sleep = m.group(1)
+        missing = lab.salt_jid(["*", "test.ping"], t=3)
+        sleep = lab.salt_async(["minion-a", "test.sleep", str(SLEEP)])
 
         # ---- 3. back: the gap is read from the cache
-        tap, metrics = start_run(salttap_bin, config, lab, "salttap-run-again")
-        watchers.append(tap)
+        tap = run.start()
         tap.wait_stderr(r"reconcile: the bus was tapped until", timeout=30)
         want = {ping: "succeeded", failed_state: "failed", missing: "missing", sleep: "succeeded"}
         for jid, status in want.items():
-            wait_until(lambda: job_doc(url, jid, status), SEARCH_TIMEOUT + SLEEP, f"job {jid} {status}",
-                       tap.diagnostics)
+            run.wait_until(lambda: job_doc(url, jid, status), SEARCH_TIMEOUT + SLEEP, f"job {jid} {status}")
         for jid in want:
             src = job_doc(url, jid)
             assert src["kind"] == "job", src
@@ -147,20 +133,20 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
 
         def returns_complete():
             by = {(h["_source"]["jid"], h["_source"]["minion"]): h["_source"]["status"]
-                  for h in hits(url, "salt-returns-*", list(want))}
+                  for h in jid_hits(url, "salt-returns-*", list(want))}
             return by if len(by) == 2 * 3 + 1 else None
-        by = wait_until(returns_complete, SEARCH_TIMEOUT, "every return of the gap", tap.diagnostics)
+        by = run.wait_until(returns_complete, SEARCH_TIMEOUT, "every return of the gap")
         assert by[(missing, "minion-b")] == "missing" and by[(missing, "minion-a")] == "succeeded", by
         assert by[(sleep, "minion-a")] == "succeeded", by
         assert all(by[(failed_state, mid)] == "failed" for mid in MINIONS), by
 
         # the live job: as the live stream wrote it; every job once
         assert snapshot(url, [live]) == live_docs
-        assert len(hits(url, "salt-jobs-*", [early, live, *want])) == 6
+        assert len(jid_hits(url, "salt-jobs-*", [early, live, *want])) == 6
 
-        text = wait_until(lambda: (lambda t: t if metric_value(t, "salttap_reconcile_running") == 0 and
+        text = run.wait_until(lambda: (lambda t: t if metric_value(t, "salttap_reconcile_running") == 0 and
                                    metric_value(t, "salttap_reconcile_passes_total") >= 1 else None)(
-                              call(f"{metrics}/metrics")[1]), 60, "the pass done on /metrics", tap.diagnostics)
+                              run.metrics_text()), 60, "the pass done on /metrics")
         read = sum(metric_value(text, f'salttap_reconcile_jobs_total{{outcome="{o}"}}')
                    for o in ("indexed", "followed"))
         assert read >= 3, text
@@ -169,15 +155,14 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
 
         # the gap's documents went through the backfill lane, and /metrics shows that lane's own figures
         def backfill_lane_shipped():
-            t = call(f"{metrics}/metrics")[1]
+            t = run.metrics_text()
             appended = metric_value(t, "salttap_spool_backfill_appended_documents_total")
             # acked may exceed appended: what the killed run left in the lane is recovered and
             # acknowledged by this one, appended by the other
             done = appended > 0 and metric_value(t, "salttap_spool_backfill_acked_documents_total") >= appended \
                 and metric_value(t, "salttap_spool_backfill_pending_documents") == 0
             return t if done else None
-        text = wait_until(backfill_lane_shipped, SEARCH_TIMEOUT, "the backfill lane shipped on /metrics",
-                          tap.diagnostics)
+        text = run.wait_until(backfill_lane_shipped, SEARCH_TIMEOUT, "the backfill lane shipped on /metrics")
         # at least the first ping of the gap (long settled) came from the cache: its job and two returns
         assert metric_value(text, 'salttap_reconcile_jobs_total{outcome="indexed"}') >= 1, text
         assert metric_value(text, "salttap_spool_backfill_appended_documents_total") >= 3, text
@@ -193,21 +178,13 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
         lab.start_minion("minion-b", wait=False)
         lab.restart_master()
         restart_b = False
-        after = salt_jid(lab, ["*", "test.ping"], t=10)
+        after = lab.salt_jid(["*", "test.ping"], t=10)
         tap.wait_stderr(r"reconcile: not connected to the bus since", timeout=60)
-        wait_until(lambda: job_doc(url, after, "succeeded"), SEARCH_TIMEOUT, f"job {after} after the restart",
-                   tap.diagnostics)
-        wait_until(lambda: metric_value(call(f"{metrics}/metrics")[1], "salttap_reconcile_passes_total") > passes,
-                   60, "a pass for the restart's gap", tap.diagnostics)
+        run.wait_until(lambda: job_doc(url, after, "succeeded"), SEARCH_TIMEOUT, f"job {after} after the restart")
+        run.wait_until(lambda: metric_value(run.metrics_text(), "salttap_reconcile_passes_total") > passes,
+                       60, "a pass for the restart's gap")
     finally:
-        for w in watchers:
-            if w.proc.poll() is None:
-                w.proc.send_signal(signal.SIGTERM)
-                try:
-                    w.proc.wait(timeout=60)
-                except Exception:
-                    pass
-            w.stop()
+        run.stop()
         if restart_b:
             if not lab.minions["minion-b"].running():
                 lab.start_minion("minion-b", wait=False)

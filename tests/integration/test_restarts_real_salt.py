@@ -2,7 +2,7 @@
 
 A lab of its own: a master, minion-a and minion-b, and an accepted key for `ghost`, a
 minion that never runs (a job targeting it has a minion missing). Jobs are fired
-asynchronously with Salt's LocalClient (tests/integration/burst.py): pings on `minion-*`
+asynchronously with Salt's LocalClient (tests/harness/burst.py): pings on `minion-*`
 (succeeded), a failing state run on minion-a (failed), pings on minion-a and ghost
 (missing), pings on one minion, and `test.sleep 3` on `minion-*`, open for a while.
 
@@ -27,8 +27,8 @@ import time
 
 import pytest
 
-from burst import Agreement, Burst, SalttapRun, burst_lab, cache_truth, verdict
-from test_index_real_salt import wait_until
+from burst import Agreement, Burst, burst_lab, cache_truth, salttap_run, verdict
+from http_calls import wait_until
 
 MISSING_AFTER = 15     # correlator.missing_after_seconds: every job's deadline
 SETTLE_TIMEOUT = 180   # until the engine agrees with the cache: a hang guard on a busy 2-core box
@@ -82,7 +82,7 @@ def restored_and_passed(stderr: str) -> tuple[int, int]:
 
 def test_sigkill_three_times_during_a_burst(lab, salttap_bin, opensearch, tmp_path, request):
     url = opensearch.url
-    run = SalttapRun(lab, salttap_bin, url, tmp_path / "state", "salttap-run-kill", missing_after=MISSING_AFTER)
+    run = salttap_run(lab, salttap_bin, url, tmp_path / "state", "salttap-run-kill", missing_after=MISSING_AFTER)
     request.node._watchers = run.taps
     jobs = plan(200)
     burst = None
@@ -116,8 +116,8 @@ def test_sigkill_three_times_during_a_burst(lab, salttap_bin, opensearch, tmp_pa
 
 def test_a_master_restart_during_a_burst(lab, salttap_bin, opensearch, tmp_path, request):
     url = opensearch.url
-    run = SalttapRun(lab, salttap_bin, url, tmp_path / "state", "salttap-run-master-restart",
-                     missing_after=MISSING_AFTER)
+    run = salttap_run(lab, salttap_bin, url, tmp_path / "state", "salttap-run-master-restart",
+                      missing_after=MISSING_AFTER)
     request.node._watchers = run.taps
     jobs = plan(60)
     burst = None

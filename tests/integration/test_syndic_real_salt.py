@@ -29,9 +29,9 @@ import time
 import pytest
 
 import saltlab
-from burst import SalttapRun, engine_view
-from conftest import INSTALL_ERRORS, SERIES
-from test_index_real_salt import wait_until
+from burst import engine_view, salttap_run
+from http_calls import wait_until
+from salt_suite import INSTALL_ERRORS, SERIES
 
 MISSING_AFTER = 10
 SETTLE_TIMEOUT = 120
@@ -78,28 +78,21 @@ def syndic_labs(request):
             top.cleanup()
 
 
-def salt_async(lab, args: list[str]) -> str:
-    r = lab.salt(["--async", *args], check=False, timeout=60)
-    m = re.search(r"job ID: (\d+)", r.stdout)
-    assert m, f"no jid from salt --async {args}: rc={r.returncode} out={r.stdout!r} err={r.stderr!r}"
-    return m.group(1)
-
-
 def test_jobs_through_a_syndic_are_judged_right_on_both_masters(syndic_labs, salttap_bin, opensearch, tmp_path,
                                                                request):
     top, lower = syndic_labs
     request.node._saltlab = lower
     url = opensearch.url
-    runs = [SalttapRun(top, salttap_bin, url, tmp_path / "top", "salttap-top", master_id="top",
-                       missing_after=MISSING_AFTER),
-            SalttapRun(lower, salttap_bin, url, tmp_path / "lower", "salttap-lower", master_id="lower",
-                       missing_after=MISSING_AFTER)]
+    runs = [salttap_run(top, salttap_bin, url, tmp_path / "top", "salttap-top", master_id="top",
+                        missing_after=MISSING_AFTER),
+            salttap_run(lower, salttap_bin, url, tmp_path / "lower", "salttap-lower", master_id="lower",
+                        missing_after=MISSING_AFTER)]
     try:
         for r in runs:
             r.start()
         request.node._watchers = [t for r in runs for t in r.taps]
-        listed = salt_async(top, ["-L", "minion-s", "test.ping"])
-        globbed = salt_async(top, ["*", "test.echo", "through the syndic"])
+        listed = top.salt_async(["-L", "minion-s", "test.ping"])
+        globbed = top.salt_async(["*", "test.echo", "through the syndic"])
         jids = [listed, globbed]
 
         def settled(master):
