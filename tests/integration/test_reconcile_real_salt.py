@@ -8,10 +8,10 @@ Per Salt series (the newest 3006.x and 3008.x of SALTTAP_SALT_VERSIONS):
    and the early ping is indexed with its verdict. A ping runs live.
 2. salttap is SIGKILLed (no goodbye: only the coverage record it wrote every
    second survives). Jobs run meanwhile: a ping, a failing state run, a ping
-   with minion-b stopped. Then a `test.sleep` starts on minion-a, still
-   running when salttap comes back.
+   with minion-b stopped. Then a job held open on minion-a until the test lets it end
+   (held_job.py) starts: still running when salttap comes back, by construction.
 3. `salttap run` starts again: every job of the gap is indexed once with its
-   real verdict and its returns; the sleep, whose return reaches the live
+   real verdict and its returns; the held job, whose return reaches the live
    bus, is a job with its fun, user and target (not an orphan) and
    succeeded; the live ping's documents are untouched. /metrics counts the
    passes and what they did. With a short late grace, the gap's jobs settled
@@ -31,6 +31,7 @@ import re
 import pytest
 
 import saltlab
+from held_job import HeldJob
 from http_calls import hits
 from indexed import snapshot
 from salt_suite import SERIES
@@ -38,9 +39,9 @@ from saltlab import jid_micros
 from salttap_process import SalttapRun
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
-MISSING_AFTER = 6       # the deadline of every job but the sleep (correlator.deadlines)
+MISSING_AFTER = 6       # the deadline of every job but the held one (correlator.deadlines)
 SEARCH_TIMEOUT = 120    # until documents are searchable (a busy 2-core box): a hang guard
-SLEEP = 12              # the job that spans the restart
+HELD_DEADLINE = 3600    # the held job's: the test ends it, its deadline never does
 LATE_GRACE = 4          # correlator.late_grace_seconds: a job is the cache's once this long past its deadline
 
 pytestmark = [pytest.mark.parametrize("salt_lab", [v for v in SERIES if not v.startswith("3007")], indirect=True,
@@ -70,10 +71,10 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
     url = opensearch.url
     config = tmp_path / "salttap.yaml"
     config.write_text(
-        # Every job's deadline MISSING_AFTER but the sleep's, which returns live; a short late
+        # Every job's deadline MISSING_AFTER but the held one's, which returns live; a short late
         # grace, so the gap's jobs that settled well before salttap is back are indexed with the
         # cache's verdict, through the spool's backfill lane (the newest are followed live).
-        f"correlator: {{deadlines: [{{fun: test.sleep, seconds: {SLEEP * 5}}}, {{fun: '*', seconds: {MISSING_AFTER}}}], "
+        f"correlator: {{deadlines: [{{fun: cmd.run, seconds: {HELD_DEADLINE}}}, {{fun: '*', seconds: {MISSING_AFTER}}}], "
         f"late_grace_seconds: {LATE_GRACE}}}\n"
         "reconcile: {state_interval_seconds: 1, overlap_seconds: 1}\n"
         "indexer:\n"
@@ -83,6 +84,7 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
         "backoff_max_ms: 2000}\n")
     run = SalttapRun.beside(lab, salttap_bin, config, "salttap-run", drain_seconds=5)
     request.node._watchers = run.taps
+    held = HeldJob(tmp_path)
     restart_b = False
     try:
         # ---- 1. a job before salttap ever ran; the first start reads the whole cache
@@ -114,20 +116,21 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
         lab.stop_minion("minion-b")
         restart_b = True
         missing = lab.salt_jid(["*", "test.ping"], t=3)
-        sleep = lab.salt_async(["minion-a", "test.sleep", str(SLEEP)])
+        held_jid = lab.salt_async(held.args("minion-a"))
 
         # ---- 3. back: the gap is read from the cache
         tap = run.start()
         tap.wait_stderr(r"reconcile: the bus was tapped until", timeout=30)
-        want = {ping: "succeeded", failed_state: "failed", missing: "missing", sleep: "succeeded"}
+        held.release()  # salttap is back: the held job's return reaches the live bus
+        want = {ping: "succeeded", failed_state: "failed", missing: "missing", held_jid: "succeeded"}
         for jid, status in want.items():
-            run.wait_until(lambda: job_doc(url, jid, status), SEARCH_TIMEOUT + SLEEP, f"job {jid} {status}")
+            run.wait_until(lambda: job_doc(url, jid, status), SEARCH_TIMEOUT, f"job {jid} {status}")
         for jid in want:
             src = job_doc(url, jid)
             assert src["kind"] == "job", src
             assert src["user"] == "root" and src["tgt"], src
-        assert job_doc(url, sleep)["fun"] == "test.sleep"
-        assert job_doc(url, sleep)["minions"]["expected"] == ["minion-a"]
+        assert job_doc(url, held_jid)["fun"] == "cmd.run"
+        assert job_doc(url, held_jid)["minions"]["expected"] == ["minion-a"]
         assert job_doc(url, missing)["minions"]["missing"] == ["minion-b"]
         assert job_doc(url, failed_state)["states"]["failed"] == 4
 
@@ -137,7 +140,7 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
             return by if len(by) == 2 * 3 + 1 else None
         by = run.wait_until(returns_complete, SEARCH_TIMEOUT, "every return of the gap")
         assert by[(missing, "minion-b")] == "missing" and by[(missing, "minion-a")] == "succeeded", by
-        assert by[(sleep, "minion-a")] == "succeeded", by
+        assert by[(held_jid, "minion-a")] == "succeeded", by
         assert all(by[(failed_state, mid)] == "failed" for mid in MINIONS), by
 
         # the live job: as the live stream wrote it; every job once
@@ -171,7 +174,7 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
         assert metric_value(text, "salttap_spool_backfill_full") == 0, text
         assert not [line for line in text.splitlines()
                     if line.startswith("salttap_spool_backfill_dropped_documents_total{") and not line.endswith(" 0")]
-        # the live lane's series keep their names, without a label: the live ping and the sleep's return went there
+        # the live lane's series keep their names, without a label: the live ping and the held job's return went there
         assert metric_value(text, "salttap_spool_appended_documents_total") > 0, text
 
         # ---- 4. the master restarts under salttap: the gap is read when the bus is back
@@ -184,6 +187,7 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
         run.wait_until(lambda: metric_value(run.metrics_text(), "salttap_reconcile_passes_total") > passes,
                        60, "a pass for the restart's gap")
     finally:
+        held.release()  # no minion keeps the job waiting after a failure
         run.stop()
         if restart_b:
             if not lab.minions["minion-b"].running():

@@ -1,7 +1,7 @@
 """Reloading the config of a running `salttap run` (SIGHUP), against real Salt and a real OpenSearch 2.19.
 
-salttap runs with a config; `salt --async '*' test.sleep N` is open in it (its job document,
-status `running`, is in the engine). Before the reload a `test.version` job is indexed and a
+salttap runs with a config; a job held open on both minions until the test lets it end
+(held_job.py) is open in it (its job document, status `running`, is in the engine). Before the reload a `test.version` job is indexed and a
 `test.arg flavour=vanilla` job is indexed with its argument in clear and no risk. The config
 is rewritten (test.version added to functions_blacklist, an audit rule making test.arg
 critical, `flavour` a redacted key, and the spool directory changed, which needs a restart)
@@ -12,8 +12,9 @@ and salttap gets SIGHUP:
 2. the new rules apply: a `test.version` job gets no document (counted as skipped by the
    function filter) while a `test.ping` run after it does; a `test.arg flavour=vanilla` job
    is `critical` by the new rule and its argument is redacted;
-3. the job open across the reload completes as it would have: one job document, kind `job`,
-   both minions expected and succeeded, no orphan;
+3. the job open across the reload (it was open then by construction: the test lets it end
+   only after the reload) completes as it would have: one job document, kind `job`, both
+   minions expected and succeeded, no orphan;
 4. an invalid file (an unknown key) and SIGHUP: an ERROR with the file's path and the key,
    salttap_config_reloads_total{result="error"} 1, and the running config stays (test.version
    still skipped, test.ping still indexed); then SIGTERM, exit 0.
@@ -32,15 +33,14 @@ from pathlib import Path
 import pytest
 
 import saltlab
+from held_job import HeldJob
 from http_calls import search, wait_until
 from salt_suite import NEWEST
 from salttap_process import SalttapRun, wait_following
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
-MISSING_AFTER = 300
-# Long enough for the job to be open when the reload comes (the log line says how many
-# jobs were open; the test checks it was this one) on a busy 2-core box.
-SLEEP_SECONDS = 40
+# Far beyond the held job's life: the test ends it, its deadline never does.
+MISSING_AFTER = 3600
 SEARCH_TIMEOUT = 90   # until documents are searchable (a busy 2-core box)
 REDACTED = "<redacted by salttap>"
 
@@ -104,6 +104,7 @@ def test_sighup_applies_the_new_rules_and_keeps_the_open_job_and_a_bad_file_chan
     run = SalttapRun.beside(lab, salttap_bin, tmp_path / "salttap.yaml", "salttap-run-reload",
                             config_text=config_text(url, state, reloaded=False))
     request.node._watchers = run.taps  # conftest attaches their diagnostics to a failure report
+    held = HeldJob(tmp_path)
     try:
         tap = run.start()
         wait_following(lab, url)
@@ -115,9 +116,9 @@ def test_sighup_applies_the_new_rules_and_keeps_the_open_job_and_a_bad_file_chan
         assert before["risk"]["level"] != "critical", before
         assert "vanilla" in before["args_text"], before
 
-        jid = lab.salt_async(["*", "test.sleep", str(SLEEP_SECONDS)])
+        jid = lab.salt_async(held.args())
         running = job_doc(url, jid, status="running", diag=run.diagnostics)
-        assert running["kind"] == "job" and running["fun"] == "test.sleep", running
+        assert running["kind"] == "job" and running["fun"] == "cmd.run", running
 
         # The new config, and SIGHUP.
         skipped = run.metric('salttap_indexer_documents_skipped_total{reason="function_filter"}') or 0
@@ -127,10 +128,8 @@ def test_sighup_applies_the_new_rules_and_keeps_the_open_job_and_a_bad_file_chan
         tap.wait_stderr(r"reload: changed in .*salttap\.yaml but needs a restart \(the running value is kept\): "
                         r"indexer\.spool$", timeout=30, since=since)
         tap.wait_stderr(rf"reload: reloaded {re.escape(str(run.config))}", timeout=30, since=since)
-        # Not a race the test may lose silently: the job was open when the reload came.
-        assert int(kept.group(1)) >= 1, (
-            f"no job was open at the reload: the {SLEEP_SECONDS}s test.sleep had returned already; "
-            f"the machine is too slow for this test\n{tap.diagnostics()}")
+        # The held job was open when the reload came, and salttap says it kept it.
+        assert int(kept.group(1)) >= 1, tap.diagnostics()
         assert not (state / "other-spool").exists(), "the spool stays where it was"
         wait_metric_is(run, 'salttap_config_reloads_total{result="ok"}', 1, "the reload")
         assert run.metric('salttap_config_reloads_total{result="error"}') == 0
@@ -143,9 +142,10 @@ def test_sighup_applies_the_new_rules_and_keeps_the_open_job_and_a_bad_file_chan
         assert any(r.startswith("reload-rule") for r in after["risk"]["reasons"]), after
         assert "vanilla" not in after["args_text"] and REDACTED in after["args_text"], after
 
-        # The job open across the reload completes as it would have.
+        # The job open across the reload, let go now, completes as it would have.
+        held.release()
         job = job_doc(url, jid, diag=run.diagnostics)
-        assert job["kind"] == "job" and job["fun"] == "test.sleep", job
+        assert job["kind"] == "job" and job["fun"] == "cmd.run", job
         assert job["user"] == running["user"] and job["tgt"] == "*", job
         assert sorted(job["minions"]["expected"]) == MINIONS, job
         assert sorted(job["minions"]["succeeded"]) == MINIONS, job
@@ -168,4 +168,5 @@ def test_sighup_applies_the_new_rules_and_keeps_the_open_job_and_a_bad_file_chan
 
         assert run.sigterm() == 0, run.diagnostics()
     finally:
+        held.release()  # no minion keeps the job waiting after a failure
         run.stop()

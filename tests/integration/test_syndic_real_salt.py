@@ -14,6 +14,10 @@ lower), both into one engine. From top, a list-target job (`-L minion-s`) and a 
 
 Neither salttap may call a job failed or missing: on top the job expects minion-s (not the
 syndic) and succeeded with its return, on lower the same; before the deadline and after.
+"After" is proven, not waited out: a third job, held open on minion-s until the test lets it
+end (held_job.py) and published after the other two, is called missing on both masters at its
+deadline, which comes after theirs; once both salttaps have logged its alert, they have passed
+the other jobs' deadlines, and neither logged an alert for those nor changed their verdict.
 
 Run:  SALTTAP_BIN=$PWD/build/dev/salttap .cache/venv/tools/bin/python -m pytest \
           tests/integration/test_syndic_real_salt.py -v
@@ -30,6 +34,7 @@ import pytest
 
 import saltlab
 from burst import engine_view, salttap_run
+from held_job import HeldJob
 from http_calls import wait_until
 from salt_suite import INSTALL_ERRORS, SERIES
 
@@ -87,6 +92,7 @@ def test_jobs_through_a_syndic_are_judged_right_on_both_masters(syndic_labs, sal
                         missing_after=MISSING_AFTER),
             salttap_run(lower, salttap_bin, url, tmp_path / "lower", "salttap-lower", master_id="lower",
                         missing_after=MISSING_AFTER)]
+    held = HeldJob(tmp_path)
     try:
         for r in runs:
             r.start()
@@ -119,15 +125,19 @@ def test_jobs_through_a_syndic_are_judged_right_on_both_masters(syndic_labs, sal
                        lambda: "\n".join(r.diagnostics() for r in runs))
             verdicts_right(master)
         # And still right once the deadline passed: no late `missing` for the syndic itself.
-        past = time.time() + MISSING_AFTER + 3
-        while time.time() < past:
-            for master in ("top", "lower"):
-                verdicts_right(master)
-            time.sleep(1)
+        # The held job went out after both: each salttap calls it missing at its deadline, and
+        # logs that alert after any alert a wrong verdict on the other two would have made.
+        holder = top.salt_async(["-L", *held.args("minion-s")])
         for r in runs:
+            r.tap.wait_stderr(rf"alert missing job {holder}", timeout=MISSING_AFTER + SETTLE_TIMEOUT)
             assert not any(re.search(rf"alert \w+ job ({listed}|{globbed})", line) for line in r.tap.stderr_lines), \
                 r.diagnostics()
+        for master in ("top", "lower"):
+            verdicts_right(master)
+        held.release()
+        for r in runs:
             assert r.sigterm() == 0
     finally:
+        held.release()  # no minion keeps the job waiting after a failure
         for r in runs:
             r.stop()
