@@ -77,6 +77,7 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
         f"correlator: {{deadlines: [{{fun: cmd.run, seconds: {HELD_DEADLINE}}}, {{fun: '*', seconds: {MISSING_AFTER}}}], "
         f"late_grace_seconds: {LATE_GRACE}}}\n"
         "reconcile: {state_interval_seconds: 1, overlap_seconds: 1}\n"
+        "checkpoint: {interval_seconds: 1}\n"
         "indexer:\n"
         f"  hosts: [\"{url}\"]\n"
         f"  spool: {{dir: {tmp_path / 'spool'}}}\n"
@@ -108,6 +109,12 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
         run.wait_until(lambda: (job_doc(url, live) or {}).get("update") == "final", SEARCH_TIMEOUT,
                        f"the live job {live} final")
         live_docs = snapshot(url, [live])
+        # And a checkpoint written after that final version (on the same pipeline thread, so
+        # without the live job): the next start must not take it back and settle it again.
+        final_us = next(v for (index, _), (v, _) in live_docs.items() if "-jobs-" in index) // 4
+        run.wait_until(
+            lambda: (run.metric("salttap_correlator_checkpoint_last_write_timestamp_seconds") or 0) * 1e6 > final_us,
+            30, "a checkpoint written after the live job's final version")
 
         # ---- 2. SIGKILL: jobs run while salttap is dead
         run.sigkill()
