@@ -57,7 +57,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "engines"))
+sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

@@ -56,7 +56,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "engines"))
+sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
 
 # ---------------------------------------------------------------- engine HTTP
@@ -497,7 +497,7 @@ def log(msg: str) -> None:
 
 def run_rounds(res: dict, work: Path, bodies: list[Path], subset, expect: dict) -> None:
     """The three ways, --rounds times, against one OpenSearch node started here."""
-    from engine import Engine  # tests/engines/engine.py
+    from engine import Engine  # tests/harness/engine.py
     o = OPTS
     returner_docs = subset[::max(1, len(subset) // o.returner_docs)][:o.returner_docs] if o.returner_docs else []
     res["documents"]["returner_subset"] = len(returner_docs)

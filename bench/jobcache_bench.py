@@ -44,7 +44,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "engines"))
+sys.path.insert(0, str(ROOT / "tests" / "harness"))
 from engine import Engine  # noqa: E402
 
 PREFIX = "bench"  # index_prefix of every salttap run here

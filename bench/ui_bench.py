@@ -37,8 +37,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "engines"))
-from engine import Engine, call  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests" / "harness"))
+from engine import Engine  # noqa: E402
+from http_calls import call  # noqa: E402
 
 FUNS = [("test.ping", 30), ("state.apply", 25), ("cmd.run", 20), ("grains.items", 8), ("pkg.upgrade", 5),
         ("state.highstate", 5), ("service.restart", 4), ("file.managed", 3)]

@@ -29,8 +29,7 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-sys.path.insert(0, str(REPO / "tests" / "engines"))
+sys.path.insert(0, str(REPO / "tests" / "harness"))  # the shared test helpers
 import saltlab  # noqa: E402
 from engine import Engine  # noqa: E402
 

@@ -1,33 +1,54 @@
-"""Fixtures shared by the search-engine tests that drive the salttap binary."""
+"""Fixtures shared by the search-engine tests (their helpers: tests/harness/)."""
 
 from __future__ import annotations
 
 import json
 import os
-import sys
+import subprocess
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import FLAVORS, ROOT, Engine, suite_flavors  # noqa: E402
-from tls_proxy import TlsProxy  # noqa: E402
+import binaries
+from engine import FLAVORS, ROOT, Engine, suite_flavors
+from indexed import Expected, expected_documents, replay_config, ship
+from http_calls import call
+from tls_proxy import TlsProxy
 
 CAPTURES = ROOT / "tests" / "captures"
 
 
 @pytest.fixture(scope="module")
 def salttap() -> Path:
-    """$SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap."""
-    explicit = os.environ.get("SALTTAP_BIN")
-    build_dir = os.environ.get("SALTTAP_BUILD_DIR")
-    p = Path(explicit) if explicit else Path(build_dir) / "salttap" if build_dir else ROOT / "build" / "dev" / "salttap"
-    p = p if p.is_absolute() else ROOT / p
-    if not (p.is_file() and os.access(p, os.X_OK)):
+    """$SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (binaries.py)."""
+    try:
+        return binaries.salttap()
+    except binaries.MissingBinary as e:
         # A missing binary fails: a skipped suite would pass without testing anything.
-        pytest.fail(f"salttap binary not found: {p}; build it: cmake --preset dev && "
-                    f"cmake --build --preset dev --target salttap (or set SALTTAP_BIN)", pytrace=False)
-    return p
+        pytest.fail(str(e), pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def engine_gtest():
+    """engine_gtest(name, engine, tmp_path, timeout) -> the finished run of the GoogleTest binary
+    `name` of the build ($SALTTAP_BUILD_DIR, else build/dev) against `engine` (SALTTAP_ENGINE_URL),
+    checked: it passed and saw the engine (nothing SKIPPED). Its [figures] lines are printed."""
+    def run(name: str, engine: Engine, tmp_path: Path, timeout: float) -> subprocess.CompletedProcess:
+        try:
+            binary = binaries.gtest(name)
+        except binaries.MissingBinary as e:
+            pytest.fail(str(e), pytrace=False)
+        env = dict(os.environ, SALTTAP_ENGINE_URL=engine.url, TMPDIR=str(tmp_path))
+        done = subprocess.run([str(binary), "--gtest_color=no"], env=env, capture_output=True, text=True,
+                              timeout=timeout)
+        report = done.stdout + done.stderr
+        assert done.returncode == 0, f"{name} failed against {engine.flavor}:\n{report[-8000:]}"
+        assert "SKIPPED" not in done.stdout, "SALTTAP_ENGINE_URL was not seen"
+        for line in done.stdout.splitlines():
+            if line.startswith("[figures]"):
+                print(f"{engine.flavor}: {line}")
+        return done
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +71,57 @@ def opensearch(tmp_path_factory) -> Engine:
     eng = Engine(flavor, tmp_path_factory.mktemp("opensearch")).start()
     yield eng
     eng.stop()
+
+
+@pytest.fixture(scope="module", params=suite_flavors(*FLAVORS))
+def engine_of_each_flavor(request, tmp_path_factory) -> Engine:
+    """An engine of each flavor in turn (every flavor, or $SALTTAP_ENGINE_FLAVORS), stopped at the module's end."""
+    eng = Engine(request.param, tmp_path_factory.mktemp(request.param)).start()
+    yield eng
+    eng.stop()
+
+
+@pytest.fixture(scope="module")
+def replay_prefix() -> str:
+    """The index prefix replayed_engine holds the captures under; a module using it names its own
+    by overriding this fixture."""
+    return "replayed"
+
+
+@pytest.fixture(scope="module")
+def replay_states_index() -> bool:
+    """Whether replayed_engine indexes state results too (indexer.states_index); overridable."""
+    return False
+
+
+@pytest.fixture(scope="module")
+def replayed_documents(salttap, captures, replay_prefix, replay_states_index, tmp_path_factory) -> Expected:
+    """What `salttap replay --output documents` says an engine holding every capture keeps."""
+    d = tmp_path_factory.mktemp("documents")
+    config = replay_config(d / "salttap.yaml", "http://127.0.0.1:9", d / "spool", replay_prefix, replay_states_index)
+    return expected_documents(salttap, captures, config)
+
+
+@pytest.fixture(scope="module", params=suite_flavors(*FLAVORS))
+def replayed_engine(request, salttap, captures, replay_prefix, replay_states_index, replayed_documents,
+                    tmp_path_factory) -> Engine:
+    """An engine of each flavor holding every capture's documents under replay_prefix, shipped by
+    `salttap replay --ship` in recorded order (one stream, as one master saw it), each kind's count
+    checked against replayed_documents. `.config` is the salttap config that finds it."""
+    d = tmp_path_factory.mktemp(f"replayed-{request.param}")
+    eng = Engine(request.param, d / "engine").start()
+    try:
+        eng.config = replay_config(d / "salttap.yaml", eng.url, d / "spool", replay_prefix, replay_states_index)
+        ship(salttap, captures, eng.config)
+        status, _ = call(f"{eng.url}/{replay_prefix}-*/_refresh", "POST")
+        assert status == 200
+        for kind, docs in replayed_documents.by_kind(replay_prefix).items():
+            status, got = call(f"{eng.url}/{replay_prefix}-{kind}-*/_count")
+            assert status == 200 and got["count"] == len(docs), \
+                f"{kind}: {got} in the engine, {len(docs)} documents expected"
+        yield eng
+    finally:
+        eng.stop()
 
 
 @pytest.fixture(scope="module")

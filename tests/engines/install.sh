@@ -3,7 +3,7 @@
 #   - Java 17 and Maven (Debian packages) when missing
 #   - the OpenSearch 2.19 / OpenSearch 3.9 / Elasticsearch 7.17 jars from Maven Central into .cache/engines/m2
 #     (OpenSearch 3 needs Java 21 or newer, which Debian 12 does not package: a JDK under
-#     /usr/lib/jvm, $JAVA_HOME or $SALTTAP_JAVA; engine.py picks it)
+#     /usr/lib/jvm, $JAVA_HOME or $SALTTAP_JAVA; tests/harness/engine.py picks it)
 #   - the launcher jars + classpaths into .cache/engines/<flavor>/build
 # Idempotent (a cached build is reused while pom.xml and sources are unchanged) and quiet
 # when everything is present. Needs root (or sudo) only when packages are missing.
@@ -22,4 +22,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
 fi
 
-exec python3 "$here/engine.py" build --flavor all
+exec python3 "$here/../harness/engine.py" build --flavor all

@@ -21,13 +21,11 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import saved_objects as so  # noqa: E402
-from saved_objects import dashboards  # noqa: E402
+import saved_objects as so
+from saved_objects import dashboards
 
 PRODUCTS = {p.path.parent.name: p for p in dashboards.PRODUCTS}
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")

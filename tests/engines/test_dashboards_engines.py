@@ -7,12 +7,12 @@ the exports are used as `salttap setup --dashboards` will use them, with the pre
 scripts/dashboards.py applied, and so are the alert examples' index names.
 
 Kibana, OpenSearch Dashboards, Watcher and the Alerting plugin are not here (no registry this
-suite can reach carries them); tests/engines/saved_objects.py builds the _search bodies they
+suite can reach carries them); tests/harness/saved_objects.py builds the _search bodies they
 build, and the engines run them. What each object must find is computed independently: from the
 documents `salttap replay --output documents` says the engine ends up with (the final version of
 each _id), with plain predicates for what each title promises.
 
-salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (conftest.py).
+salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (binaries.py).
 
 Run: .cache/venv/tools/bin/python -m pytest tests/engines/test_dashboards_engines.py -v
 """
@@ -20,17 +20,14 @@ from __future__ import annotations
 
 import collections
 import json
-import subprocess
-import sys
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import saved_objects as so  # noqa: E402
-from engine import FLAVORS, Engine, call, suite_flavors  # noqa: E402
-from saved_objects import dashboards  # noqa: E402
+import saved_objects as so
+from engine import Engine
+from indexed import ok
+from saved_objects import dashboards
 
 PREFIX = "dash"
 MINUTES_5 = 5 * 60_000
@@ -76,64 +73,28 @@ VIS_PROMISES = {
 
 # ---------------------------------------------------------------- salttap, the captures, the documents
 
-def write_config(path: Path, url: str, spool: Path) -> Path:
-    path.write_text(
-        "master_id: salt-01\n"
-        "indexer:\n"
-        f"  hosts: [\"{url}\"]\n"
-        f"  index_prefix: {PREFIX}\n"
-        "  states_index: true\n"
-        f"  spool: {{dir: {spool}}}\n"
-        "  bulk: {max_wait_ms: 200, backoff_initial_ms: 200, backoff_max_ms: 2000}\n")
-    return path
+@pytest.fixture(scope="module")
+def replay_prefix() -> str:
+    return PREFIX
 
 
 @pytest.fixture(scope="module")
-def documents(salttap, captures, tmp_path_factory) -> dict[str, dict[str, dict]]:
+def replay_states_index() -> bool:
+    return True  # the failed-states objects read the states index
+
+
+@pytest.fixture(scope="module")
+def documents(replayed_documents) -> dict[str, dict[str, dict]]:
     """kind -> _id -> the source the engine keeps (the highest external version, else the first write)."""
-    d = tmp_path_factory.mktemp("documents")
-    config = write_config(d / "salttap.yaml", "http://127.0.0.1:9", d / "spool")
-    r = subprocess.run([str(salttap), "replay", *map(str, captures), "--output", "documents", "--config",
-                        str(config)], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, f"replay --output documents: rc={r.returncode}\n{r.stderr[-3000:]}"
-    lines = r.stdout.splitlines()
-    kept: dict[tuple[str, str], tuple[int, dict]] = {}
-    for action, source in zip(lines[::2], lines[1::2]):
-        (_, meta), = json.loads(action).items()
-        key, version = (meta["_index"], meta["_id"]), meta.get("version", -1)
-        if key not in kept or (meta.get("version_type") == "external" and version > kept[key][0]):
-            kept[key] = (version, json.loads(source))
-    docs: dict[str, dict[str, dict]] = collections.defaultdict(dict)
-    for (index, id_), (_, source) in kept.items():
-        docs[index[len(PREFIX) + 1:].split("-")[0]][id_] = source
+    docs = replayed_documents.by_kind(PREFIX)
     assert set(dashboards.INDEX_KINDS) <= set(docs), sorted(docs)
     return docs
 
 
-@pytest.fixture(scope="module", params=suite_flavors(*FLAVORS))
-def engine(request, salttap, captures, documents, tmp_path_factory):
-    """A real engine holding every capture's documents under PREFIX."""
-    d = tmp_path_factory.mktemp(f"dashboards-{request.param}")
-    eng = Engine(request.param, d / "engine")
-    eng.start()
-    try:
-        config = write_config(d / "salttap.yaml", eng.url, d / "spool")
-        r = subprocess.run([str(salttap), "replay", *map(str, captures), "--ship", "--config", str(config),
-                            "--ship-timeout", "240"], capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, f"replay --ship: rc={r.returncode}\n{r.stderr[-4000:]}"
-        ok(f"{eng.url}/{PREFIX}-*/_refresh", "POST")
-        for kind, docs in documents.items():
-            got = ok(f"{eng.url}/{PREFIX}-{kind}-*/_count")["count"]
-            assert got == len(docs), f"{kind}: {got} documents in the engine, {len(docs)} expected"
-        yield eng
-    finally:
-        eng.stop()
-
-
-def ok(url: str, method: str = "GET", body=None) -> dict:
-    status, got = call(url, method, body)
-    assert 200 <= status < 300, f"{method} {url}: {status} {json.dumps(got)[:2000]}"
-    return got
+@pytest.fixture(scope="module")
+def engine(replayed_engine) -> Engine:
+    """An engine of each flavor holding every capture's documents under PREFIX."""
+    return replayed_engine
 
 
 def search(eng: Engine, indices: str | list[str], body: dict) -> dict:

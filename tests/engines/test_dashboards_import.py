@@ -23,18 +23,16 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-import dashboards  # noqa: E402
-from engine import ROOT, Engine  # noqa: E402
-from tls_proxy import TlsProxy, free_port  # noqa: E402
+import dashboards  # scripts/dashboards.py
+from engine import ROOT, Engine
+from http_calls import free_port
+from tls_proxy import TlsProxy
 
 IMPORT_PATH = "/api/saved_objects/_import?overwrite=true"
 # engine flavor -> (product, export folder, its XSRF header, the other product's)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import FLAVORS, Engine, call, suite_flavors  # noqa: E402
+from engine import FLAVORS, Engine, suite_flavors
+from http_calls import call, free_port
 
-ENGINE_PY = Path(__file__).resolve().parent / "engine.py"
+ENGINE_PY = Path(__file__).resolve().parents[1] / "harness" / "engine.py"  # its command line
 
 # What each product calls its "whole object as one field" type.
 FLAT_TYPE = {"opensearch": "flat_object", "elasticsearch": "flattened"}
@@ -140,9 +140,7 @@ class TestEngine:
 
 
 def test_cli_start_status_stop_fixed_port(tmp_path):
-    with socket.socket() as s:  # a port that was free a moment ago
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # a port that was free a moment ago
     d = tmp_path / "cli"
     run = [sys.executable, str(ENGINE_PY)]
     out = subprocess.run(run + ["start", "--flavor", "opensearch", "--dir", str(d), "--port", str(port)],

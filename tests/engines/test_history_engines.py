@@ -6,7 +6,7 @@ Each engine is loaded with every capture of both Salt releases through `salttap 
 computed independently: from the documents `salttap replay --output documents` says the engine
 ends up with (the final version of each _id), with plain Python predicates for each filter.
 
-salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (conftest.py).
+salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (binaries.py).
 
 Run: .cache/venv/tools/bin/python -m pytest tests/engines/test_history_engines.py -v
 """
@@ -17,74 +17,35 @@ import fnmatch
 import json
 import os
 import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import FLAVORS, Engine, call, suite_flavors  # noqa: E402
+from indexed import replay_config
 
 PREFIX = "hist"
 RISK_ORDER = ["none", "low", "medium", "high", "critical"]
 ALL = 10000  # --limit that shows every job of the captures
 
 
-def write_config(path: Path, url: str, spool: Path, prefix: str = PREFIX) -> Path:
-    path.write_text(
-        "master_id: salt-01\n"
-        "indexer:\n"
-        f"  hosts: [\"{url}\"]\n"
-        f"  index_prefix: {prefix}\n"
-        f"  spool: {{dir: {spool}}}\n"
-        "  bulk: {max_wait_ms: 200, backoff_initial_ms: 200, backoff_max_ms: 2000}\n")
-    return path
+@pytest.fixture(scope="module")
+def replay_prefix() -> str:
+    return PREFIX
 
 
 @pytest.fixture(scope="module")
-def documents(salttap, captures, tmp_path_factory) -> dict[str, list[dict]]:
+def documents(replayed_documents) -> dict[str, list[dict]]:
     """kind -> the sources the engine keeps (the highest external version, else the first write)."""
-    d = tmp_path_factory.mktemp("documents")
-    config = write_config(d / "salttap.yaml", "http://127.0.0.1:9", d / "spool")
-    r = subprocess.run([str(salttap), "replay", *map(str, captures), "--output", "documents", "--config",
-                        str(config)], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, f"replay --output documents: rc={r.returncode}\n{r.stderr[-3000:]}"
-    lines = r.stdout.splitlines()
-    kept: dict[tuple[str, str], tuple[int, dict]] = {}
-    for action, source in zip(lines[::2], lines[1::2]):
-        (_, meta), = json.loads(action).items()
-        key, version = (meta["_index"], meta["_id"]), meta.get("version", -1)
-        if key not in kept or (meta.get("version_type") == "external" and version > kept[key][0]):
-            kept[key] = (version, json.loads(source))
-    docs: dict[str, list[dict]] = collections.defaultdict(list)
-    for (index, _), (_, source) in kept.items():
-        docs[index[len(PREFIX) + 1:].split("-")[0]].append(source)
-    assert docs["jobs"] and docs["returns"], sorted(docs)
+    docs = {kind: list(by_id.values()) for kind, by_id in replayed_documents.by_kind(PREFIX).items()}
+    assert docs.get("jobs") and docs.get("returns"), sorted(docs)
     return docs
 
 
-@pytest.fixture(scope="module", params=suite_flavors(*FLAVORS))
-def engine(request, salttap, captures, documents, tmp_path_factory):
-    """A real engine holding every capture's documents under PREFIX, and the config that finds it."""
-    d = tmp_path_factory.mktemp(f"history-{request.param}")
-    eng = Engine(request.param, d / "engine")
-    eng.start()
-    try:
-        config = write_config(d / "salttap.yaml", eng.url, d / "spool")
-        r = subprocess.run([str(salttap), "replay", *map(str, captures), "--ship", "--config", str(config),
-                            "--ship-timeout", "240"], capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, f"replay --ship: rc={r.returncode}\n{r.stderr[-4000:]}"
-        status, _ = call(f"{eng.url}/{PREFIX}-*/_refresh", "POST")
-        assert status == 200
-        for kind in ("jobs", "returns"):
-            status, got = call(f"{eng.url}/{PREFIX}-{kind}-*/_count")
-            assert status == 200 and got["count"] == len(documents[kind]), (kind, got)
-        eng.config = config
-        eng.dir = d
-        yield eng
-    finally:
-        eng.stop()
+@pytest.fixture(scope="module")
+def engine(replayed_engine):
+    """An engine of each flavor holding every capture's documents under PREFIX; .config finds it."""
+    return replayed_engine
 
 
 def run(salttap: Path, config: Path, *args: str) -> subprocess.CompletedProcess:
@@ -251,7 +212,7 @@ def test_minions_window_after_every_job_is_empty(salttap, engine):
 # ---------------------------------------------------------------- errors
 
 def test_no_indices_is_exit_4(salttap, engine, tmp_path):
-    config = write_config(tmp_path / "other.yaml", engine.url, tmp_path / "spool", prefix="nothing")
+    config = replay_config(tmp_path / "other.yaml", engine.url, tmp_path / "spool", "nothing")
     for args in (["jobs"], ["minions"], ["jobs", "show", "1"]):
         r = run(salttap, config, *args)
         assert r.returncode == 4 and "no salttap indices" in r.stderr, (args, r.stderr)
@@ -275,7 +236,7 @@ def test_undated_index_missing_is_the_engines_404(salttap, engine, tmp_path):
 
 
 def test_unreachable_engine_is_exit_3(salttap, tmp_path):
-    config = write_config(tmp_path / "down.yaml", "http://127.0.0.1:9", tmp_path / "spool")
+    config = replay_config(tmp_path / "down.yaml", "http://127.0.0.1:9", tmp_path / "spool", PREFIX)
     r = run(salttap, config, "jobs")
     assert r.returncode == 3 and "cannot reach the engine" in r.stderr, r.stderr
     assert len([line for line in r.stderr.splitlines() if "ERROR" in line]) == 1

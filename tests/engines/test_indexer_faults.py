@@ -22,7 +22,7 @@ The outage test runs against OpenSearch 2.19 only (it costs DOWN_SECONDS); the o
 against OpenSearch 2.19 and Elasticsearch 7.17. One engine per flavor for the module;
 each test writes under its own index prefix.
 
-salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (conftest.py).
+salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (binaries.py).
 
 Run: .cache/venv/tools/bin/python -m pytest tests/engines/test_indexer_faults.py -v
 """
@@ -35,19 +35,15 @@ import os
 import random
 import re
 import signal
-import socket
 import subprocess
-import sys
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import FLAVORS, ROOT, Engine, suite_flavors  # noqa: E402
-from indexed import (Expected, assert_ids_present, counts_by_index, expected_documents, ok,  # noqa: E402
-                     search_all, total_count)
+from engine import FLAVORS, ROOT, Engine, suite_flavors
+from indexed import Expected, assert_ids_present, counts_by_index, expected_documents, ok, search_all, total_count
 
 DOWN_SECONDS = float(os.environ.get("SALTTAP_FAULT_DOWN_SECONDS", "60"))
 MASTER = "fault-master"
@@ -345,12 +341,6 @@ def assert_delivered(url: str, prefix: str, exp: Expected, truth: dict, spool: P
     missing = search_all(url, f"{prefix}-returns-*", {"term": {"status": "missing"}}, False)
     want_missing = {f"{MASTER}/{jid}/{m}" for jid, t in truth.items() for m in t["missing"]}
     assert {h["_id"] for h in missing} == want_missing
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---------------------------------------------------------------- a. engine outage

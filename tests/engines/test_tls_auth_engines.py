@@ -33,22 +33,18 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import ROOT  # noqa: E402
-from indexed import assert_ids_present, counts_by_index, expected_documents, total_count  # noqa: E402
-from tls_proxy import TlsProxy, free_port  # noqa: E402
+from engine import ROOT
+from indexed import assert_ids_present, counts_by_index, expected_documents, total_count
+from salttap_process import SalttapRun, metric
+from tls_proxy import TlsProxy
 
 CAPTURES = [ROOT / "tests" / "captures" / "salt-3006.25" / f"{name}.raw"
             for name in ("test_ping", "cmd_run_false", "state_apply_fail", "unicode_utf8")]
@@ -169,101 +165,38 @@ class CaptureBus:
         shutil.rmtree(self.sock_dir, ignore_errors=True)
 
 
-def metric(text: str, sample: str) -> float | None:
-    """The value of one sample line (`name{labels} value`) of a /metrics text."""
-    for line in text.splitlines():
-        if line.startswith(sample + " "):
-            return float(line.rsplit(" ", 1)[1])
-    return None
+def wait_all_events(run: SalttapRun) -> str:
+    """Until every event of CAPTURES was read and went through the pipeline (metrics are
+    published after each batch's documents are in the spool); the /metrics text then."""
+    return run.wait_metric("salttap_tap_events_total", EVENTS)
 
 
-class Daemon:
-    """`salttap run --sock-dir BUS --metrics-listen ...` in its own process group; output to a log."""
-
-    def __init__(self, salttap: Path, config: Path, bus: CaptureBus, log: Path, env: dict | None = None):
-        self.log = log
-        self.metrics_url = f"http://127.0.0.1:{free_port()}/metrics"
-        self.last_metrics = ""
-        argv = [str(salttap), "run", "--config", str(config), "--sock-dir", str(bus.sock_dir),
-                "--metrics-listen", self.metrics_url.split("/")[2], "--drain-seconds", "2"]
-        with open(log, "wb") as out:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                         start_new_session=True, env=dict(os.environ, **(env or {})))
-
-    def text(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def metrics(self) -> str:
-        try:
-            with urllib.request.urlopen(self.metrics_url, timeout=5) as resp:
-                self.last_metrics = resp.read().decode()
-        except OSError:
-            pass
-        return self.last_metrics
-
-    def wait_until(self, check, what: str, timeout: float = 120):
-        """Until check() is truthy (its value returned); fails if salttap exits first."""
-        deadline = time.monotonic() + timeout
-        while True:
-            got = check()
-            if got:
-                return got
-            assert self.proc.poll() is None, f"salttap run exited ({self.proc.returncode}) before {what}:\n" \
-                                             f"{self.text()[-4000:]}"
-            assert time.monotonic() < deadline, f"no {what} within {timeout:.0f}s:\n{self.text()[-4000:]}\n" \
-                                                f"{self.last_metrics[-3000:]}"
-            time.sleep(0.2)
-
-    def wait_metric(self, sample: str, minimum: float = 1) -> str:
-        """Until the sample is at least `minimum`; the whole /metrics text then."""
-        return self.wait_until(lambda: (m := self.metrics()) and (metric(m, sample) or 0) >= minimum and m,
-                               f"{sample} >= {minimum} on /metrics")
-
-    def wait_all_events(self) -> str:
-        """Until every event of CAPTURES was read and went through the pipeline (metrics are
-        published after each batch's documents are in the spool); the /metrics text then."""
-        return self.wait_metric("salttap_tap_events_total", EVENTS)
-
-    def left_in_spool(self) -> int:
-        """After stop(): what `run` says it left in the spool for the next start."""
-        m = re.search(r"run: stopped; (\d+) documents left in the spool", self.text())
-        assert m, self.text()[-4000:]
-        return int(m.group(1))
-
-    def stop(self) -> int:
-        """SIGTERM; salttap's exit code."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
-            pytest.fail(f"salttap run did not stop on SIGTERM:\n{self.text()[-4000:]}")
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
+def left_in_spool(run: SalttapRun) -> int:
+    """After it stopped: what `run` says it left in the spool for the next start."""
+    m = re.search(r"run: stopped; (\d+) documents left in the spool", run.output())
+    assert m, run.output()[-4000:]
+    return int(m.group(1))
 
 
 @pytest.fixture
-def daemons():
-    """start(salttap, config, captures, log, env) -> Daemon on a bus playing the captures;
-    every one still running is killed and every bus closed at teardown."""
-    started: list[tuple[Daemon, CaptureBus]] = []
+def daemons(tmp_path):
+    """start(salttap, config, captures, name, env) -> a started `salttap run --sock-dir BUS` (not
+    waited for: some never become healthy) on a bus playing the captures; every one still
+    running is stopped and every bus closed at teardown."""
+    started: list[tuple[SalttapRun, CaptureBus]] = []
 
-    def start(salttap, config, captures, log, env=None) -> Daemon:
+    def start(salttap, config, captures, name, env=None) -> SalttapRun:
         bus = CaptureBus(captures)
-        d = Daemon(salttap, config, bus, log, env)
-        started.append((d, bus))
-        return d
+        run = SalttapRun(salttap, config, name, tmp_path, ["--sock-dir", str(bus.sock_dir)], env=env)
+        started.append((run, bus))
+        run.start(wait=False)
+        return run
 
     yield start
-    for d, bus in started:
-        d.kill()
+    for run, bus in started:
+        run.stop()
         bus.close()
-        print(f"--- {d.log}\n{d.text()[-4000:]}")  # shown when the test failed
+        print(f"--- {run.name}\n{run.output()[-4000:]}")  # shown when the test failed
 
 
 def reship(salttap: Path, config: Path, tmp: Path, held: int) -> str:
@@ -312,18 +245,18 @@ def test_wrong_ca_is_refused_and_the_documents_wait_in_the_spool(opensearch, tls
     auth = {"username": tls_proxy.username, "password_file": secret_file(tmp_path, "pw", tls_proxy.password)}
     wrong = write_config(tmp_path, tls_proxy.url("basic"), prefix, spool,
                          tls={"ca_file": str(tls_proxy.pki.wrong_ca)}, auth=auth)
-    d = daemons(salttap, wrong, CAPTURES, tmp_path / "run.log")
+    d = daemons(salttap, wrong, CAPTURES, "run")
     d.wait_metric('salttap_indexer_setup_failures_total{reason="tls"}')
-    m = d.wait_all_events()
+    m = wait_all_events(d)
     assert metric(m, "salttap_spool_pending_documents") > 0
     assert metric(m, "salttap_indexer_setup_done") == 0
     assert metric(m, "salttap_spool_acked_documents_total") == 0
     assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="index"}') == 0
     assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="file"}') == 0
-    assert d.stop() == 0
-    held = d.left_in_spool()
+    assert d.sigterm() == 0
+    held = left_in_spool(d)
     assert held > 0
-    log = d.text()
+    log = d.output()
     errors = [line for line in log.splitlines() if "ERROR" in line and "indexer: setup failed" in line]
     assert errors, log[-4000:]
     assert f"cannot reach the engine at {tls_proxy.url('basic')}: TLS failed: " \
@@ -370,21 +303,21 @@ def test_wrong_password_is_a_counted_and_logged_401(opensearch, tls_proxy, saltt
                           tls={"ca_file": str(tls_proxy.pki.ca)},
                           auth={"username": tls_proxy.username, "password_env": "SALTTAP_TEST_ES_PASSWORD"},
                           install_templates=install_templates)
-    d = daemons(salttap, config, CAPTURES, tmp_path / "run.log", env={"SALTTAP_TEST_ES_PASSWORD": wrong_password})
+    d = daemons(salttap, config, CAPTURES, "run", env={"SALTTAP_TEST_ES_PASSWORD": wrong_password})
     if install_templates:
         m = d.wait_metric('salttap_indexer_setup_failures_total{reason="http_auth"}')
         assert metric(m, "salttap_indexer_setup_done") == 0
     else:
         m = d.wait_metric('salttap_indexer_bulk_request_failures_total{reason="http_auth"}')
         assert metric(m, 'salttap_indexer_bulk_request_failures_total{reason="http_4xx"}') == 0
-    m = d.wait_all_events()
+    m = wait_all_events(d)
     assert metric(m, "salttap_spool_pending_documents") > 0
     assert metric(m, "salttap_spool_acked_documents_total") == 0
     assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="index"}') == 0
     assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="file"}') == 0
-    assert d.stop() == 0
-    assert d.left_in_spool() > 0
-    log = d.text()
+    assert d.sigterm() == 0
+    assert left_in_spool(d) > 0
+    log = d.output()
     url = tls_proxy.url("basic")
     if install_templates:
         lines = [line for line in log.splitlines() if "ERROR" in line and "indexer: setup failed" in line]
@@ -438,16 +371,16 @@ def test_client_certificate_required_fails_clearly_without_one(opensearch, tls_p
     assert "400 No required SSL certificate was sent" in r.stderr, r.stderr
 
     no_setup = write_config(tmp_path, url, prefix, spool, tls=tls, auth=auth, install_templates=False)
-    d = daemons(salttap, no_setup, CAPTURES, tmp_path / "run.log")
+    d = daemons(salttap, no_setup, CAPTURES, "run")
     d.wait_metric('salttap_indexer_bulk_request_failures_total{reason="http_4xx"}')
-    m = d.wait_all_events()
+    m = wait_all_events(d)
     assert metric(m, "salttap_spool_acked_documents_total") == 0
     assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="index"}') == 0
     assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="file"}') == 0
-    assert d.stop() == 0
-    held = d.left_in_spool()
+    assert d.sigterm() == 0
+    held = left_in_spool(d)
     assert held > 0
-    log = d.text()
+    log = d.output()
     lines = [line for line in log.splitlines() if "ERROR" in line and f"documents to {url}: HTTP 400" in line]
     assert lines, log[-4000:]
     assert "400 No required SSL certificate was sent (not the engine's answer: a proxy in between?)" in lines[0], \
@@ -478,22 +411,22 @@ def test_api_key_ships_and_no_secret_reaches_a_log_or_metrics(opensearch, tls_pr
                          tls={"ca_file": str(tls_proxy.pki.ca), "client_cert": str(tls_proxy.pki.client_cert),
                               "client_key": str(tls_proxy.pki.client_key)},
                          auth={"api_key_file": secret_file(tmp_path, "key", tls_proxy.api_key)})
-    d = daemons(salttap, right, CAPTURES, tmp_path / "run-right.log")
+    d = daemons(salttap, right, CAPTURES, "run-right")
     d.wait_metric("salttap_indexer_setup_done")
-    d.wait_all_events()
-    good = d.wait_until(lambda: (m := d.metrics()) and (metric(m, "salttap_spool_acked_documents_total") or 0) > 0
-                        and metric(m, "salttap_spool_pending_documents") == 0 and m, "everything acknowledged")
-    assert d.stop() == 0
+    wait_all_events(d)
+    good = d.wait_until(lambda: (m := d.metrics_text()) and (metric(m, "salttap_spool_acked_documents_total") or 0) > 0
+                        and metric(m, "salttap_spool_pending_documents") == 0 and m, 120, "everything acknowledged")
+    assert d.sigterm() == 0
     assert total_count(opensearch.url, prefix) > 0
 
     wrong_key = base64.b64encode(b"salttap-key:" + tls_proxy.api_key.encode()[::-1]).decode()
     wrong = write_config(tmp_path, tls_proxy.url("api_key"), prefix + "-wrong", tmp_path / "spool-wrong",
                          tls={"ca_file": str(tls_proxy.pki.ca)}, auth={"api_key_env": "SALTTAP_TEST_API_KEY"})
-    w = daemons(salttap, wrong, CAPTURES, tmp_path / "run-wrong.log", env={"SALTTAP_TEST_API_KEY": wrong_key})
+    w = daemons(salttap, wrong, CAPTURES, "run-wrong", env={"SALTTAP_TEST_API_KEY": wrong_key})
     bad = w.wait_metric('salttap_indexer_setup_failures_total{reason="http_auth"}')
-    assert w.stop() == 0
+    assert w.sigterm() == 0
 
     secrets = secrets_of(tls_proxy, wrong_key)
-    for where, text in (("run's log (right key)", d.text()), ("run's log (wrong key)", w.text()),
+    for where, text in (("run's log (right key)", d.output()), ("run's log (wrong key)", w.output()),
                         ("/metrics (right key)", good), ("/metrics (wrong key)", bad)):
         assert_no_secret(text, secrets, where)

@@ -8,7 +8,7 @@ status, the minion and alerts pages render, markup in a document is shown as tex
 run, and basic auth turns away a browser without credentials.
 
 Needs Debian's `chromium` and `chromium-driver` and the `selenium` package (scripts/install-deps).
-salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (conftest.py).
+salttap binary: $SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (binaries.py).
 
 Run: .cache/venv/tools/bin/python -m pytest tests/engines/test_ui_browser.py -v
 """
@@ -18,7 +18,6 @@ import base64
 import re
 import shutil
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -26,14 +25,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import call  # noqa: E402
-
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+from http_calls import call
+from indexed import replay_config, ship
 
 PREFIX = "uib"
 WAIT = 30  # seconds a page may take to fill (it takes milliseconds)
@@ -44,16 +42,11 @@ XSS_USER = "<script>window.__xss=1</script>"
 
 
 def write_config(path: Path, url: str, spool: Path, auth: bool = False) -> Path:
-    text = ("master_id: salt-01\n"
-            "indexer:\n"
-            f"  hosts: [\"{url}\"]\n"
-            f"  index_prefix: {PREFIX}\n"
-            f"  spool: {{dir: {spool}}}\n"
-            "  bulk: {max_wait_ms: 200, backoff_initial_ms: 200, backoff_max_ms: 2000}\n")
+    replay_config(path, url, spool, PREFIX)
     if auth:
         (path.parent / "ui-password").write_text(PASSWORD + "\n")
-        text += f"ui: {{username: {USER}, password_file: {path.parent / 'ui-password'}}}\n"
-    path.write_text(text)
+        with open(path, "a") as f:
+            f.write(f"ui: {{username: {USER}, password_file: {path.parent / 'ui-password'}}}\n")
     return path
 
 
@@ -99,10 +92,7 @@ def loaded(salttap, captures, opensearch, tmp_path_factory):
     """The module's OpenSearch with every capture's documents under PREFIX, plus one job whose
     function and user are markup."""
     d = tmp_path_factory.mktemp("ui-load")
-    config = write_config(d / "salttap.yaml", opensearch.url, d / "spool")
-    r = subprocess.run([str(salttap), "replay", *map(str, captures), "--ship", "--config", str(config),
-                        "--ship-timeout", "240"], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, f"replay --ship: rc={r.returncode}\n{r.stderr[-4000:]}"
+    ship(salttap, captures, write_config(d / "salttap.yaml", opensearch.url, d / "spool"))
     xss = {"@timestamp": "2027-01-01T00:00:00.000001Z", "jid": XSS_JID, "kind": "job", "fun": XSS_FUN,
            "user": XSS_USER, "tgt": "*", "status": "succeeded", "started_at": "2027-01-01T00:00:00.000001Z",
            "counts": {"expected": 0, "returned": 0, "succeeded": 0, "failed": 0, "missing": 0},

@@ -4,7 +4,7 @@
     .cache/venv/tools/bin/python tests/fuzz/record_bulk_seeds.py [--flavor opensearch|elasticsearch|all]
                                                                   [--out tests/fuzz/corpus]
 
-Starts OpenSearch 2.19 and Elasticsearch 7.17 with tests/engines/engine.py (one at a time,
+Starts OpenSearch 2.19 and Elasticsearch 7.17 with tests/harness/engine.py (one at a time,
 each in a temporary directory, stopped by its PID at the end, whatever happens), sends them
 the requests below and writes every exact answer (status, body bytes) as a seed:
 
@@ -52,7 +52,7 @@ import sys
 import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "engines"))
+sys.path.insert(0, str(HERE.parent / "harness"))  # the shared test helpers
 from engine import Engine  # noqa: E402
 
 BULK_PATH = "/_bulk?filter_path=errors,items.*.status,items.*.error"

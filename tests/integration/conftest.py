@@ -1,11 +1,12 @@
-"""Fixtures for the real-Salt integration suite.
+"""Fixtures for the real-Salt integration suite (its helpers: tests/harness/).
 
 Environment:
   SALTTAP_SALT_VERSIONS  Salt versions to test, space/comma separated
                          (default "3006.25 3006.30 3007.17 3008.5"). A missing
                          venv is installed with tests/salt/install-salt.sh; if that
                          fails the version's tests error (never skipped).
-  SALTTAP_BIN            salttap binary (default build/dev/salttap under the repo).
+  SALTTAP_BIN            salttap binary (else $SALTTAP_BUILD_DIR/salttap, else
+                         build/dev/salttap under the repo: binaries.py).
   SALTTAP_WATCHER        "salttap" (default) or "salt": watch the bus with Salt's own
                          `salt-run state.event` instead, to check the harness itself
                          without a salttap binary (tests that need salttap's own
@@ -18,51 +19,18 @@ from __future__ import annotations
 import os
 import re
 import signal
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import saltlab  # noqa: E402
+import binaries
+import saltlab
+from engine import Engine
+from salt_suite import INSTALL_ERRORS, SUMMARY, VERSIONS, WATCHER_MODE
 
-sys.path.insert(0, str(saltlab.REPO_ROOT / "tests" / "engines"))
-from engine import Engine  # noqa: E402
-
-DEFAULT_VERSIONS = "3006.25 3006.30 3007.17 3008.5"
-VERSIONS = [v for v in re.split(r"[\s,]+", os.environ.get("SALTTAP_SALT_VERSIONS",
-                                                          DEFAULT_VERSIONS)) if v]
-WATCHER_MODE = os.environ.get("SALTTAP_WATCHER", "salttap")
 if WATCHER_MODE not in ("salttap", "salt"):
     raise pytest.UsageError(f"SALTTAP_WATCHER must be 'salttap' or 'salt', not {WATCHER_MODE!r}")
-
-
-def version_key(v: str) -> tuple:
-    return tuple(int(x) for x in re.findall(r"\d+", v))
-
-
-def newest_per_series(versions: list[str]) -> list[str]:
-    newest: dict[str, str] = {}
-    for v in versions:
-        series = v.split(".")[0]
-        if series not in newest or version_key(v) > version_key(newest[series]):
-            newest[series] = v
-    return sorted(newest.values(), key=version_key)
-
-
-NEWEST = max(VERSIONS, key=version_key)  # the newest configured Salt
-SERIES = newest_per_series(VERSIONS)     # the newest of each series (3006, 3007, 3008)
-
-# per-version facts for the final summary: {version: {key: value}}
-SUMMARY: dict[str, dict] = {}
-# version -> installer error, for versions whose venv could not be installed
-INSTALL_ERRORS: dict[str, str] = {}
-
-
-def salttap_bin_path() -> Path:
-    p = Path(os.environ.get("SALTTAP_BIN", "build/dev/salttap"))
-    return p if p.is_absolute() else saltlab.REPO_ROOT / p
 
 
 def pytest_configure(config):
@@ -143,11 +111,10 @@ def lab(salt_lab, request):
 
 @pytest.fixture(scope="session")
 def salttap_bin() -> Path:
-    p = salttap_bin_path()
-    if not (p.is_file() and os.access(p, os.X_OK)):
-        pytest.fail(f"salttap binary not found or not executable: {p} "
-                    f"(build it, or set SALTTAP_BIN=/path/to/salttap)", pytrace=False)
-    return p
+    try:
+        return binaries.salttap()
+    except binaries.MissingBinary as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 @pytest.fixture
@@ -202,7 +169,7 @@ def pytest_terminal_summary(terminalreporter):
         return
     tr = terminalreporter
     tr.section("salttap integration: per Salt version")
-    tr.write_line(f"watcher: {WATCHER_MODE}" + (f" ({salttap_bin_path()})"
+    tr.write_line(f"watcher: {WATCHER_MODE}" + (f" ({binaries.salttap_path()})"
                                                 if WATCHER_MODE == "salttap" else ""))
     for v, info in SUMMARY.items():
         parts = []

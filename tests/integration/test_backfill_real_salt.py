@@ -19,7 +19,6 @@ Run:  .cache/venv/tools/bin/python -m pytest tests/integration/test_backfill_rea
 from __future__ import annotations
 
 import re
-import signal
 import subprocess
 import time
 from datetime import datetime, timedelta, timezone
@@ -28,8 +27,11 @@ from pathlib import Path
 import pytest
 
 import saltlab
-from conftest import SERIES
-from test_index_real_salt import call, salt_jid, wait_until, _healthz, _no_events
+from http_calls import hits
+from indexed import snapshot
+from salt_suite import SERIES
+from saltlab import jid_micros
+from salttap_process import SalttapRun
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 MISSING_AFTER = 6       # correlator.missing_after_seconds: every job's deadline
@@ -40,29 +42,9 @@ pytestmark = [pytest.mark.parametrize("salt_lab", SERIES, indirect=True, ids=lam
               pytest.mark.usefixtures("salttap_only")]
 
 
-def jid_micros(jid: str) -> int:
-    t = datetime.strptime(jid[:20], "%Y%m%d%H%M%S%f").replace(tzinfo=timezone.utc)
-    return int(t.timestamp()) * 1_000_000 + t.microsecond
-
-
-def hits(url: str, index: str, jids: list[str]) -> list[dict]:
+def jid_hits(url: str, index: str, jids: list[str]) -> list[dict]:
     """Every document of `index` for these jids, with _id, _version and _source."""
-    call(f"{url}/{index}/_refresh", "POST")
-    status, got = call(f"{url}/{index}/_search", "POST",
-                       {"size": 1000, "version": True, "query": {"terms": {"jid": jids}}})
-    if status in (404, 503):  # no such index yet, or its primary shard not started yet
-        return []
-    assert status == 200, f"search {index}: {status} {got}"
-    return got["hits"]["hits"]
-
-
-def snapshot(url: str, jids: list[str]) -> dict:
-    """(index, _id) -> (_version, _source) of every job, return and state document of the jids."""
-    out = {}
-    for kind in ("jobs", "returns", "states", "alerts"):
-        for h in hits(url, f"salt-{kind}-*", jids):
-            out[(h["_index"], h["_id"])] = (h.get("_version"), h["_source"])
-    return out
+    return hits(url, index, {"terms": {"jid": jids}}, size=1000, version=True)
 
 
 def run_backfill(salttap_bin: Path, config: Path, lab: saltlab.SaltLab, since: str,
@@ -96,38 +78,32 @@ def test_backfill_indexes_what_ran_while_salttap_was_down(lab, salttap_bin, open
     restart_b = False
     try:
         # ---- 1. one job while salttap runs: its documents are the live ones
-        metrics_port, = saltlab.free_ports(1)
-        metrics = f"http://127.0.0.1:{metrics_port}"
-        tap = saltlab.EventWatcher(
-            [str(salttap_bin), "run", "--config", str(config), "--master-config", str(lab.master_conf_dir / "master"),
-             "--metrics-listen", f"127.0.0.1:{metrics_port}", "--drain-seconds", "5"],
-            name="salttap-run-live", log_dir=lab.log_dir, parse=_no_events)
-        request.node._watchers = [tap]
+        run = SalttapRun.beside(lab, salttap_bin, config, "salttap-run-live", drain_seconds=5)
+        request.node._watchers = run.taps
         try:
-            wait_until(lambda: tap.proc.poll() is None and _healthz(metrics), 60, "salttap /healthz", tap.diagnostics)
-            live = salt_jid(lab, ["*", "test.ping"], t=10)
+            run.start()
+            live = lab.salt_jid(["*", "test.ping"], t=10)
 
             def live_settled():
-                docs = hits(url, "salt-jobs-*", [live])
-                rets = hits(url, "salt-returns-*", [live])
+                docs = jid_hits(url, "salt-jobs-*", [live])
+                rets = jid_hits(url, "salt-returns-*", [live])
                 return docs if docs and docs[0]["_source"]["status"] == "succeeded" and len(rets) == 2 else None
-            wait_until(live_settled, SEARCH_TIMEOUT, f"the live job {live} settled in the engine", tap.diagnostics)
+            run.wait_until(live_settled, SEARCH_TIMEOUT, f"the live job {live} settled in the engine")
+            assert run.sigterm() == 0, run.diagnostics()
         finally:
-            tap.proc.send_signal(signal.SIGTERM)
-            assert tap.proc.wait(timeout=60) == 0, tap.diagnostics()
-            tap.stop()
+            run.stop()
         live_docs = snapshot(url, [live])
         assert len(live_docs) == 3, live_docs  # the job and two returns
         live_job = next(src for (index, _), (_, src) in live_docs.items() if "-jobs-" in index)
         assert live_job["update"] == "settled", live_job
 
         # ---- 2. salttap is down: jobs run and the master keeps them in its job cache
-        ping = salt_jid(lab, ["*", "test.ping"], t=10)
-        failed_state = salt_jid(lab, ["*", "state.apply", "fail"], t=30)
-        failed_cmd = salt_jid(lab, ["*", "cmd.run", "echo out; exit 3"], t=30)
+        ping = lab.salt_jid(["*", "test.ping"], t=10)
+        failed_state = lab.salt_jid(["*", "state.apply", "fail"], t=30)
+        failed_cmd = lab.salt_jid(["*", "cmd.run", "echo out; exit 3"], t=30)
         lab.stop_minion("minion-b")
         restart_b = True
-        missing = salt_jid(lab, ["*", "test.ping"], t=3)
+        missing = lab.salt_jid(["*", "test.ping"], t=3)
         jobs = [ping, failed_state, failed_cmd, missing]
         # Backfill calls minion-b missing once the missing job's deadline, from its jid, has passed.
         deadline = jid_micros(missing) / 1e6 + MISSING_AFTER + 1
@@ -141,9 +117,9 @@ def test_backfill_indexes_what_ran_while_salttap_was_down(lab, salttap_bin, open
         written, _ = acknowledged(r.stderr)
         assert written > 0, r.stderr
 
-        docs = {h["_source"]["jid"]: h for h in hits(url, "salt-jobs-*", jobs)}
+        docs = {h["_source"]["jid"]: h for h in jid_hits(url, "salt-jobs-*", jobs)}
         assert sorted(docs) == sorted(jobs), docs
-        assert len(hits(url, "salt-jobs-*", jobs)) == len(jobs)  # one document a job
+        assert len(jid_hits(url, "salt-jobs-*", jobs)) == len(jobs)  # one document a job
         want = {ping: "succeeded", failed_state: "failed", failed_cmd: "failed", missing: "missing"}
         for jid, status in want.items():
             src = docs[jid]["_source"]
@@ -155,7 +131,7 @@ def test_backfill_indexes_what_ran_while_salttap_was_down(lab, salttap_bin, open
         assert {f["reason"] for f in docs[failed_cmd]["_source"]["failures"]} == {"retcode 3"}, docs[failed_cmd]
         assert docs[missing]["_source"]["minions"]["missing"] == ["minion-b"], docs[missing]
 
-        rets = hits(url, "salt-returns-*", jobs)
+        rets = jid_hits(url, "salt-returns-*", jobs)
         by = {(h["_source"]["jid"], h["_source"]["minion"]): h for h in rets}
         assert len(rets) == len(by) == 2 * len(jobs), sorted(by)
         for jid, status in want.items():
@@ -166,7 +142,7 @@ def test_backfill_indexes_what_ran_while_salttap_was_down(lab, salttap_bin, open
                 assert h["_source"]["status"] == expect, (jid, m, h)
                 assert h["_version"] == (1 if expect == "missing" else 2), h
         assert by[(failed_cmd, "minion-a")]["_source"]["retcode"] == 3
-        states = hits(url, "salt-states-*", [failed_state])
+        states = jid_hits(url, "salt-states-*", [failed_state])
         assert len(states) == 4 and all(s["_source"]["outcome"] == "failed" for s in states), states
 
         # the live job: still exactly as the live stream wrote it

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 import saltlab
-from conftest import NEWEST
+from salt_suite import NEWEST
 
 FORMULA_ROOT = saltlab.REPO_ROOT / "deploy" / "salt" / "formula"
 IDS = {"salttap-repo", "salttap-package", "salttap-config", "salttap-service"}

@@ -14,23 +14,13 @@ Run:  .cache/venv/tools/bin/python -m pytest tests/integration/test_index_real_s
 
 from __future__ import annotations
 
-import json
-import re
-import signal
-import sys
-import time
-import urllib.error
-import urllib.request
-import uuid
-from pathlib import Path
-
 import pytest
 
 import saltlab
-from conftest import NEWEST, WATCHER_MODE
-
-sys.path.insert(0, str(saltlab.REPO_ROOT / "tests" / "engines"))
-from engine import Engine  # noqa: E402
+from engine import Engine
+from http_calls import call, search, wait_until
+from salt_suite import NEWEST, WATCHER_MODE
+from salttap_process import SalttapRun, metric, wait_following
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 MISSING_AFTER = 8          # correlator.missing_after_seconds
@@ -46,64 +36,6 @@ pytestmark = pytest.mark.parametrize("salt_lab", [NEWEST], indirect=True, ids=la
 def _needs_salttap():
     if WATCHER_MODE != "salttap":
         pytest.skip(f"SALTTAP_WATCHER={WATCHER_MODE}: indexing needs the salttap binary")
-
-
-# --------------------------------------------------------------------------
-# helpers
-# --------------------------------------------------------------------------
-
-def call(url: str, method: str = "GET", body=None, timeout: float = 30.0):
-    """(status, body: parsed JSON, or text for /metrics); HTTP errors are returned."""
-    data, headers = None, {}
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            raw, status, ctype = resp.read(), resp.status, resp.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as e:
-        raw, status, ctype = e.read(), e.code, e.headers.get("Content-Type", "")
-    if "json" in ctype:
-        return status, json.loads(raw or b"null")
-    return status, raw.decode("utf-8", "replace")
-
-
-def search(url: str, index: str, query: dict, size: int = 100) -> list[dict]:
-    """Hits (sources) of `query` in `index` after a refresh; [] while the index is absent or starting."""
-    call(f"{url}/{index}/_refresh", "POST")
-    status, got = call(f"{url}/{index}/_search", "POST", {"size": size, "query": query})
-    # 404: no such index yet; 503 "all shards failed": it was just created and
-    # its primary shard is not started yet. Both: nothing searchable yet.
-    if status in (404, 503):
-        return []
-    assert status == 200, f"search {index}: {status} {got}"
-    return [h["_source"] for h in got["hits"]["hits"]]
-
-
-def wait_until(check, timeout: float, what: str, diag=lambda: ""):
-    """Polls check() (returns None or a falsy value while not there) until it returns a value."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.5)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}; last: {last}\n{diag()}")
-
-
-def salt_jid(lab: saltlab.SaltLab, args: list[str], t: int) -> str:
-    """`salt --show-jid -t T <args>` (the CLI waits for the returns); the jid."""
-    r = lab.salt(["--show-jid", "--out=quiet", "-t", str(t), *args], check=False, timeout=120)
-    m = re.search(r"^jid: (\d+)", r.stdout, re.M)
-    assert m, f"no jid from salt {args}: rc={r.returncode} out={r.stdout!r} err={r.stderr!r}"
-    return m.group(1)
-
-
-def metric(text: str, name: str) -> float | None:
-    m = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
-    return float(m.group(1)) if m else None
 
 
 @pytest.fixture
@@ -122,44 +54,32 @@ def opensearch(tmp_path):
 
 def test_jobs_indexed_end_to_end(lab, salttap_bin, opensearch, tmp_path, request):
     url = opensearch.url
-    metrics_port, = saltlab.free_ports(1)
-    config = tmp_path / "salttap.yaml"
-    config.write_text(
-        f"correlator: {{missing_after_seconds: {MISSING_AFTER}}}\n"
-        "indexer:\n"
-        f"  hosts: [\"{url}\"]\n"
-        "  states_index: true\n"
-        f"  spool: {{dir: {tmp_path / 'spool'}}}\n"
-        "  bulk: {max_docs: 200, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
-        "backoff_max_ms: 2000}\n")
-    argv = [str(salttap_bin), "run", "--config", str(config),
-            "--master-config", str(lab.master_conf_dir / "master"),
-            "--metrics-listen", f"127.0.0.1:{metrics_port}", "--drain-seconds", str(DRAIN_SECONDS)]
-    # stdout is not parsed (salttap run logs to stderr); stderr_lines keeps its log
-    tap = saltlab.EventWatcher(argv, name="salttap-run", log_dir=lab.log_dir, parse=_no_events)
-    request.node._watchers = [tap]  # conftest attaches its diagnostics to a failure report
-    metrics = f"http://127.0.0.1:{metrics_port}"
+    run = SalttapRun.beside(
+        lab, salttap_bin, tmp_path / "salttap.yaml", "salttap-run", drain_seconds=DRAIN_SECONDS, config_text=(
+            f"correlator: {{missing_after_seconds: {MISSING_AFTER}}}\n"
+            "indexer:\n"
+            f"  hosts: [\"{url}\"]\n"
+            "  states_index: true\n"
+            f"  spool: {{dir: {tmp_path / 'spool'}}}\n"
+            "  bulk: {max_docs: 200, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
+            "backoff_max_ms: 2000}\n"))
+    request.node._watchers = run.taps  # conftest attaches their diagnostics to a failure report
     restart_b = False
     try:
         # ready: tapping the bus and templates installed
-        wait_until(lambda: tap.proc.poll() is None and _healthz(metrics), 60,
-                   "salttap /healthz (tap connected, index setup done)", tap.diagnostics)
+        tap = run.start()
+        metrics = run.metrics
         # and demonstrably following the bus: a raw event reaches the events index
-        sync_tag = f"salttap-test/sync/{uuid.uuid4().hex}"
+        wait_following(lab, url)
 
-        def synced():
-            lab.fire_event(sync_tag, {"sync": True})
-            return wait_for_hits(url, "salt-events-*", {"term": {"tag": sync_tag}}, 5)
-        wait_until(synced, 60, f"the event {sync_tag} in salt-events-*", tap.diagnostics)
-
-        ping = salt_jid(lab, ["*", "test.ping"], t=10)
+        ping = lab.salt_jid(["*", "test.ping"], t=10)
         # -t 4: the CLI polls saltutil.find_job after 4 s, which extends salttap's 8 s
         # deadline for a slow state run instead of calling its minions missing
-        failed = salt_jid(lab, ["*", "state.apply", "fail"], t=4)
-        risky = salt_jid(lab, ["*", "cmd.run", "rm -rf /tmp/salttap-nothing"], t=4)
+        failed = lab.salt_jid(["*", "state.apply", "fail"], t=4)
+        risky = lab.salt_jid(["*", "cmd.run", "rm -rf /tmp/salttap-nothing"], t=4)
         lab.stop_minion("minion-b")
         restart_b = True
-        missing = salt_jid(lab, ["*", "test.ping"], t=3)
+        missing = lab.salt_jid(["*", "test.ping"], t=3)
         # a publish is not queued for a stopped minion: it cannot answer this job
         lab.start_minion("minion-b", wait=False)
 
@@ -174,7 +94,7 @@ def test_jobs_indexed_end_to_end(lab, salttap_bin, opensearch, tmp_path, request
             return None
         jobs = wait_until(jobs_final, SEARCH_TIMEOUT, f"job docs with status {want_status}",
                           lambda: f"{search(url, 'salt-jobs-*', {'terms': {'jid': list(want_status)}})}\n"
-                                  f"{tap.diagnostics()}")
+                                  f"{run.diagnostics()}")
         for jid in want_status:
             assert sorted(jobs[jid]["minions"]["expected"]) == MINIONS, jobs[jid]
             assert jobs[jid]["update"] in ("settled", "final"), jobs[jid]
@@ -247,40 +167,14 @@ def test_jobs_indexed_end_to_end(lab, salttap_bin, opensearch, tmp_path, request
         assert metric(text, 'salttap_ui_requests_total{route="api_job",status="200"}') is not None, text[-2000:]
 
         # ---- SIGTERM: exits 0, nothing waiting in the spool when it stops or after
-        tap.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = tap.proc.wait(timeout=STOP_TIMEOUT)
-        except Exception:
-            pytest.fail(f"salttap run did not exit within {STOP_TIMEOUT}s of SIGTERM "
-                        f"(drain {DRAIN_SECONDS}s)\n{tap.diagnostics()}")
-        assert rc == 0, f"salttap run exited {rc}\n{tap.diagnostics()}"
+        rc = run.sigterm(STOP_TIMEOUT)
+        assert rc == 0, f"salttap run exited {rc}\n{run.diagnostics()}"
         tap.wait_stderr(r"run: stopping; 0 documents wait in the spool", timeout=STOP_TIMEOUT)
         tap.wait_stderr(r"run: stopped; 0 documents left in the spool", timeout=STOP_TIMEOUT)
     finally:
-        tap.stop()
+        run.stop()
         if restart_b:
             if not lab.minions["minion-b"].running():
                 lab.start_minion("minion-b", wait=False)
             lab.wait_minions(["minion-b"])  # later tests need two minions
 
-
-def _no_events(line: str) -> dict:
-    raise ValueError("salttap run prints no events")
-
-
-def _healthz(metrics: str) -> bool:
-    try:
-        status, _ = call(f"{metrics}/healthz", timeout=2)
-    except OSError:
-        return False
-    return status == 200
-
-
-def wait_for_hits(url: str, index: str, query: dict, timeout: float) -> list[dict] | None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        hits = search(url, index, query)
-        if hits:
-            return hits
-        time.sleep(0.5)
-    return None

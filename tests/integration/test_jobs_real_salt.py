@@ -17,12 +17,13 @@ import time
 import uuid
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
 import saltlab
-from conftest import WATCHER_MODE
+from held_job import HeldJob
+from http_calls import wait_until
+from salt_suite import WATCHER_MODE
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 LINE_TIMEOUT = 60  # generous: a busy 2-core box
@@ -68,7 +69,7 @@ class JobWatcher(saltlab.EventWatcher):
         its filters select) until its job line shows up."""
         deadline = time.monotonic() + timeout
         while True:
-            jid = salt_jid(lab, list(job), t=10)
+            jid = lab.salt_jid(list(job), t=10)
             try:
                 self.wait_line(jid, timeout=10)
                 return
@@ -132,23 +133,6 @@ def start_jobs(lab, request, start_watcher, tmp_path):
         w.stop()
 
 
-def salt_jid(lab: saltlab.SaltLab, args: list[str], t: int = 30, timeout: float = 120) -> str:
-    """`salt --show-jid -t T <args>` (waits for the returns like a user would); the jid."""
-    r = lab.salt(["--show-jid", "--out=quiet", "-t", str(t), *args], check=False,
-                 timeout=timeout)
-    m = re.search(r"^jid: (\d+)", r.stdout, re.M)
-    assert m, f"no jid from salt {args}: rc={r.returncode} out={r.stdout!r} err={r.stderr!r}"
-    return m.group(1)
-
-
-def salt_async(lab: saltlab.SaltLab, args: list[str]) -> str:
-    r = lab.salt(["--async", *args], check=False, timeout=60)
-    m = re.search(r"job ID: (\d+)", r.stdout)
-    assert m, f"no jid from salt --async {args}: rc={r.returncode} out={r.stdout!r} " \
-              f"err={r.stderr!r}"
-    return m.group(1)
-
-
 def ts(s: str) -> float:
     """salttap's UTC timestamps (2026-11-29T20:24:41.443300Z) as epoch seconds."""
     return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
@@ -171,7 +155,7 @@ def assert_failed_state_run(line: dict) -> None:
 
 def test_failing_state_run(lab, start_jobs):
     tap = start_jobs()
-    jid = salt_jid(lab, ["*", "state.apply", "fail"])
+    jid = lab.salt_jid(["*", "state.apply", "fail"])
     line = tap.wait_line(jid)
     assert line["kind"] == "job" and line["fun"] == "state.apply", line
     assert line["args"] == ["fail"], line
@@ -200,8 +184,8 @@ def test_stopped_minion_is_missing(lab, start_jobs):
     restarted = False
     try:
         # also a failing job on the same two minions: failed wins over missing
-        fjid = salt_async(lab, ["*", "state.apply", "fail"])
-        jid = salt_jid(lab, ["*", "test.ping"], t=3)
+        fjid = lab.salt_async(["*", "state.apply", "fail"])
+        jid = lab.salt_jid(["*", "test.ping"], t=3)
         # A publish is not queued for a minion that is down: start minion-b again
         # now (it cannot answer either job) and let it come up while we wait.
         lab.start_minion("minion-b", wait=False)
@@ -237,9 +221,9 @@ def test_filters_select_whole_jobs(lab, start_jobs):
     by_fun = start_jobs(filters=("--fun", "test.echo"),
                         sync_job=("-L", "minion-a", "test.echo", "sync"))
     word = f"hello-{uuid.uuid4().hex[:8]}"
-    ping = salt_jid(lab, ["*", "test.ping"])
-    only_b = salt_jid(lab, ["-L", "minion-b", "test.ping"])
-    echo = salt_jid(lab, ["*", "test.echo", word])
+    ping = lab.salt_jid(["*", "test.ping"])
+    only_b = lab.salt_jid(["-L", "minion-b", "test.ping"])
+    echo = lab.salt_jid(["*", "test.echo", word])
 
     line = by_minion.wait_line(ping)
     assert line["kind"] == "job", f"not the published job: {line}"
@@ -270,7 +254,7 @@ def test_minion_filter_shows_it_missing(lab, start_jobs):
     lab.stop_minion("minion-b")
     restarted = False
     try:
-        jid = salt_jid(lab, ["*", "test.ping"], t=3)
+        jid = lab.salt_jid(["*", "test.ping"], t=3)
         lab.start_minion("minion-b", wait=False)  # a publish is not queued for it
         restarted = True
         line = tap.wait_line(jid)
@@ -294,53 +278,99 @@ def test_tag_with_jobs_is_refused(lab, salttap_bin):
     assert r.stdout == "", r.stdout
 
 
-def test_find_job_polling_extends_deadline(lab, start_jobs, start_watcher):
-    """Two 8 s jobs at once, --missing-after 5. The CLI polls saltutil.find_job for
-    the synchronous one (-t 2): its minions answer "still running", which extends
-    their deadline, so it settles succeeded. Nobody polls the --async one: missing
-    at 5 s, then update lines as the late returns come in at ~8 s."""
-    bus = start_watcher()  # raw events: to learn the find_job jids
-    tap = start_jobs(missing_after=5)
-    ajid = salt_async(lab, ["*", "test.sleep", "8"])
-    jid = salt_jid(lab, ["*", "test.sleep", "8"], t=2)
+# --missing-after of the find_job test: far above how often the CLI asks saltutil.find_job
+# (every -t 2 s, each round waiting up to the lab's gather_job_timeout of 3 s for answers).
+FIND_JOB_MISSING_AFTER = 20
 
-    # synchronous, polled: settles succeeded, first time
-    line = tap.wait_line(jid)
-    assert line["status"] == "succeeded", line
-    assert sorted(line["minions"]["succeeded"]) == MINIONS, line
-    assert line["minions"]["missing"] == [] and line["minions"]["late"] == [], line
-    assert "late_updates" not in line, line
 
-    # async, not polled: missing at the deadline, then late updates. The first line is
-    # salttap's verdict before any return (both missing, none succeeded or late); the
-    # returns come after it, as updates. Its deadline is started_at + 5 s by salttap's
-    # own rule, so the settle cannot be earlier; how much later depends on the machine.
-    first = tap.wait_line(ajid)
-    assert first["status"] == "missing", first
-    assert sorted(first["minions"]["missing"]) == MINIONS, first
-    assert first["minions"]["succeeded"] == [] and first["minions"]["late"] == [], first
-    assert "late_updates" not in first, first
-    waited = ts(first["settled_at"]) - ts(first["started_at"])
-    assert waited >= 5 - 1e-3, f"settled {waited:.3f}s after the start, before its 5 s deadline: {first}"
-    final = tap.wait_line(ajid, lambda e: sorted(e["minions"]["late"]) == MINIONS,
-                          what="with both minions late")
-    assert final.get("late_updates", 0) >= 1, final
-    assert sorted(final["minions"]["succeeded"]) == MINIONS, final
-    assert final["minions"]["missing"] == [], final
-    updates = tap.lines(ajid)[1:]
-    assert updates and all(e.get("late_updates", 0) >= 1 for e in updates), updates
+def find_job_answers(bus: saltlab.EventWatcher, jid: str) -> set[str]:
+    """The minions that answered a saltutil.find_job for `jid` with the job still running there."""
+    events = list(bus.events)
+    polls = set()
+    for ev in events:
+        m = re.fullmatch(r"salt/job/(\d+)/new", ev["tag"])
+        if m and ev["data"].get("fun") == "saltutil.find_job" and jid in json.dumps(ev["data"].get("arg")):
+            polls.add(m.group(1))
+    running = set()
+    for ev in events:
+        m = re.fullmatch(r"salt/job/(\d+)/ret/(.+)", ev["tag"])
+        ret = ev["data"].get("return")
+        if m and m.group(1) in polls and isinstance(ret, dict) and ret.get("jid") == jid:
+            running.add(m.group(2))
+    return running
 
-    # the CLI really polled: saltutil.find_job jobs for jid, answered "running"
-    find_jobs = {}
+
+def test_find_job_polling_extends_deadline(lab, start_jobs, start_watcher, tmp_path):
+    """Two jobs held open on both minions until the test lets them end (held_job.py),
+    --missing-after 20. The CLI polls saltutil.find_job for the synchronous one (-t 2): its
+    minions answer "still running", which moves their deadline, so it is not missing when its
+    first deadline passes. Nobody polls the --async one, published after it: missing at its
+    deadline, which comes after the polled job's first one. Only then does the test let both
+    jobs end: the polled one settles succeeded, first time; the --async one gets update lines
+    as its late returns come in. Neither job can end before the test says so; the one
+    deadline left is the find_job answers' to come within 20 s of each other."""
+    bus = start_watcher()  # raw events: the jobs' jids and the find_job answers
+    tap = start_jobs(missing_after=FIND_JOB_MISSING_AFTER)
+    held_polled, held_async = HeldJob(tmp_path), HeldJob(tmp_path)
+    cli: dict = {}
+    # The synchronous CLI waits for the returns, polling find_job: in a thread until let go.
+    polling = threading.Thread(target=lambda: cli.update(r=lab.salt(
+        ["--show-jid", "--out=quiet", "-t", "2", *held_polled.args()], check=False, timeout=600)), daemon=True)
+    polling.start()
+    try:
+        new = bus.wait_for(lambda e: re.fullmatch(r"salt/job/\d+/new", e["tag"]) is not None
+                           and held_polled.command in json.dumps(e["data"].get("arg")),
+                           timeout=LINE_TIMEOUT, what="the polled job's new event")
+        jid = new["data"]["jid"]
+        ajid = lab.salt_async(held_async.args())
+
+        # async, not polled: missing at its deadline. The line is salttap's verdict before
+        # any return could come (the job is held): both missing, none succeeded or late.
+        first = tap.wait_line(ajid, timeout=FIND_JOB_MISSING_AFTER + LINE_TIMEOUT)
+        assert first["status"] == "missing", first
+        assert sorted(first["minions"]["missing"]) == MINIONS, first
+        assert first["minions"]["succeeded"] == [] and first["minions"]["late"] == [], first
+        assert "late_updates" not in first, first
+        waited = ts(first["settled_at"]) - ts(first["started_at"])
+        assert waited >= FIND_JOB_MISSING_AFTER - 1e-3, \
+            f"settled {waited:.3f}s after the start, before its {FIND_JOB_MISSING_AFTER} s deadline: {first}"
+        # The polled job's first deadline (it started before the async one) has passed too; the
+        # CLI polled it and both minions said it runs.
+        wait_until(lambda: find_job_answers(bus, jid) == set(MINIONS), LINE_TIMEOUT,
+                   f"both minions' find_job answers for {jid}", bus.diagnostics)
+
+        held_polled.release()
+        held_async.release()
+        # polled: settles succeeded, first time; never called missing at its first deadline
+        line = tap.wait_line(jid)
+        assert line["status"] == "succeeded", line
+        assert sorted(line["minions"]["succeeded"]) == MINIONS, line
+        assert line["minions"]["missing"] == [] and line["minions"]["late"] == [], line
+        assert "late_updates" not in line, line
+        polling.join(timeout=LINE_TIMEOUT)
+        assert cli.get("r") is not None and cli["r"].returncode == 0, cli
+
+        # async: the late returns come after the missing verdict, as updates
+        final = tap.wait_line(ajid, lambda e: sorted(e["minions"]["late"]) == MINIONS,
+                              what="with both minions late")
+        assert final.get("late_updates", 0) >= 1, final
+        assert sorted(final["minions"]["succeeded"]) == MINIONS, final
+        assert final["minions"]["missing"] == [], final
+        updates = tap.lines(ajid)[1:]
+        assert updates and all(e.get("late_updates", 0) >= 1 for e in updates), updates
+    finally:
+        held_polled.release()  # no minion keeps a job waiting after a failure
+        held_async.release()
+        polling.join(timeout=LINE_TIMEOUT)
+
+    # the find_job jobs are never reported
+    find_jobs = set()
     for ev in list(bus.events):
         m = re.fullmatch(r"salt/job/(\d+)/new", ev["tag"])
         if m and ev["data"].get("fun") == "saltutil.find_job":
-            find_jobs[m.group(1)] = ev["data"].get("arg")
-    polled = [j for j, arg in find_jobs.items() if jid in json.dumps(arg)]
-    assert polled, f"no saltutil.find_job for {jid} seen on the bus: {find_jobs}"
-    # ... and never reported
+            find_jobs.add(m.group(1))
     reported = {e["jid"] for e in tap.events}
-    assert not reported & set(find_jobs), sorted(reported & set(find_jobs))
+    assert not reported & find_jobs, sorted(reported & find_jobs)
     assert not [e for e in tap.events if e["fun"] == "saltutil.find_job"]
 
 
@@ -488,7 +518,7 @@ def test_alert_webhook_retried(lab, start_jobs, hook):
         f"  webhook: {{url: \"{hook.url}\", backoff_initial_ms: 200, max_attempts: 5}}\n"
         "  min_risk: critical\n"
     ))
-    jid = salt_jid(lab, ["*", "state.apply", "fail"])
+    jid = lab.salt_jid(["*", "state.apply", "fail"])
     line = tap.wait_line(jid)
     assert line["status"] == "failed", line
     hook.wait(lambda: any(r["status"] == 200 for r in hook.for_jid(jid)), LINE_TIMEOUT,
@@ -519,7 +549,7 @@ def test_alert_event_reaches_reactor(lab, start_jobs, start_watcher):
     assert lab.reactors, "the lab has no reactor for salttap/alert/*"
     bus = start_watcher()
     tap = start_jobs(config="alerts:\n  fire_event: true\n  min_risk: high\n")
-    jid = salt_jid(lab, ["*", "state.apply", "fail"])
+    jid = lab.salt_jid(["*", "state.apply", "fail"])
     line = tap.wait_line(jid)
     assert line["status"] == "failed", line
     alert = bus.wait_tag(f"salttap/alert/failed/{jid}", timeout=LINE_TIMEOUT)["data"]

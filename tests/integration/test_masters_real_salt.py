@@ -27,9 +27,9 @@ import time
 import pytest
 
 import saltlab
-from burst import Burst, SalttapRun, all_hits, cache_truth, mismatches
-from conftest import INSTALL_ERRORS, NEWEST
-from test_index_real_salt import salt_jid, wait_until
+from burst import Burst, cache_truth, mismatches, salttap_run
+from http_calls import hits, wait_until
+from salt_suite import INSTALL_ERRORS, NEWEST
 
 SETTLE_TIMEOUT = 180   # until the engine agrees with the caches: a hang guard on a busy 2-core box
 MISSING_AFTER = 15
@@ -70,12 +70,12 @@ def test_two_masters_and_an_ha_pair_in_one_engine(two_labs, salttap_bin, opensea
     url = opensearch.url
     east, west = two_labs["east"], two_labs["west"]
     request.node._saltlab = east
-    runs = [SalttapRun(east, salttap_bin, url, tmp_path / "east-1", "salttap-east-1", master_id="east",
-                       missing_after=MISSING_AFTER),
-            SalttapRun(east, salttap_bin, url, tmp_path / "east-2", "salttap-east-2", master_id="east",
-                       missing_after=MISSING_AFTER),
-            SalttapRun(west, salttap_bin, url, tmp_path / "west", "salttap-west", master_id="west",
-                       missing_after=MISSING_AFTER)]
+    runs = [salttap_run(east, salttap_bin, url, tmp_path / "east-1", "salttap-east-1", master_id="east",
+                        missing_after=MISSING_AFTER),
+            salttap_run(east, salttap_bin, url, tmp_path / "east-2", "salttap-east-2", master_id="east",
+                        missing_after=MISSING_AFTER),
+            salttap_run(west, salttap_bin, url, tmp_path / "west", "salttap-west", master_id="west",
+                        missing_after=MISSING_AFTER)]
     request.node._watchers = [t for r in runs for t in r.taps]
     bursts = []
     try:
@@ -91,11 +91,11 @@ def test_two_masters_and_an_ha_pair_in_one_engine(two_labs, salttap_bin, opensea
                                 interval=0.2, name=f"burst-{word}"))
         for b in bursts:
             assert b.wait_done()[0] == jid
-        failing = salt_jid(east, ["*", "cmd.run", "exit 3"], t=30)
+        failing = east.salt_jid(["*", "cmd.run", "exit 3"], t=30)
 
         def both():
-            jobs = {h["_id"]: h["_source"] for h in all_hits(url, "salt-jobs-*", {"term": {"jid": jid}})}
-            rets = {h["_id"]: h["_source"] for h in all_hits(url, "salt-returns-*", {"term": {"jid": jid}})}
+            jobs = {h["_id"]: h["_source"] for h in hits(url, "salt-jobs-*", {"term": {"jid": jid}})}
+            rets = {h["_id"]: h["_source"] for h in hits(url, "salt-returns-*", {"term": {"jid": jid}})}
             done = len(jobs) == 2 and len(rets) == 2 and all(j["status"] == "succeeded" for j in jobs.values())
             return (jobs, rets) if done else None
         jobs, rets = wait_until(both, SETTLE_TIMEOUT, f"the jid {jid} of both masters",
@@ -118,7 +118,7 @@ def test_two_masters_and_an_ha_pair_in_one_engine(two_labs, salttap_bin, opensea
         for r in runs[:2]:
             r.tap.wait_stderr(rf"WARN alert failed job {failing}", timeout=60)
         assert not any(f"alert failed job {failing}" in line for line in runs[2].tap.stderr_lines)
-        alerts = wait_until(lambda: all_hits(url, "salt-alerts-*", {"term": {"jid": failing}}), 60,
+        alerts = wait_until(lambda: hits(url, "salt-alerts-*", {"term": {"jid": failing}}), 60,
                             f"the alert of {failing} in salt-alerts-*")
         assert [h["_id"] for h in alerts] == [f"east/{failing}/alert"], alerts
         for r in runs:

@@ -25,19 +25,16 @@ Run:  SALTTAP_BIN=$PWD/build/dev/salttap .cache/venv/tools/bin/python -m pytest 
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import time
-import urllib.error
-import urllib.request
 import uuid
-from pathlib import Path
 
 import pytest
 
 import saltlab
-from conftest import NEWEST, WATCHER_MODE
+from http_calls import search, wait_until
+from salt_suite import NEWEST, WATCHER_MODE
+from salttap_process import SalttapRun, wait_following
 
 REACTOR_SLS = saltlab.REPO_ROOT / "deploy" / "salt" / "reactor" / "salttap_rerun.sls"
 MISSING_AFTER = 6       # correlator.missing_after_seconds
@@ -73,48 +70,6 @@ def _needs_salttap():
 # helpers
 # --------------------------------------------------------------------------
 
-def call(url: str, method: str = "GET", body=None, timeout: float = 30.0):
-    data, headers = None, {}
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return resp.status, json.loads(resp.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode("utf-8", "replace")
-    except (urllib.error.URLError, ConnectionError, TimeoutError) as e:
-        return 0, str(e)
-
-
-def search(url: str, index: str, query: dict) -> list[dict]:
-    call(f"{url}/{index}/_refresh", "POST")
-    status, got = call(f"{url}/{index}/_search", "POST", {"size": 100, "query": query})
-    if status in (0, 404, 503):
-        return []
-    assert status == 200, f"search {index}: {status} {got}"
-    return [h["_source"] for h in got["hits"]["hits"]]
-
-
-def wait_until(check, timeout: float, what: str, diag=lambda: ""):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.5)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}; last: {last}\n{diag()}")
-
-
-def salt_async(lab: saltlab.SaltLab, args: list[str]) -> str:
-    r = lab.salt(["--async", *args], check=False, timeout=60)
-    m = re.search(r"job ID: (\d+)", r.stdout)
-    assert m, f"no jid from salt --async {args}: rc={r.returncode} out={r.stdout!r} err={r.stderr!r}"
-    return m.group(1)
-
-
 def new_events(bus: saltlab.EventWatcher, fun: str, tgt: list[str]) -> list[dict]:
     """The `salt/job/<jid>/new` events of list-target jobs of `fun` on `tgt`."""
     with bus._cond:
@@ -126,10 +81,6 @@ def new_events(bus: saltlab.EventWatcher, fun: str, tgt: list[str]) -> list[dict
 
 def rerun_events(bus: saltlab.EventWatcher, jid: str) -> list[str]:
     return [t for t in bus.tags() if re.fullmatch(rf"salttap/rerun/\w+/{jid}", t)]
-
-
-def _log_only(line: str):
-    raise ValueError("salttap run logs to stderr; stdout carries no events")
 
 
 def job_doc(url: str, jid: str, pred=lambda d: d.get("settled_at")):
@@ -180,19 +131,13 @@ def tap(rlab, salttap_bin, opensearch, tmp_path_factory):
         "  bulk: {max_docs: 200, max_wait_ms: 200, backoff_initial_ms: 200, backoff_max_ms: 2000}\n")
     check = rlab.run([str(salttap_bin), "check-config", str(config)], check=False, timeout=30)
     assert check.returncode == 0, check.stdout + check.stderr
-    argv = [str(salttap_bin), "run", "--config", str(config),
-            "--master-config", str(rlab.master_conf_dir / "master"), "--drain-seconds", "2"]
-    w = saltlab.EventWatcher(argv, name="salttap-run", log_dir=rlab.log_dir, parse=_log_only)
+    run = SalttapRun.beside(rlab, salttap_bin, config, "salttap-run")
     try:
-        def following():
-            tag = f"salttap-test/follow/{uuid.uuid4().hex}"
-            rlab.fire_event(tag, {})
-            time.sleep(1)
-            return search(opensearch.url, "salt-events-*", {"term": {"tag": tag}})
-        wait_until(following, 120, "salttap run indexing the bus", w.diagnostics)
-        yield w
+        run.start(timeout=120)
+        wait_following(rlab, opensearch.url, timeout=120)
+        yield run
     finally:
-        w.stop()
+        run.stop()
 
 
 @pytest.fixture
@@ -221,7 +166,7 @@ def bus(rlab, request):
 
 def test_a_missed_minion_is_re_run_alone_when_it_starts_again(rlab, tap, bus, opensearch):
     rlab.stop_minion("minion-b")
-    jid = salt_async(rlab, ["*", "test.arg", "rerun-me", "keep=1"])
+    jid = rlab.salt_async(["*", "test.arg", "rerun-me", "keep=1"])
     original = bus.wait_tag(f"salt/job/{jid}/new", timeout=EVENT_TIMEOUT)["data"]
     alert = bus.wait_tag(f"salttap/alert/missing/{jid}", timeout=EVENT_TIMEOUT)["data"]
     assert alert["missing"] == ["minion-b"] and alert["failed"] == [], alert
@@ -257,7 +202,7 @@ def test_a_missed_minion_is_re_run_alone_when_it_starts_again(rlab, tap, bus, op
 
 
 def test_failed_minions_are_re_run_at_once_and_the_re_run_is_never_re_run(rlab, tap, bus, opensearch):
-    jid = salt_async(rlab, ["*", "state.apply", "half"])
+    jid = rlab.salt_async(["*", "state.apply", "half"])
     alert = bus.wait_tag(f"salttap/alert/failed/{jid}", timeout=EVENT_TIMEOUT)["data"]
     assert alert["failed"] == ["minion-a"] and alert["risk"]["level"] == "medium", alert
     started = bus.wait_tag(f"salttap/rerun/started/{jid}", timeout=EVENT_TIMEOUT)["data"]
@@ -283,7 +228,7 @@ def test_failed_minions_are_re_run_at_once_and_the_re_run_is_never_re_run(rlab, 
 
 
 def test_a_high_risk_job_is_not_re_run(rlab, tap, bus):
-    jid = salt_async(rlab, ["*", "cmd.run", "exit 3"])
+    jid = rlab.salt_async(["*", "cmd.run", "exit 3"])
     alert = bus.wait_tag(f"salttap/alert/failed/{jid}", timeout=EVENT_TIMEOUT)["data"]
     assert alert["risk"]["level"] == "high" and sorted(alert["failed"]) == ["minion-a", "minion-b"], alert
     skipped = bus.wait_tag(f"salttap/rerun/skipped/{jid}", timeout=EVENT_TIMEOUT)["data"]
@@ -297,7 +242,7 @@ def test_mapped_but_not_enabled_does_nothing(rlab, tap, request):
     rlab.set_master_options({})  # the reactor stays mapped; salttap_rerun is gone
     rlab.restart_master()
     bus = request.getfixturevalue("bus")
-    jid = salt_async(rlab, ["*", "test.retcode", "3"])
+    jid = rlab.salt_async(["*", "test.retcode", "3"])
     alert = bus.wait_tag(f"salttap/alert/failed/{jid}", timeout=EVENT_TIMEOUT)["data"]
     assert sorted(alert["failed"]) == ["minion-a", "minion-b"] and alert["risk"]["level"] == "none", alert
     # the reactor handles events in order: once it answered this, it handled the alert

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import saltlab
-from conftest import NEWEST
+from salt_suite import NEWEST
 
 SLS = saltlab.REPO_ROOT / "deploy" / "salt" / "reactor" / "salttap_rerun.sls"
 RENDER = Path(__file__).resolve().parent / "reactor_render.py"

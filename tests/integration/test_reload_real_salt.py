@@ -1,7 +1,7 @@
 """Reloading the config of a running `salttap run` (SIGHUP), against real Salt and a real OpenSearch 2.19.
 
-salttap runs with a config; `salt --async '*' test.sleep N` is open in it (its job document,
-status `running`, is in the engine). Before the reload a `test.version` job is indexed and a
+salttap runs with a config; a job held open on both minions until the test lets it end
+(held_job.py) is open in it (its job document, status `running`, is in the engine). Before the reload a `test.version` job is indexed and a
 `test.arg flavour=vanilla` job is indexed with its argument in clear and no risk. The config
 is rewritten (test.version added to functions_blacklist, an audit rule making test.arg
 critical, `flavour` a redacted key, and the spool directory changed, which needs a restart)
@@ -12,8 +12,9 @@ and salttap gets SIGHUP:
 2. the new rules apply: a `test.version` job gets no document (counted as skipped by the
    function filter) while a `test.ping` run after it does; a `test.arg flavour=vanilla` job
    is `critical` by the new rule and its argument is redacted;
-3. the job open across the reload completes as it would have: one job document, kind `job`,
-   both minions expected and succeeded, no orphan;
+3. the job open across the reload (it was open then by construction: the test lets it end
+   only after the reload) completes as it would have: one job document, kind `job`, both
+   minions expected and succeeded, no orphan;
 4. an invalid file (an unknown key) and SIGHUP: an ERROR with the file's path and the key,
    salttap_config_reloads_total{result="error"} 1, and the running config stays (test.version
    still skipped, test.ping still indexed); then SIGTERM, exit 0.
@@ -27,23 +28,20 @@ Run:  .cache/venv/tools/bin/python -m pytest tests/integration/test_reload_real_
 from __future__ import annotations
 
 import re
-import signal
 from pathlib import Path
 
 import pytest
 
 import saltlab
-from conftest import NEWEST
-from test_checkpoint_real_salt import salt_async, synced
-from test_index_real_salt import call, metric, salt_jid, search, wait_until, _healthz, _no_events
+from held_job import HeldJob
+from http_calls import search, wait_until
+from salt_suite import NEWEST
+from salttap_process import SalttapRun, wait_following
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
-# Long enough for the job to be open when the reload comes (the log line says how many
-# jobs were open; the test checks it was this one) on a busy 2-core box.
-SLEEP_SECONDS = 40
+# Far beyond the held job's life: the test ends it, its deadline never does.
+MISSING_AFTER = 3600
 SEARCH_TIMEOUT = 90   # until documents are searchable (a busy 2-core box)
-STOP_TIMEOUT = 60     # a hang guard after SIGTERM, not a measure
-START_TIMEOUT = 60
 REDACTED = "<redacted by salttap>"
 
 pytestmark = [pytest.mark.usefixtures("salttap_only"),
@@ -53,7 +51,7 @@ pytestmark = [pytest.mark.usefixtures("salttap_only"),
 def config_text(url: str, state: Path, *, reloaded: bool, spool: str = "spool") -> str:
     """The config before (reloaded=False) and after the rewrite."""
     text = (
-        "correlator: {missing_after_seconds: 300}\n"
+        f"correlator: {{missing_after_seconds: {MISSING_AFTER}}}\n"
         # The live bus alone: the lab's job cache holds the earlier tests' jobs.
         "reconcile: {enabled: false}\n"
         "indexer:\n"
@@ -71,53 +69,8 @@ def config_text(url: str, state: Path, *, reloaded: bool, spool: str = "spool") 
     return text
 
 
-class Run:
-    """`salttap run` on the lab with its config in tmp_path; stopped (by PID) at the end."""
-
-    def __init__(self, lab, salttap_bin: Path, tmp_path: Path, request):
-        self.lab, self.bin, self.request = lab, salttap_bin, request
-        self.config = tmp_path / "salttap.yaml"
-        self.tap = None
-        self.metrics = ""
-
-    def start(self) -> saltlab.EventWatcher:
-        port, = saltlab.free_ports(1)
-        self.metrics = f"http://127.0.0.1:{port}"
-        argv = [str(self.bin), "run", "--config", str(self.config),
-                "--master-config", str(self.lab.master_conf_dir / "master"),
-                "--metrics-listen", f"127.0.0.1:{port}", "--drain-seconds", "2"]
-        self.tap = saltlab.EventWatcher(argv, name="salttap-run-reload", log_dir=self.lab.log_dir,
-                                        parse=_no_events)
-        self.request.node._watchers = [self.tap]  # conftest attaches its diagnostics to a failure report
-        wait_until(lambda: self.tap.proc.poll() is None and _healthz(self.metrics), START_TIMEOUT,
-                   "salttap /healthz (tap connected, index setup done)", self.tap.diagnostics)
-        return self.tap
-
-    def metric(self, name: str) -> float | None:
-        status, text = call(f"{self.metrics}/metrics")
-        return metric(text, name) if status == 200 else None
-
-    def wait_metric(self, name: str, value: float, what: str) -> None:
-        wait_until(lambda: self.metric(name) == value, 30, f"{name} == {value} on /metrics ({what})",
-                   lambda: f"last: {self.metric(name)}\n{self.tap.diagnostics()}")
-
-    def sighup(self) -> int:
-        """Sends SIGHUP; the index of the next stderr line (for wait_stderr's since)."""
-        since = len(self.tap.stderr_lines)
-        self.tap.proc.send_signal(signal.SIGHUP)
-        return since
-
-    def sigterm(self) -> None:
-        self.tap.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.tap.proc.wait(timeout=STOP_TIMEOUT)
-        except Exception:
-            pytest.fail(f"salttap run did not exit within {STOP_TIMEOUT}s of SIGTERM\n{self.tap.diagnostics()}")
-        assert rc == 0, f"salttap run exited {rc}\n{self.tap.diagnostics()}"
-
-    def stop(self) -> None:
-        if self.tap:
-            self.tap.stop()
+def wait_metric_is(run: SalttapRun, name: str, value: float, what: str) -> None:
+    run.wait_until(lambda: run.metric(name) == value, 30, f"{name} == {value} on /metrics ({what})")
 
 
 def job_doc(url: str, jid: str, status: str = "succeeded", diag=lambda: "") -> dict:
@@ -131,13 +84,13 @@ def job_doc(url: str, jid: str, status: str = "succeeded", diag=lambda: "") -> d
     return docs[0]
 
 
-def filtered_out(lab, url: str, run: Run, skipped_before: float) -> None:
+def filtered_out(lab, url: str, run: SalttapRun, skipped_before: float) -> None:
     """A test.version job gets no document while a test.ping after it does."""
-    version = salt_jid(lab, ["*", "test.version"], t=30)
-    ping = salt_jid(lab, ["*", "test.ping"], t=30)
-    wait_until(lambda: (run.metric('salttap_indexer_documents_skipped_total{reason="function_filter"}') or 0)
-               > skipped_before, 30, "test.version counted as skipped by the function filter", run.tap.diagnostics)
-    job_doc(url, ping, diag=run.tap.diagnostics)
+    version = lab.salt_jid(["*", "test.version"], t=30)
+    ping = lab.salt_jid(["*", "test.ping"], t=30)
+    run.wait_until(lambda: (run.metric('salttap_indexer_documents_skipped_total{reason="function_filter"}') or 0)
+                   > skipped_before, 30, "test.version counted as skipped by the function filter")
+    job_doc(url, ping, diag=run.diagnostics)
     # Documents are shipped in the order they were built (in_flight: 1): the ping's job is
     # searchable, so a document of the test.version job before it would be too.
     assert search(url, "salt-jobs-*", {"term": {"jid": version}}) == []
@@ -148,22 +101,24 @@ def test_sighup_applies_the_new_rules_and_keeps_the_open_job_and_a_bad_file_chan
         lab, salttap_bin, opensearch, tmp_path, request):
     url = opensearch.url
     state = tmp_path / "state"
-    run = Run(lab, salttap_bin, tmp_path, request)
-    run.config.write_text(config_text(url, state, reloaded=False))
+    run = SalttapRun.beside(lab, salttap_bin, tmp_path / "salttap.yaml", "salttap-run-reload",
+                            config_text=config_text(url, state, reloaded=False))
+    request.node._watchers = run.taps  # conftest attaches their diagnostics to a failure report
+    held = HeldJob(tmp_path)
     try:
         tap = run.start()
-        synced(lab, url)
+        wait_following(lab, url)
 
         # Before: test.version is indexed; test.arg is not risky and its argument is in clear.
-        version = salt_jid(lab, ["*", "test.version"], t=30)
-        assert job_doc(url, version, diag=tap.diagnostics)["fun"] == "test.version"
-        before = job_doc(url, salt_jid(lab, ["*", "test.arg", "flavour=vanilla"], t=30), diag=tap.diagnostics)
+        version = lab.salt_jid(["*", "test.version"], t=30)
+        assert job_doc(url, version, diag=run.diagnostics)["fun"] == "test.version"
+        before = job_doc(url, lab.salt_jid(["*", "test.arg", "flavour=vanilla"], t=30), diag=run.diagnostics)
         assert before["risk"]["level"] != "critical", before
         assert "vanilla" in before["args_text"], before
 
-        jid = salt_async(lab, ["*", "test.sleep", str(SLEEP_SECONDS)])
-        running = job_doc(url, jid, status="running", diag=tap.diagnostics)
-        assert running["kind"] == "job" and running["fun"] == "test.sleep", running
+        jid = lab.salt_async(held.args())
+        running = job_doc(url, jid, status="running", diag=run.diagnostics)
+        assert running["kind"] == "job" and running["fun"] == "cmd.run", running
 
         # The new config, and SIGHUP.
         skipped = run.metric('salttap_indexer_documents_skipped_total{reason="function_filter"}') or 0
@@ -173,25 +128,24 @@ def test_sighup_applies_the_new_rules_and_keeps_the_open_job_and_a_bad_file_chan
         tap.wait_stderr(r"reload: changed in .*salttap\.yaml but needs a restart \(the running value is kept\): "
                         r"indexer\.spool$", timeout=30, since=since)
         tap.wait_stderr(rf"reload: reloaded {re.escape(str(run.config))}", timeout=30, since=since)
-        # Not a race the test may lose silently: the job was open when the reload came.
-        assert int(kept.group(1)) >= 1, (
-            f"no job was open at the reload: the {SLEEP_SECONDS}s test.sleep had returned already; "
-            f"the machine is too slow for this test\n{tap.diagnostics()}")
+        # The held job was open when the reload came, and salttap says it kept it.
+        assert int(kept.group(1)) >= 1, tap.diagnostics()
         assert not (state / "other-spool").exists(), "the spool stays where it was"
-        run.wait_metric('salttap_config_reloads_total{result="ok"}', 1, "the reload")
+        wait_metric_is(run, 'salttap_config_reloads_total{result="ok"}', 1, "the reload")
         assert run.metric('salttap_config_reloads_total{result="error"}') == 0
         assert (run.metric("salttap_config_last_reload_timestamp_seconds") or 0) > 0
 
         # The new rules apply to what comes next.
         filtered_out(lab, url, run, skipped)
-        after = job_doc(url, salt_jid(lab, ["*", "test.arg", "flavour=vanilla"], t=30), diag=tap.diagnostics)
+        after = job_doc(url, lab.salt_jid(["*", "test.arg", "flavour=vanilla"], t=30), diag=run.diagnostics)
         assert after["risk"]["level"] == "critical", after
         assert any(r.startswith("reload-rule") for r in after["risk"]["reasons"]), after
         assert "vanilla" not in after["args_text"] and REDACTED in after["args_text"], after
 
-        # The job open across the reload completes as it would have.
-        job = job_doc(url, jid, diag=tap.diagnostics)
-        assert job["kind"] == "job" and job["fun"] == "test.sleep", job
+        # The job open across the reload, let go now, completes as it would have.
+        held.release()
+        job = job_doc(url, jid, diag=run.diagnostics)
+        assert job["kind"] == "job" and job["fun"] == "cmd.run", job
         assert job["user"] == running["user"] and job["tgt"] == "*", job
         assert sorted(job["minions"]["expected"]) == MINIONS, job
         assert sorted(job["minions"]["succeeded"]) == MINIONS, job
@@ -207,11 +161,12 @@ def test_sighup_applies_the_new_rules_and_keeps_the_open_job_and_a_bad_file_chan
         since = run.sighup()
         tap.wait_stderr(rf"ERROR.*reload: not applied, the running config stays: {re.escape(str(run.config))}: "
                         r".*colour", timeout=30, since=since)
-        run.wait_metric('salttap_config_reloads_total{result="error"}', 1, "the refused reload")
+        wait_metric_is(run, 'salttap_config_reloads_total{result="error"}', 1, "the refused reload")
         assert run.metric('salttap_config_reloads_total{result="ok"}') == 1
         skipped = run.metric('salttap_indexer_documents_skipped_total{reason="function_filter"}') or 0
         filtered_out(lab, url, run, skipped)
 
-        run.sigterm()
+        assert run.sigterm() == 0, run.diagnostics()
     finally:
+        held.release()  # no minion keeps the job waiting after a failure
         run.stop()

@@ -30,17 +30,16 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
-import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 import saltlab
-from conftest import SERIES
-from test_index_real_salt import _healthz, _no_events, call, salt_jid, search, wait_until
+from http_calls import free_port, search, wait_until
+from salt_suite import SERIES
+from salttap_process import SalttapRun, wait_following
 
 RETURNER_DIR = saltlab.REPO_ROOT / "deploy" / "salt" / "returners"
 QUERIES = Path(__file__).resolve().parent / "returner_queries.py"
@@ -110,38 +109,25 @@ def test_jobs_runner_answers_from_the_indices(lab, salttap_bin, opensearch, tmp_
         "returner_dirs": [str(RETURNER_DIR)],
         "salttap": {"config": str(config)},
     }) + "\n")
-    metrics_port, = saltlab.free_ports(1)
-    tap = None
+    run = SalttapRun.beside(lab, salttap_bin, config, f"salttap-run-returner-{lab.version}", drain_seconds=5)
+    request.node._watchers = run.taps
     try:
         lab.restart_master()
-        tap = saltlab.EventWatcher(
-            [str(salttap_bin), "run", "--config", str(config),
-             "--master-config", str(lab.master_conf_dir / "master"),
-             "--metrics-listen", f"127.0.0.1:{metrics_port}", "--drain-seconds", "5"],
-            name=f"salttap-run-returner-{lab.version}", log_dir=lab.log_dir, parse=_no_events)
-        request.node._watchers = [tap]
-        wait_until(lambda: tap.proc.poll() is None and _healthz(f"http://127.0.0.1:{metrics_port}"),
-                   60, "salttap /healthz", tap.diagnostics)
+        run.start()
         # salttap demonstrably follows the bus: an event fired now reaches the engine
-        sync_tag = f"salttap-test/returner-sync/{time.monotonic_ns()}"
-
-        def synced():
-            lab.fire_event(sync_tag, {"sync": True})
-            return search(url, f"{prefix}-events-*", {"term": {"tag": sync_tag}})
-        wait_until(synced, SEARCH_TIMEOUT, f"the event {sync_tag} indexed", tap.diagnostics)
+        wait_following(lab, url, f"{prefix}-events-*", timeout=SEARCH_TIMEOUT)
         start = datetime.now()  # jobs before this (the restart's pings) are not indexed
 
         # ---- 2. the jobs
-        ping = salt_jid(lab, ["*", "test.ping"], t=10)
-        echo = salt_jid(lab, ["*", "cmd.run", "echo hello"], t=10)
-        listed = salt_jid(lab, ["-L", "minion-a,minion-b", "test.echo", "listed"], t=10)
-        failed_state = salt_jid(lab, ["minion-a", "state.apply", "fail"], t=30)
-        r = lab.salt(["--async", "*", "test.arg", "one", "two", "colour=blue"])
-        asynced = re.search(r"job ID: (\d+)", r.stdout).group(1)
+        ping = lab.salt_jid(["*", "test.ping"], t=10)
+        echo = lab.salt_jid(["*", "cmd.run", "echo hello"], t=10)
+        listed = lab.salt_jid(["-L", "minion-a,minion-b", "test.echo", "listed"], t=10)
+        failed_state = lab.salt_jid(["minion-a", "state.apply", "fail"], t=30)
+        asynced = lab.salt_async(["*", "test.arg", "one", "two", "colour=blue"])
         runner_out = lab.salt_run(["--out=json", "test.arg", "first", "flavour=plain"])
         assert "first" in runner_out.stdout, runner_out.stdout
         lab.stop_minion("minion-b")
-        missing = salt_jid(lab, ["*", "test.ping"], t=3)
+        missing = lab.salt_jid(["*", "test.ping"], t=3)
         end = datetime.now() + timedelta(seconds=1)
 
         # ---- every job settled in the engine, the runner's return event there too
@@ -159,7 +145,7 @@ def test_jobs_runner_answers_from_the_indices(lab, salttap_bin, opensearch, tmp_
             counted = all(sum(1 for d in rets if d["jid"] == j) == n for j, n in jids.items())
             return runners[0]["jid"] if settled and counted and events else None
         runner = wait_until(indexed, SEARCH_TIMEOUT, "every job, return and the runner's return "
-                            "event in the engine", tap.diagnostics)
+                            "event in the engine", run.diagnostics)
         jobs = [ping, echo, listed, failed_state, asynced, runner, missing]
 
         queries = []
@@ -217,10 +203,10 @@ def test_jobs_runner_answers_from_the_indices(lab, salttap_bin, opensearch, tmp_
         assert json.loads(cli.stdout) == lookup[echo], cli.stdout
 
         # ---- 5. the engine down: local_cache answers, one log line for all the calls
-        dead_port, = saltlab.free_ports(1)
+        dead_port = free_port()
         dead = tmp_path / "dead-engine.yaml"
         dead.write_text(f"indexer: {{hosts: [\"http://127.0.0.1:{dead_port}\"], index_prefix: {prefix}}}\n")
-        fresh = salt_jid(lab, ["minion-a", "test.ping"], t=10)
+        fresh = lab.salt_jid(["minion-a", "test.ping"], t=10)
         down = ask(lab, [["jobs.lookup_jid", [fresh], {}], ["jobs.lookup_jid", [ping], {}],
                          ["jobs.list_job", [echo], {}],
                          ["jobs.list_jobs", [], {"search_function": OUR_FUNS, "start_time": salt_time(start)}]],
@@ -232,13 +218,7 @@ def test_jobs_runner_answers_from_the_indices(lab, salttap_bin, opensearch, tmp_
         assert len(down["log"]) == 1 and "cannot answer" in down["log"][0], down["log"]
     finally:
         dropin.unlink(missing_ok=True)
-        if tap is not None:
-            tap.proc.send_signal(signal.SIGTERM)
-            try:
-                tap.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                pass
-            tap.stop()
+        run.stop()
         if not lab.minions["minion-b"].running():
             lab.start_minion("minion-b", wait=False)
         lab.restart_master()  # the default job cache again, for the tests after this one

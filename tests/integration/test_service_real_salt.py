@@ -37,7 +37,8 @@ from pathlib import Path
 import pytest
 
 import saltlab
-from conftest import NEWEST, WATCHER_MODE
+from http_calls import free_ports
+from salt_suite import NEWEST, WATCHER_MODE
 
 WATCHDOG_USEC = 2_000_000   # salttap feeds it every second
 WAIT = 60                   # a hang guard for each observation, not a measure
@@ -90,7 +91,7 @@ class NotifySocket:
 
 def test_run_under_systemd_notify_watchdog_and_journal(lab, salttap_bin, tmp_path):
     notify = NotifySocket(tmp_path / "notify")
-    dead_engine, metrics_port = saltlab.free_ports(2)  # nothing listens on dead_engine
+    dead_engine, metrics_port = free_ports(2)  # nothing listens on dead_engine
     config = tmp_path / "salttap.yaml"
     config.write_text(
         "indexer:\n"

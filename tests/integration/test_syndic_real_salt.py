@@ -14,6 +14,10 @@ lower), both into one engine. From top, a list-target job (`-L minion-s`) and a 
 
 Neither salttap may call a job failed or missing: on top the job expects minion-s (not the
 syndic) and succeeded with its return, on lower the same; before the deadline and after.
+"After" is proven, not waited out: a third job, held open on minion-s until the test lets it
+end (held_job.py) and published after the other two, is called missing on both masters at its
+deadline, which comes after theirs; once both salttaps have logged its alert, they have passed
+the other jobs' deadlines, and neither logged an alert for those nor changed their verdict.
 
 Run:  SALTTAP_BIN=$PWD/build/dev/salttap .cache/venv/tools/bin/python -m pytest \
           tests/integration/test_syndic_real_salt.py -v
@@ -29,9 +33,10 @@ import time
 import pytest
 
 import saltlab
-from burst import SalttapRun, engine_view
-from conftest import INSTALL_ERRORS, SERIES
-from test_index_real_salt import wait_until
+from burst import engine_view, salttap_run
+from held_job import HeldJob
+from http_calls import wait_until
+from salt_suite import INSTALL_ERRORS, SERIES
 
 MISSING_AFTER = 10
 SETTLE_TIMEOUT = 120
@@ -78,28 +83,22 @@ def syndic_labs(request):
             top.cleanup()
 
 
-def salt_async(lab, args: list[str]) -> str:
-    r = lab.salt(["--async", *args], check=False, timeout=60)
-    m = re.search(r"job ID: (\d+)", r.stdout)
-    assert m, f"no jid from salt --async {args}: rc={r.returncode} out={r.stdout!r} err={r.stderr!r}"
-    return m.group(1)
-
-
 def test_jobs_through_a_syndic_are_judged_right_on_both_masters(syndic_labs, salttap_bin, opensearch, tmp_path,
                                                                request):
     top, lower = syndic_labs
     request.node._saltlab = lower
     url = opensearch.url
-    runs = [SalttapRun(top, salttap_bin, url, tmp_path / "top", "salttap-top", master_id="top",
-                       missing_after=MISSING_AFTER),
-            SalttapRun(lower, salttap_bin, url, tmp_path / "lower", "salttap-lower", master_id="lower",
-                       missing_after=MISSING_AFTER)]
+    runs = [salttap_run(top, salttap_bin, url, tmp_path / "top", "salttap-top", master_id="top",
+                        missing_after=MISSING_AFTER),
+            salttap_run(lower, salttap_bin, url, tmp_path / "lower", "salttap-lower", master_id="lower",
+                        missing_after=MISSING_AFTER)]
+    held = HeldJob(tmp_path)
     try:
         for r in runs:
             r.start()
         request.node._watchers = [t for r in runs for t in r.taps]
-        listed = salt_async(top, ["-L", "minion-s", "test.ping"])
-        globbed = salt_async(top, ["*", "test.echo", "through the syndic"])
+        listed = top.salt_async(["-L", "minion-s", "test.ping"])
+        globbed = top.salt_async(["*", "test.echo", "through the syndic"])
         jids = [listed, globbed]
 
         def settled(master):
@@ -126,15 +125,19 @@ def test_jobs_through_a_syndic_are_judged_right_on_both_masters(syndic_labs, sal
                        lambda: "\n".join(r.diagnostics() for r in runs))
             verdicts_right(master)
         # And still right once the deadline passed: no late `missing` for the syndic itself.
-        past = time.time() + MISSING_AFTER + 3
-        while time.time() < past:
-            for master in ("top", "lower"):
-                verdicts_right(master)
-            time.sleep(1)
+        # The held job went out after both: each salttap calls it missing at its deadline, and
+        # logs that alert after any alert a wrong verdict on the other two would have made.
+        holder = top.salt_async(["-L", *held.args("minion-s")])
         for r in runs:
+            r.tap.wait_stderr(rf"alert missing job {holder}", timeout=MISSING_AFTER + SETTLE_TIMEOUT)
             assert not any(re.search(rf"alert \w+ job ({listed}|{globbed})", line) for line in r.tap.stderr_lines), \
                 r.diagnostics()
+        for master in ("top", "lower"):
+            verdicts_right(master)
+        held.release()
+        for r in runs:
             assert r.sigterm() == 0
     finally:
+        held.release()  # no minion keeps the job waiting after a failure
         for r in runs:
             r.stop()

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import pytest
 
-from burst import Agreement, Burst, SalttapRun, all_hits, burst_lab, cache_truth, verdict
-from test_index_real_salt import call, metric, wait_until
+from burst import Agreement, Burst, burst_lab, cache_truth, verdict
+from http_calls import hits, wait_until
+from salttap_process import SalttapRun, metric
 
 MISSING_AFTER = 90     # correlator.missing_after_seconds: minions under a burst answer in seconds, not ms
 INTERVAL = 0.05        # seconds between two publishes: 20 jobs a second
@@ -58,9 +59,8 @@ def test_a_burst_through_a_tiny_queue_is_journaled_and_every_job_indexed(journal
                                                                          tmp_path, request):
     lab, url = journal_lab, opensearch.url
     state = tmp_path / "state"
-    run = SalttapRun(lab, salttap_bin, url, state, "salttap-run-journal", missing_after=MISSING_AFTER)
     journal_dir = state / "tap-journal"
-    run.config.write_text(
+    run = SalttapRun.beside(lab, salttap_bin, state / "salttap.yaml", "salttap-run-journal", config_text=(
         f"correlator: {{missing_after_seconds: {MISSING_AFTER}}}\n"
         "checkpoint: {interval_seconds: 1}\n"
         # The live bus alone: the job cache must not fill what the tap would have lost.
@@ -71,7 +71,7 @@ def test_a_burst_through_a_tiny_queue_is_journaled_and_every_job_indexed(journal
         f"  hosts: [\"{url}\"]\n"
         # A batch costs an fdatasync: the pipeline falls behind the burst.
         f"  spool: {{dir: {state / 'spool'}, fsync: every_batch}}\n"
-        "  bulk: {max_docs: 500, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, backoff_max_ms: 2000}\n")
+        "  bulk: {max_docs: 500, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, backoff_max_ms: 2000}\n"))
     request.node._watchers = run.taps
     burst = None
     try:
@@ -91,8 +91,8 @@ def test_a_burst_through_a_tiny_queue_is_journaled_and_every_job_indexed(journal
         assert statuses.count("failed") >= 10 and statuses.count("missing") >= 10, statuses
 
         def metrics() -> str:
-            status, text = call(f"{run.metrics}/metrics")
-            assert status == 200
+            text = run.metrics_text()
+            assert text, run.diagnostics()
             return text
 
         text = metrics()
@@ -107,7 +107,7 @@ def test_a_burst_through_a_tiny_queue_is_journaled_and_every_job_indexed(journal
         assert metric(text, "salttap_tap_journal_corrupt_records_total") == 0
         assert metric(text, 'salttap_tap_skipped_frames_total{reason="undecodable"}') == 0
         assert metric(text, 'salttap_alerting_alerts_total{kind="tap_journal_full"}') == 0
-        assert not all_hits(url, "salt-alerts-*", {"term": {"alert": "tap_journal_full"}})
+        assert not hits(url, "salt-alerts-*", {"term": {"alert": "tap_journal_full"}})
         # Drained and finished: no segment is left (the lock stays while salttap runs).
         wait_until(lambda: not [p for p in journal_dir.iterdir() if p.name.startswith("seg-")], 30,
                    "the journal's segments removed once drained")

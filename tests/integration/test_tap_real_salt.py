@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 import saltlab
-from conftest import SUMMARY, WATCHER_MODE
+from salt_suite import SUMMARY, WATCHER_MODE
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 EVENT_TIMEOUT = 60  # generous: events may take a few seconds on a busy 2-core box

@@ -14,16 +14,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from fake_engine import FakeEngine  # beside this file
+from http_calls import free_port
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from fake_engine import FakeEngine  # noqa: E402
 
 REPO = HERE.parents[1]
 RETURNER_DIR = REPO / "deploy" / "salt" / "returners"
@@ -68,11 +67,8 @@ def es(url: str) -> dict:
 
 
 def closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A port nothing listens on: an engine that is down."""
+    return free_port()
 
 
 JID = "20261201101010123456"

@@ -28,6 +28,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from http_calls import free_port
+
 DOORS = ("basic", "mtls", "api_key")
 
 
@@ -36,12 +38,6 @@ def _run(argv: list[str], cwd: Path) -> str:
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: rc={r.returncode}\n{r.stderr[-2000:]}")
     return r.stdout
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Pki:

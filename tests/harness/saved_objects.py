@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import dashboards  # noqa: E402  (scripts/dashboards.py: the generator and the prefix rule)
+import dashboards  # scripts/dashboards.py (on the engine suite's path): the generator and the prefix rule
 
+ROOT = Path(__file__).resolve().parents[2]
 ALERTING = ROOT / "deploy" / "alerting"
 
 

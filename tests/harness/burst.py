@@ -13,6 +13,8 @@ restart and multi-master tests.
   whether the engine holds every job of the cache once with its verdict.
 - burst_lab: a lab of its own for a burst (a ghost minion that never answers,
   a master and minions configured not to lose returns to the load).
+- salttap_run: a `salttap run` beside a lab, configured for bursts (checkpoint and
+  reconcile state every second, quick batches and retries).
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from pathlib import Path
 import pytest
 
 import saltlab
-from conftest import INSTALL_ERRORS, NEWEST
-from test_index_real_salt import call, wait_until
+from http_calls import hits, wait_until
+from salt_suite import INSTALL_ERRORS, NEWEST
+from salttap_process import SalttapRun
 
 NOISE = {"saltutil.find_job", "saltutil.running"}
 
@@ -202,16 +205,6 @@ def verdict(job: dict) -> tuple[str, dict[str, str]]:
     return status, per
 
 
-def all_hits(url: str, index: str, query: dict) -> list[dict]:
-    """Every hit (with _id and _index) of `query` in `index`, up to 10,000."""
-    call(f"{url}/{index}/_refresh", "POST")
-    status, got = call(f"{url}/{index}/_search", "POST", {"size": 10000, "query": query})
-    if status in (404, 503):
-        return []
-    assert status == 200, f"search {index}: {status} {got}"
-    return got["hits"]["hits"]
-
-
 def engine_view(url: str, jids: list[str], master: str | None = None) -> tuple[dict, dict]:
     """(jid -> [job _source, ...], (jid, minion) -> [return _source, ...]) of these jids
     (of one master's documents when `master` is given)."""
@@ -219,10 +212,10 @@ def engine_view(url: str, jids: list[str], master: str | None = None) -> tuple[d
     if master is not None:
         query["bool"]["filter"].append({"term": {"master": master}})
     jobs: dict[str, list] = {}
-    for h in all_hits(url, "salt-jobs-*", query):
+    for h in hits(url, "salt-jobs-*", query):
         jobs.setdefault(h["_source"]["jid"], []).append(h["_source"])
     rets: dict[tuple, list] = {}
-    for h in all_hits(url, "salt-returns-*", query):
+    for h in hits(url, "salt-returns-*", query):
         rets.setdefault((h["_source"]["jid"], h["_source"]["minion"]), []).append(h["_source"])
     return jobs, rets
 
@@ -293,64 +286,22 @@ def burst_lab(request) -> Iterator[saltlab.SaltLab]:
             lab.cleanup()
 
 
-class SalttapRun:
-    """`salttap run` beside one lab, its config and state in `state_dir`; started,
-    killed and restarted by PID. Each start is its own EventWatcher (stderr kept)."""
-
-    def __init__(self, lab: saltlab.SaltLab, salttap_bin: Path, url: str, state_dir: Path, name: str,
-                 master_id: str | None = None, missing_after: int = 15, extra: str = ""):
-        self.lab, self.bin, self.name = lab, salttap_bin, name
-        state_dir.mkdir(parents=True, exist_ok=True)
-        self.config = state_dir / "salttap.yaml"
-        self.config.write_text(
+def salttap_run(lab: saltlab.SaltLab, salttap_bin: Path, url: str, state_dir: Path, name: str,
+                master_id: str | None = None, missing_after: int = 15,
+                deadlines: dict[str, int] | None = None) -> SalttapRun:
+    """`salttap run` beside the lab, its config and state in `state_dir` (not started). Every
+    job's deadline is `missing_after`, but the functions (globs) `deadlines` names."""
+    own = "".join(f"{{fun: '{fun}', seconds: {seconds}}}, " for fun, seconds in (deadlines or {}).items())
+    correlator = (f"{{deadlines: [{own}{{fun: '*', seconds: {missing_after}}}]}}" if deadlines
+                  else f"{{missing_after_seconds: {missing_after}}}")
+    return SalttapRun.beside(
+        lab, salttap_bin, state_dir / "salttap.yaml", name, config_text=(
             (f"master_id: {master_id}\n" if master_id else "")
-            + f"correlator: {{missing_after_seconds: {missing_after}}}\n"
+            + f"correlator: {correlator}\n"
             "checkpoint: {interval_seconds: 1}\n"
             "reconcile: {state_interval_seconds: 1}\n"
             "indexer:\n"
             f"  hosts: [\"{url}\"]\n"
             f"  spool: {{dir: {state_dir / 'spool'}}}\n"
             "  bulk: {max_docs: 500, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
-            "backoff_max_ms: 2000}\n" + extra)
-        self.taps: list[saltlab.EventWatcher] = []
-        self.metrics = ""
-
-    @property
-    def tap(self) -> saltlab.EventWatcher:
-        return self.taps[-1]
-
-    def start(self, wait: bool = True) -> saltlab.EventWatcher:
-        from test_index_real_salt import _healthz, _no_events, wait_until
-        port, = saltlab.free_ports(1)
-        self.metrics = f"http://127.0.0.1:{port}"
-        argv = [str(self.bin), "run", "--config", str(self.config),
-                "--master-config", str(self.lab.master_conf_dir / "master"),
-                "--metrics-listen", f"127.0.0.1:{port}", "--drain-seconds", "2"]
-        tap = saltlab.EventWatcher(argv, name=f"{self.name}-{len(self.taps) + 1}", log_dir=self.lab.log_dir,
-                                   parse=_no_events)
-        self.taps.append(tap)
-        if wait:
-            wait_until(lambda: tap.proc.poll() is None and _healthz(self.metrics), 60,
-                       "salttap /healthz (tap connected, index setup done)", tap.diagnostics)
-        return tap
-
-    def sigkill(self) -> None:
-        import signal
-        self.tap.proc.send_signal(signal.SIGKILL)
-        self.tap.proc.wait(timeout=30)
-        self.tap.stop()
-
-    def sigterm(self) -> int:
-        import signal
-        self.tap.proc.send_signal(signal.SIGTERM)
-        return self.tap.proc.wait(timeout=60)
-
-    def stderr(self) -> str:
-        return "\n".join(line for t in self.taps for line in t.stderr_lines)
-
-    def diagnostics(self) -> str:
-        return "\n".join(t.diagnostics() for t in self.taps[-2:])
-
-    def stop(self) -> None:
-        for t in self.taps:
-            t.stop()
+            "backoff_max_ms: 2000}\n"))

@@ -1,20 +1,20 @@
 """What the engine holds, and what `salttap replay --output documents` says it must hold.
 
 Shared by the engine tests that ship through `salttap replay --ship` (test_indexer_faults.py,
-test_tls_auth_engines.py). Standard library and pytest only.
+test_tls_auth_engines.py, and the engines loaded with every capture: conftest.py's
+replayed_engine, test_ui_browser.py), and by the real-Salt tests that compare what the engine
+holds of some jobs before and after (snapshot). Standard library and pytest only.
 """
 from __future__ import annotations
 
 import collections
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import call  # noqa: E402
+from http_calls import call, hits
 
 
 def ok(url: str, method: str = "GET", body=None):
@@ -92,6 +92,13 @@ class Expected:
         want = f"{prefix}-{kind}-"
         return {i: d["source"] for (ix, i), d in self.docs.items() if ix.startswith(want)}
 
+    def by_kind(self, prefix: str) -> dict[str, dict[str, dict]]:
+        """kind (jobs, returns, ...) -> _id -> source of the final write, for every index under `prefix`."""
+        out: dict[str, dict[str, dict]] = collections.defaultdict(dict)
+        for (index, id_), d in self.docs.items():
+            out[index[len(prefix) + 1:].split("-")[0]][id_] = d["source"]
+        return dict(out)
+
 
 def expected_documents(salttap: Path, capture: Path | list[Path], config: Path) -> Expected:
     """`salttap replay CAPTURE... --output documents`: what the engine must end up with."""
@@ -100,3 +107,32 @@ def expected_documents(salttap: Path, capture: Path | list[Path], config: Path) 
                         str(config)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"replay --output documents: rc={r.returncode}\n{r.stderr[-3000:]}"
     return Expected(r.stdout)
+
+
+def replay_config(path: Path, url: str, spool: Path, prefix: str, states_index: bool = False) -> Path:
+    """The config the engines loaded with captures are shipped with: master salt-01, quick batches."""
+    path.write_text(
+        "master_id: salt-01\n"
+        "indexer:\n"
+        f"  hosts: [\"{url}\"]\n"
+        f"  index_prefix: {prefix}\n"
+        + ("  states_index: true\n" if states_index else "")
+        + f"  spool: {{dir: {spool}}}\n"
+        "  bulk: {max_wait_ms: 200, backoff_initial_ms: 200, backoff_max_ms: 2000}\n")
+    return path
+
+
+def ship(salttap: Path, captures: list[Path], config: Path, timeout: float = 240) -> None:
+    """`salttap replay CAPTURE... --ship`: every document of the captures acknowledged by the engine."""
+    r = subprocess.run([str(salttap), "replay", *map(str, captures), "--ship", "--config", str(config),
+                        "--ship-timeout", str(timeout)], capture_output=True, text=True, timeout=timeout + 60)
+    assert r.returncode == 0, f"replay --ship: rc={r.returncode}\n{r.stderr[-4000:]}"
+
+
+def snapshot(url: str, jids: list[str]) -> dict:
+    """(index, _id) -> (_version, _source) of every job, return, state and alert document of the jids."""
+    out = {}
+    for kind in ("jobs", "returns", "states", "alerts"):
+        for h in hits(url, f"salt-{kind}-*", {"terms": {"jid": jids}}, size=1000, version=True):
+            out[(h["_index"], h["_id"])] = (h.get("_version"), h["_source"])
+    return out

@@ -2,7 +2,7 @@
 
 Used by the salttap integration tests, but usable on its own for debugging:
 
-    .cache/venv/tools/bin/python tests/integration/saltlab.py 3006.25
+    .cache/venv/tools/bin/python tests/harness/saltlab.py 3006.25
     (starts a lab, prints its paths and a few commands, Ctrl-C stops it)
 
 Every daemon runs in the foreground (no -d) in its own session / process
@@ -15,7 +15,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import queue
 import re
 import shutil
 import signal
@@ -26,8 +25,11 @@ import tempfile
 import threading
 import time
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
+
+from http_calls import free_ports
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VENV_ROOT = REPO_ROOT / ".cache" / "venv"
@@ -116,21 +118,6 @@ def _kill_leftovers() -> None:
 atexit.register(_kill_leftovers)
 
 
-def free_ports(n: int) -> list[int]:
-    """n distinct free TCP ports on 127.0.0.1 (all held open until all are chosen)."""
-    socks, ports = [], []
-    try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-            ports.append(s.getsockname()[1])
-    finally:
-        for s in socks:
-            s.close()
-    return ports
-
-
 def tail(path: Path, max_bytes: int = 12000) -> str:
     try:
         with open(path, "rb") as f:
@@ -144,6 +131,12 @@ def tail(path: Path, max_bytes: int = 12000) -> str:
     if size > max_bytes:
         text = f"... ({size - max_bytes} bytes cut)\n" + text
     return text
+
+
+def jid_micros(jid: str) -> int:
+    """A standard jid's time (UTC) in microseconds since the epoch."""
+    t = datetime.strptime(jid[:20], "%Y%m%d%H%M%S%f").replace(tzinfo=timezone.utc)
+    return int(t.timestamp()) * 1_000_000 + t.microsecond
 
 
 # --------------------------------------------------------------------------
@@ -705,6 +698,21 @@ class SaltLab:
     def salt_call(self, mid: str, args: list[str], **kw) -> subprocess.CompletedProcess:
         return self.run([str(self.bin / "salt-call"), "-c", str(self.minion_conf_dir(mid)), *args],
                         **kw)
+
+    def salt_jid(self, args: list[str], t: int = 30, timeout: float = 120) -> str:
+        """`salt --show-jid -t T <args>`: the CLI waits for the returns (polling
+        saltutil.find_job after T seconds) as a user's would; the jid."""
+        r = self.salt(["--show-jid", "--out=quiet", "-t", str(t), *args], check=False, timeout=timeout)
+        m = re.search(r"^jid: (\d+)", r.stdout, re.M)
+        assert m, f"no jid from salt {args}: rc={r.returncode} out={r.stdout!r} err={r.stderr!r}"
+        return m.group(1)
+
+    def salt_async(self, args: list[str]) -> str:
+        """`salt --async <args>`: published, not waited for; the jid."""
+        r = self.salt(["--async", *args], check=False, timeout=60)
+        m = re.search(r"job ID: (\d+)", r.stdout)
+        assert m, f"no jid from salt --async {args}: rc={r.returncode} out={r.stdout!r} err={r.stderr!r}"
+        return m.group(1)
 
     def fire_event(self, tag: str, data: dict | None = None, timeout: float = 60) -> None:
         """Fire an event on the master bus with Salt's own client (the right framing

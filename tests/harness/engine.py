@@ -7,10 +7,10 @@ root. Everything is bound to 127.0.0.1.
 
 CLI::
 
-    python3 tests/engines/engine.py build [--flavor opensearch|opensearch3|elasticsearch|all]
-    python3 tests/engines/engine.py start --flavor opensearch --dir DIR [--port N]
-    python3 tests/engines/engine.py stop --dir DIR
-    python3 tests/engines/engine.py status --dir DIR
+    python3 tests/harness/engine.py build [--flavor opensearch|opensearch3|elasticsearch|all]
+    python3 tests/harness/engine.py start --flavor opensearch --dir DIR [--port N]
+    python3 tests/harness/engine.py stop --dir DIR
+    python3 tests/harness/engine.py status --dir DIR
 
 ``start`` prints ``URL PID`` once ``GET /`` answers; the JVM keeps running in its own
 process group. ``stop`` sends SIGTERM to that group, then SIGKILL after a grace period.
@@ -47,12 +47,11 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCHERS = ROOT / "tests" / "engines"  # the Maven projects of the launchers, one per flavor
 CACHE = ROOT / ".cache" / "engines"
 M2 = CACHE / "m2"
 
@@ -154,7 +153,7 @@ def java_for(flavor: str) -> str:
 def _source_digest(flavor: str) -> str:
     """Hash of everything that goes into a flavor's build (pom + sources)."""
     h = hashlib.sha256()
-    src = HERE / flavor
+    src = LAUNCHERS / flavor
     for p in sorted([src / "pom.xml", *(src / "src").rglob("*")]):
         if p.is_file():
             h.update(str(p.relative_to(src)).encode() + b"\0")
@@ -192,7 +191,7 @@ def build(flavor: str, quiet: bool = False) -> Path:
         stamp.unlink(missing_ok=True)
         # Maven compiles with the JDK the flavor runs on (OpenSearch 3's jars are Java 21 classes).
         env = dict(os.environ, JAVA_HOME=str(Path(os.path.realpath(java_for(flavor))).parent.parent))
-        base = [mvn, "-B", "-q", f"-Dmaven.repo.local={M2}", "-f", str(HERE / flavor / "pom.xml"),
+        base = [mvn, "-B", "-q", f"-Dmaven.repo.local={M2}", "-f", str(LAUNCHERS / flavor / "pom.xml"),
                 f"-Dengine.buildDir={out}", "package"]
         log = CACHE / f"{flavor}-build.log"
         res = None
@@ -315,27 +314,6 @@ def _keep_class_archive(directory: Path) -> None:
             dump.unlink(missing_ok=True)
     except OSError:
         pass
-
-
-# ---------------------------------------------------------------- HTTP (tests)
-
-def call(url: str, method: str = "GET", body=None, ndjson: bool = False, timeout: float = 60.0):
-    """(status, parsed JSON body) — HTTP errors are returned, not raised."""
-    data = None
-    headers = {}
-    if body is not None:
-        if ndjson:
-            data = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in body).encode()
-            headers["Content-Type"] = "application/x-ndjson"
-        else:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return resp.status, json.loads(resp.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
 
 
 # ---------------------------------------------------------------- the engine
