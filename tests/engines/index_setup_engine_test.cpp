@@ -114,8 +114,7 @@ class SetupEngineTest : public ::testing::Test {
     client_ = nullptr;
   }
   void SetUp() override {
-    if (engine_url().empty())
-      GTEST_SKIP() << "SALTTAP_ENGINE_URL is not set (tests/engines/test_setup_engines.py sets it)";
+    ASSERT_FALSE(engine_url().empty()) << "SALTTAP_ENGINE_URL is not set (tests/engines/test_setup_engines.py sets it)";
     ASSERT_TRUE(report_->ok) << report_->error;
   }
 

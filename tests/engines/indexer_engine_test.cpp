@@ -47,7 +47,7 @@ class EngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
     url_ = engine_url();
-    if (url_.empty()) GTEST_SKIP() << "SALTTAP_ENGINE_URL is not set (tests/engines/test_shipper_engines.py sets it)";
+    ASSERT_FALSE(url_.empty()) << "SALTTAP_ENGINE_URL is not set (tests/engines/test_shipper_engines.py sets it)";
     http::HttpClientConfig config;
     config.hosts = {url_};
     admin_ = http::make_curl_client(config);

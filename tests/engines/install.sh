@@ -5,7 +5,7 @@
 #     (OpenSearch 3 needs Java 21 or newer, which Debian 12 does not package: a JDK under
 #     /usr/lib/jvm, $JAVA_HOME or $SALTTAP_JAVA; tests/harness/engine.py picks it)
 #   - the launcher jars + classpaths into .cache/engines/<flavor>/build
-# Idempotent (a cached build is reused while pom.xml and sources are unchanged) and quiet
+# Idempotent (a cached build is reused while pom.xml, its sources and launcher-common/ are unchanged) and quiet
 # when everything is present. Needs root (or sudo) only when packages are missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

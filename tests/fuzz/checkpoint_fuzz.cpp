@@ -1,4 +1,4 @@
-// libFuzzer target: the correlator's checkpoint file (service/checkpoint_format.h,
+// libFuzzer target: the correlator's checkpoint file (recovery/checkpoint_format.h,
 // docs/checkpoint.md).
 //
 // Input: the file's bytes. Its contract: decode_checkpoint gives a snapshot or

@@ -1,4 +1,4 @@
-// libFuzzer target: `run`'s coverage record (service/reconcile_state.h), the
+// libFuzzer target: `run`'s coverage record (recovery/reconcile_state.h), the
 // file a crash, a full disk or a hand edit may leave in any shape.
 //
 // Contract checked: any bytes either parse or give a one-line reason, never

@@ -1,5 +1,5 @@
 // libFuzzer target: the engine's answers to `salttap jobs`, `jobs show` and
-// `minions` (service/search_response.h).
+// `minions` (history/search_response.h).
 //
 //   [0..1] HTTP status, big-endian (0: no response)
 //   [2]    which answer: 0 jobs hits, 1 returns hits, 2 a minions page (mod 3)

@@ -150,13 +150,17 @@ def java_for(flavor: str) -> str:
     return _java(FLAVORS[flavor]["java"])
 
 
+# The launchers' shared code and resources, compiled into every flavor's build (each pom adds it).
+COMMON = LAUNCHERS / "launcher-common"
+
+
 def _source_digest(flavor: str) -> str:
-    """Hash of everything that goes into a flavor's build (pom + sources)."""
+    """Hash of everything that goes into a flavor's build (pom + sources, the shared ones too)."""
     h = hashlib.sha256()
     src = LAUNCHERS / flavor
-    for p in sorted([src / "pom.xml", *(src / "src").rglob("*")]):
+    for p in sorted([src / "pom.xml", *(src / "src").rglob("*"), *(COMMON / "src").rglob("*")]):
         if p.is_file():
-            h.update(str(p.relative_to(src)).encode() + b"\0")
+            h.update(str(p.relative_to(LAUNCHERS)).encode() + b"\0")
             h.update(p.read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -168,7 +172,7 @@ def build_dir(flavor: str) -> Path:
 def build(flavor: str, quiet: bool = False) -> Path:
     """Build (once) the launcher jar and its dependency dir; returns the build dir.
 
-    Cached by a digest of the flavor's pom.xml and sources; a file lock keeps
+    Cached by a digest of the flavor's pom.xml and sources and of launcher-common/; a file lock keeps
     concurrent callers from building at the same time. Tries Maven offline first.
     """
     if flavor not in FLAVORS:

@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -27,9 +26,10 @@
 #include "recovery/checkpoint_file.h"
 #include "recovery/checkpoint_format.h"
 #include "recovery/checkpoint_keeper.h"
-#include "tests/support/capture_events.h"
+#include "tests/support/checkpoint_seeds.h"
 #include "tests/support/events.h"
 #include "tests/support/fake_steady_time.h"
+#include "tests/support/unprivileged.h"
 
 namespace salttap {
 namespace {
@@ -39,6 +39,10 @@ using correlator::Job;
 using correlator::JobKind;
 using correlator::JobUpdate;
 using testing::ev;
+using testing::full_job;
+using testing::release_events;
+using testing::replay_config;
+using testing::small_snapshot;
 
 // A private directory, removed with everything in it.
 class ScratchDir {
@@ -119,41 +123,6 @@ void expect_same_job(const Job& a, const Job& b) {
   EXPECT_EQ(a.updates, b.updates);
   EXPECT_EQ(a.rerun_of, b.rerun_of);
   EXPECT_EQ(a.args_redacted, b.args_redacted);
-}
-
-// A job with every field set to something other than its default.
-Job full_job() {
-  using namespace correlator;
-  Job j;
-  j.jid = "20261201234500123456";
-  j.kind = JobKind::scheduled;
-  j.fun = "state.apply,test.ping";
-  j.user = "sudo_alice";
-  j.tgt = "minion-a,minion-b";
-  j.tgt_type = "list";
-  j.args_json = R"(["web",{"test":true,"password":"<redacted>"}])";
-  j.started_at = 1'795'980'269'000'001;
-  j.deadline = j.started_at + 60'000'000;
-  j.settled_at = j.started_at + 5'000'000;
-  j.next_check = j.settled_at + 3'600'000'000;
-  j.minions = {0, 1, 2, 3};
-  j.flags = {kExpected | kSucceeded, kExpected | kFailed | kLate, kExpected | kPending, kMissing};
-  j.expected = 3, j.pending = 1, j.succeeded = 1, j.failed = 1, j.missing = 1, j.late = 1;
-  j.extended = {{2, j.deadline + 30'000'000}};
-  j.progress_events = 7;
-  j.state_run = true;
-  j.states.total = 9, j.states.succeeded = 5, j.states.failed = 2, j.states.changed = 3, j.states.would_change = 1;
-  j.failed_states = {{1, FailedState{"needs_fail", "/bin/false", "cmd.run", "Command \"/bin/false\" run", 4}}};
-  j.failures = {{1, "1 of 2 states failed"}};
-  j.outcome_success = false;
-  j.outcome_reason = "runner raised";
-  j.risk.level = RiskLevel::high;
-  j.risk.reasons = {"state_on_all: a state run on every minion", "other: reason"};
-  j.settled = true;
-  j.updates = 2;
-  j.rerun_of = "20261201234400000001";
-  j.args_redacted = true;
-  return j;
 }
 
 TEST(CheckpointFormat, EveryJobFieldSurvivesTheFile) {
@@ -285,32 +254,6 @@ std::string replay(const std::vector<tap::Event>& events, const config::Config& 
   return out;
 }
 
-// Every capture of one Salt release, one after the other (they were recorded
-// in sequence, so time only moves forward).
-std::vector<tap::Event> release_events(const std::string& release) {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(testing::captures_dir() / release))
-    if (entry.path().extension() == ".raw") names.push_back(release + "/" + entry.path().filename().string());
-  std::sort(names.begin(), names.end());
-  std::vector<tap::Event> all;
-  for (const auto& name : names)
-    for (auto& e : testing::capture_events(name)) all.push_back(std::move(e));
-  return all;
-}
-
-config::Config replay_config(bool short_timers) {
-  config::Config c = config::default_config();
-  c.master_id = "checkpoint-test";
-  if (short_timers) {
-    // Deadlines, orphan settling and the late window all fire inside the
-    // captures, so restored timers are exercised, not only open jobs.
-    c.correlator.missing_after = 2 * kMicrosPerSecond;
-    c.correlator.orphan_settle = 1 * kMicrosPerSecond;
-    c.correlator.late_grace = 5 * kMicrosPerSecond;
-  }
-  return c;
-}
-
 // "" when equal; else where the two document streams part, with context
 // (the streams are megabytes: printing them whole helps nobody).
 std::string first_difference(const std::string& got, const std::string& want) {
@@ -429,14 +372,6 @@ TEST(CheckpointRestore, AJobAlreadySeenLiveIsKeptAndMinionIdsAreRemapped) {
 
 // ---- the file ------------------------------------------------------------
 
-correlator::CorrelatorSnapshot small_snapshot(const std::string& jid) {
-  correlator::CorrelatorSnapshot s;
-  s.minions = {"minion-a", "minion-b", "minion-c", "minion-d"};
-  s.jobs = {full_job()};
-  s.jobs[0].jid = jid;
-  return s;
-}
-
 TEST(CheckpointFile, WritesAtomicallyAndReadsBack) {
   const ScratchDir dir;
   recovery::CheckpointFile file(dir.path() / "correlator.checkpoint");
@@ -464,16 +399,21 @@ TEST(CheckpointFile, AFailedWriteLeavesTheOldCheckpoint) {
   const auto back = file.load();
   ASSERT_TRUE(back);
   EXPECT_EQ(back->jobs[0].jid, "old");
+}
 
-  // A directory that cannot be written to: the same.
-  fs::remove(file.temp_path());
-  fs::permissions(dir.path(), fs::perms::owner_read | fs::perms::owner_exec);
-  if (::access(dir.path().c_str(), W_OK) != 0) {  // root writes anyway
-    EXPECT_FALSE(file.write(small_snapshot("new"), 3));
-    EXPECT_EQ(file.stats().write_failures, 2U);
+// Root writes anywhere: as root, this runs as user nobody.
+TEST(CheckpointFile, ADirectoryThatCannotBeWrittenToKeepsTheOldCheckpoint) {
+  testing::run_unprivileged([] {
+    const ScratchDir dir;
+    recovery::CheckpointFile file(dir.path() / "correlator.checkpoint");
+    ASSERT_TRUE(file.write(small_snapshot("old"), 1));
+    const std::string old_bytes = read_bytes(file.path());
+    fs::permissions(dir.path(), fs::perms::owner_read | fs::perms::owner_exec);
+    EXPECT_FALSE(file.write(small_snapshot("new"), 2));
+    EXPECT_EQ(file.stats().write_failures, 1U);
     EXPECT_EQ(read_bytes(file.path()), old_bytes);
-  }
-  fs::permissions(dir.path(), fs::perms::owner_all);
+    fs::permissions(dir.path(), fs::perms::owner_all);
+  });
 }
 
 // Each bad file is counted under its reason, moved aside, and the start goes on empty.
@@ -540,56 +480,14 @@ TEST(CheckpointKeeper, WritesAfterTheIntervalWhenSomethingChangedAndAtShutdown) 
 
 // ---- the fuzz corpus -----------------------------------------------------
 
-// The seeds of tests/fuzz/corpus/checkpoint are written by the real writer
-// (SALTTAP_WRITE_CHECKPOINT_SEEDS=1 runs this test as the writer of them):
-// snapshots of a real capture's replay at several cut points, a job with
-// every field set, an empty one, and broken copies (one per reason).
-// Otherwise it checks that the committed seeds still are in this build's
-// format.
+// The seeds of tests/fuzz/corpus/checkpoint, written by the real writer
+// (write-checkpoint-seeds: testing::checkpoint_fuzz_seeds), are still in this
+// build's format.
 TEST(CheckpointSeeds, TheFuzzSeedsAreInTheWritersFormat) {
-  std::vector<std::pair<std::string, std::string>> seeds;
-  seeds.emplace_back("empty", recovery::encode_checkpoint({}, 0));
-  seeds.emplace_back("every-field",
-                     recovery::encode_checkpoint(small_snapshot("20261201234500123456"), 1'795'980'269'000'000));
-  const std::vector<tap::Event> events = release_events("salt-3006.25");
-  const config::Config config = replay_config(true);
-  for (const std::size_t percent : {10, 35, 60, 85}) {
-    const std::size_t cut = events.size() * percent / 100;
-    ManualClock clock(0);
-    pipeline::DocumentPipeline pipeline(config, clock);
-    for (std::size_t i = 0; i < cut; ++i) {
-      if (auto stamp = events[i].string_field("_stamp"))
-        if (auto t = parse_salt_stamp(*stamp); t && *t > clock.now()) clock.set(*t);
-      pipeline.advance();
-      pipeline.on_event(events[i]);
-    }
-    ASSERT_GT(pipeline.correlator().tracked_jobs(), 0U) << cut;
-    seeds.emplace_back("salt-3006.25-at-" + std::to_string(percent) + "pct",
-                       recovery::encode_checkpoint(pipeline.correlator().snapshot(), clock.now()));
-  }
-  const std::string good = seeds[1].second;
-  std::string future = good, flipped = good, magic = good;
-  future[11] = 2;
-  flipped[good.size() - 5] ^= 0x10;
-  magic[3] = 'x';
-  seeds.emplace_back("bad-truncated", good.substr(0, good.size() - 7));
-  seeds.emplace_back("bad-version-2", future);
-  seeds.emplace_back("bad-crc", flipped);
-  seeds.emplace_back("bad-magic", magic);
-  correlator::CorrelatorSnapshot outside = small_snapshot("1");
-  outside.minions.resize(1);
-  seeds.emplace_back("bad-minion-outside-table", recovery::encode_checkpoint(outside, 1));
-
   const fs::path dir = fs::path(SALTTAP_SOURCE_DIR) / "tests/fuzz/corpus/checkpoint";
-  const bool write = std::getenv("SALTTAP_WRITE_CHECKPOINT_SEEDS") != nullptr;
-  if (write) fs::create_directories(dir);
-  for (const auto& [name, bytes] : seeds) {
+  for (const auto& [name, bytes] : testing::checkpoint_fuzz_seeds()) {
     const fs::path file = dir / name;
-    if (write) {
-      write_bytes(file, bytes);
-      continue;
-    }
-    ASSERT_TRUE(fs::exists(file)) << file << ": run with SALTTAP_WRITE_CHECKPOINT_SEEDS=1";
+    ASSERT_TRUE(fs::exists(file)) << file << ": write the seeds with build/dev/tests/fuzz/write-checkpoint-seeds";
     // Not the bytes of this build's replay (a change to the correlator would
     // change them), but the format: a sound seed is exactly what the writer
     // writes for what it holds, a broken one is refused for its reason.

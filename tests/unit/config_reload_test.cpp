@@ -1,4 +1,4 @@
-// Reloading the config (service/config_reload.h) with a fake target and
+// Reloading the config (daemon/internal/config_reload.h) with a fake target and
 // real files read by load_config: what a reload takes from the file, what it
 // keeps and names as needing a restart, that a file that does not load (or a
 // target that refuses) changes nothing and is logged with the file's path

@@ -1,4 +1,4 @@
-// A config reload applied to `run`'s pieces (service/pipeline_reload.h) with
+// A config reload applied to `run`'s pieces (daemon/internal/pipeline_reload.h) with
 // a real DocumentPipeline on a manual clock and fake alert outlets: a job
 // open across the reload stays open with its minions and its deadline and
 // settles as it would have; the new function filters, audit rules,

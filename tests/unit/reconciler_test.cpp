@@ -1,4 +1,4 @@
-// `run`'s reconcile (service/reconciler.h) on hand-made job caches, a fake
+// `run`'s reconcile (recovery/reconciler.h) on hand-made job caches, a fake
 // clock and the live pipeline it shares with the bus: which jobs a pass
 // reads, which it indexes from the cache, which it hands to the live
 // correlator (and how an orphan the live bus opened becomes its job), the

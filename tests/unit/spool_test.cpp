@@ -24,6 +24,7 @@
 #include "indexer/spool.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/spool_fixtures.h"
+#include "tests/support/unprivileged.h"
 
 namespace salttap::indexer {
 namespace {
@@ -656,18 +657,20 @@ TEST(SpoolRecovery, APathThatIsAFileIsRefusedClearly) {
   }
 }
 
+// Root writes anywhere: as root, this runs as user nobody.
 TEST(SpoolRecovery, ADirectoryThatIsNotWritableIsRefusedClearly) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root writes anywhere";
-  TempDir tmp;
-  fs::create_directory(tmp.path() / "ro");
-  fs::permissions(tmp.path() / "ro", fs::perms::owner_read | fs::perms::owner_exec);
-  try {
-    Spool spool(config_for(tmp.path() / "ro"));
-    FAIL() << "no SpoolError";
-  } catch (const SpoolError& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot write to the spool directory"), std::string::npos) << e.what();
-  }
-  fs::permissions(tmp.path() / "ro", fs::perms::owner_all);
+  testing::run_unprivileged([] {
+    TempDir tmp;
+    fs::create_directory(tmp.path() / "ro");
+    fs::permissions(tmp.path() / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+    try {
+      Spool spool(config_for(tmp.path() / "ro"));
+      ADD_FAILURE() << "no SpoolError";
+    } catch (const SpoolError& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot write to the spool directory"), std::string::npos) << e.what();
+    }
+    fs::permissions(tmp.path() / "ro", fs::perms::owner_all);
+  });
 }
 
 TEST(SpoolRecovery, AReadOnlyFilesystemIsRefusedClearly) {
