@@ -121,8 +121,9 @@ int run_backfill(const BackfillOptions& options, jobcache::CacheFilesystem& fs) 
   jobcache::TimeWindow window;
   if (!parse_window(options, clock.now(), window)) return kBackfillUsage;
 
-  config::Config cfg = options.config;
-  if (cfg.master_id.empty()) cfg.master_id = master.id;  // else the host name's, as `run`
+  // Judged as `run` judges: the same master id and the master config's
+  // order_masters (a master of masters does not hold its minions' keys).
+  config::Config cfg = config::correlating_config(options.config, master);
   const auto [jobs_dir, hash_type] = jobcache::job_cache_location(master, options.cachedir, "backfill");
   jobcache::JobCacheSource source(jobs_dir, {window, cfg.correlator.noise_funs, options.limits, hash_type},
                                   options.retry, fs);

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/metrics_server.h"
 #include "common/version.h"
+#include "config/resolve.h"
 #include "correlator/correlator.h"
 #include "correlator/correlator_metrics.h"
 #include "correlator/job_json.h"
@@ -43,7 +44,10 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
 
   SystemClock clock;
   std::unique_ptr<correlator::Correlator> jobs;
-  const config::Config& cfg = options.config;
+  // The master id alerts carry and order_masters, from the master's config
+  // as `run` takes them (config/resolve.h), not the file's raw values.
+  const config::Config cfg =
+      options.jobs ? config::correlating_config(options.config, options.bus.master()) : options.config;
   alerting::AlertDispatcher alerts(cfg.alerts, cfg.master_id);
   alerting::AlertOutlets outlets;
   if (options.jobs) {

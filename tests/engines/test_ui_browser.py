@@ -265,6 +265,39 @@ def test_the_alerts_page_renders(browser, ui, loaded):
     assert sorted(r.get_attribute("data-jid") for r in rows(browser, "#alerts tr.alert-row")) == sorted(risky)
 
 
+# ---------------------------------------------------------------- what a person reads
+
+# Words a page shows only when a script printed a value it did not have.
+NOT_FOR_PEOPLE = re.compile(r"\b(null|undefined|NaN)\b|\[object Object\]")
+COUNT_LINE = re.compile(r"^(\d+)\+? (jobs|minions|alerts)\b", re.M)
+
+
+def test_every_page_reads_as_a_person_should_see_it(browser, ui, loaded):
+    """The visible text of each page: no value a script failed to fill in, a
+    count line that counts the rows shown, and a screenshot kept for a person."""
+    failed = next(j for j in search(loaded.url, "jobs", {"term": {"status": "failed"}}) if j.get("failed_states"))
+    minion = search(loaded.url, "returns", {"match_all": {}})[0]["minion"]
+    pages = [
+        ("jobs", f"{ui.url}/ui/?limit=1000", "jobs", "#jobs tr.job-row"),
+        ("job", f"{ui.url}/ui/job/{failed['jid']}", "returns", None),
+        ("minions", f"{ui.url}/ui/minions?since=all", "minions", "#minions tr.minion-row"),
+        ("minion", f"{ui.url}/ui/minion/{minion}?since=all", "minion-returns", None),
+        ("alerts", f"{ui.url}/ui/alerts?since=all", "alerts", "#alerts tr.alert-row"),
+    ]
+    shots = Path(ui.log).parent / "screenshots"
+    shots.mkdir(exist_ok=True)
+    for name, url, table_id, row_selector in pages:
+        open_and_wait(browser, url, table_id)
+        text = browser.find_element(By.TAG_NAME, "body").text
+        assert browser.save_screenshot(str(shots / f"{name}.png")), name
+        bad = NOT_FOR_PEOPLE.search(text)
+        assert bad is None, f"{name} page shows {bad.group(0)!r}: {text[max(0, bad.start() - 80):bad.end() + 80]!r}"
+        if row_selector:
+            counted = COUNT_LINE.search(text)
+            assert counted, f"{name} page has no count line: {text[:300]!r}"
+            assert int(counted.group(1)) == len(rows(browser, row_selector)), name
+
+
 # ---------------------------------------------------------------- safety
 
 def test_markup_in_a_document_is_text(browser, ui):

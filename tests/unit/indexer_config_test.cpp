@@ -151,6 +151,42 @@ TEST_F(ConfigFile, WithoutAnIndexerSectionTheMastersReturnerBlockIsUsed) {
   EXPECT_THROW(config::effective_indexer_config(load("master_id: m\n"), tap::MasterBus{}), ConfigError);
 }
 
+// Every command that correlates (run, backfill, watch --jobs) takes the
+// master id and order_masters from here, so none can judge differently.
+TEST_F(ConfigFile, CorrelatingCommandsTakeTheMasterIdAndOrderMastersFromTheMastersConfig) {
+  tap::MasterBus master;
+  master.id = "salt-01";
+  master.order_masters = true;
+  const config::Config from_master = config::correlating_config(load("alerts: {log: true}\n"), master);
+  EXPECT_EQ(from_master.master_id, "salt-01");
+  EXPECT_TRUE(from_master.correlator.order_masters);
+  // salttap's own master_id wins; order_masters is the master's alone.
+  const config::Config own = config::correlating_config(load("master_id: mine\n"), master);
+  EXPECT_EQ(own.master_id, "mine");
+  EXPECT_TRUE(own.correlator.order_masters);
+  // Neither names one: the host's, as Salt names a master by default.
+  const config::Config host = config::correlating_config(load("alerts: {log: true}\n"), tap::MasterBus{});
+  EXPECT_TRUE(host.master_id.ends_with("_master") || host.master_id == "master") << host.master_id;
+  EXPECT_FALSE(host.correlator.order_masters);
+  // run_config is the same plus the engine.
+  master.elasticsearch_yaml = "hosts: ['10.0.0.9:9200']\n";
+  const config::Config run = config::run_config(load("alerts: {log: true}\n"), master);
+  EXPECT_EQ(run.master_id, "salt-01");
+  EXPECT_TRUE(run.correlator.order_masters);
+  EXPECT_EQ(run.indexer.http.hosts, (std::vector<std::string>{"10.0.0.9:9200"}));
+}
+
+TEST_F(ConfigFile, TheJobBrowsersPasswordIsReadOnlyWhenAUsernameAsksForIt) {
+  config::UiConfig ui;
+  ui.password_file = "/nonexistent/salttap-ui-password";
+  EXPECT_EQ(config::ui_password(ui), "");  // no username: an open browser, no file read
+  ui.username = "admin";
+  EXPECT_THROW((void)config::ui_password(ui), ConfigError);
+  ui.password_file.clear();
+  ui.password = "inline";
+  EXPECT_EQ(config::ui_password(ui), "inline");
+}
+
 TEST_F(ConfigFile, MistakesAreNamed) {
   EXPECT_NE(error_of("indexer: {hostz: [a]}\n").find("unknown key 'hostz'"), std::string::npos);
   EXPECT_NE(error_of("indexer: {index_prefix: Salt}\n").find("index_prefix"), std::string::npos);

@@ -22,9 +22,11 @@
     return node;
   }
 
+  // A part a page may leave out (no note, no error) is passed as null: it
+  // is dropped here, where replaceChildren would print it as the text "null".
   function show(...nodes) {
     const m = main();
-    m.replaceChildren(...nodes);
+    m.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined && n !== false));
   }
 
   const dash = (v) => (v === undefined || v === null || v === "" ? "-" : String(v));
