@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Table of the decode benchmark: medians per decoder and file, and ratios.
 
-    decode_report.py DECODE_CPP.json SALT.jsonl MANIFEST.json [CORRELATOR.json]
+    decode_report.py --manifest MANIFEST.json --salt SALT.jsonl --cpp DECODE.json... [--correlator CORR.json...]
+                     [--loads FILE]
 
-Inputs: Google Benchmark JSON (salttap, msgpack-c), salt_decode.py JSON lines, the streams'
-manifest.json (bench/make_stream.py: event and byte counts), and the correlator benchmark's
-JSON. Every run must have decoded exactly the events the manifest lists for its stream
+Inputs: the streams' manifest.json (bench/make_stream.py: event and byte counts),
+salt_decode.py JSON lines, Google Benchmark JSON of the decoders (salttap, msgpack-c) and
+of the correlator benchmark, one file per round, and the machine's load at each round's
+start (one number a line). Every run must have decoded exactly the events the manifest lists for its stream
 (each C++ run reports its count as the counter `events`, salt_decode.py as `events`), and
 no run may have stopped with an error: anything else exits 1, the tables unprinted.
 """
+import argparse
 import json
 import statistics
 import sys
@@ -17,10 +20,15 @@ FILES = ["small.plain.raw", "small.len32.raw", "mixed.plain.raw", "mixed.len32.r
 DECODERS = ("salttap", "msgpack-c", "salt-python")
 
 
-def read_runs(cpp_json, salt_jsonl, manifest):
+def benchmarks(paths):
+    for path in paths:
+        yield from json.load(open(path))["benchmarks"]
+
+
+def read_runs(cpp_jsons, salt_jsonl, manifest):
     """{(decoder, file): [seconds per pass]}, and the problems found on the way."""
     runs, problems = {}, []
-    for b in json.load(open(cpp_json))["benchmarks"]:
+    for b in benchmarks(cpp_jsons):
         if b.get("error_occurred"):
             problems.append(f"{b['name']}: {b.get('error_message')}")
             continue
@@ -58,10 +66,10 @@ def decode_table(runs, manifest):
             print(f"| {file} | {d} | {events / s:,.0f} | {size / s / 1e6:,.0f} | {vs_py:.1f}x | {vs_mp:.2f}x |")
 
 
-def correlator_runs(path):
+def correlator_runs(paths):
     """({name: [(wall s, cpu s, events)]}, the memory run, problems)."""
     runs, memory, problems = {}, {}, []
-    for b in json.load(open(path))["benchmarks"]:
+    for b in benchmarks(paths):
         if b.get("error_occurred"):
             problems.append(f"{b['name']}: {b.get('error_message')}")
             continue
@@ -96,15 +104,26 @@ def correlator_table(runs, memory):
               f"(heap, mallinfo2), {memory['accounted_bytes_per_pending_minion']:.1f} bytes (the correlator's own count)")
 
 
-def main(argv):
-    manifest = json.load(open(argv[3]))["files"]
-    runs, problems = read_runs(argv[1], argv[2], manifest)
-    corr = correlator_runs(argv[4]) if len(argv) > 4 else None
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--salt", required=True)
+    ap.add_argument("--cpp", nargs="+", required=True)
+    ap.add_argument("--correlator", nargs="*", default=[])
+    ap.add_argument("--loads")
+    a = ap.parse_args()
+    manifest = json.load(open(a.manifest))["files"]
+    runs, problems = read_runs(a.cpp, a.salt, manifest)
+    corr = correlator_runs(a.correlator) if a.correlator else None
     if corr:
         problems += corr[2]
     if problems:
         print("decode benchmark: wrong counts or failed runs:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 1
+    rounds = len(a.cpp)
+    loads = open(a.loads).read().split() if a.loads else []
+    print(f"{rounds} rounds, medians; every decoder's count of events checked against the stream's; "
+          f"the machine's 1-minute load at each round's start: {', '.join(loads) or 'not recorded'}\n")
     decode_table(runs, manifest)
     if corr:
         correlator_table(corr[0], corr[1])
@@ -112,4 +131,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())
