@@ -190,13 +190,13 @@ def run_curl_parallel(url: str, bodies: list[Path], work: Path, parallel: int, g
             if i:
                 fh.write("next\n")
             fh.write(f'url = "{url}{BULK_PATH}"\ndata-binary = "@{body}"\noutput = "{resp}/{body.name}.json"\n'
-                     'write-out = "%{http_code}\\n"\nsilent\nshow-error\n')
+                     'write-out = "%{http_code}\\n"\n')
             for h in curl_headers(gz):
                 fh.write(f'header = "{h}"\n')
     codes_file = work / "http-codes.txt"
     with open(codes_file, "wb") as out:
-        m = benchlib.run_measured(["curl", "--parallel", "--parallel-max", str(parallel), "-K", str(config)],
-                                  stdout=out)
+        m = benchlib.run_measured(["curl", "--silent", "--show-error", "--parallel", "--parallel-max", str(parallel),
+                                   "-K", str(config)], stdout=out)
     if m.returncode != 0:
         raise RuntimeError(f"curl --parallel exited {m.returncode}")
     check_curl_answers(resp, codes_file, len(bodies), "curl --parallel")
