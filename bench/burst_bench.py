@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Burst benchmark: `salttap run` behind a fake master publisher that sends a whole
 bench/make_stream.py stream at full speed, with the tap journal and with the old queue
-(docs/tap-journal.md).
+(docs/tap-journal.md); and `run` on one core, by the wall clock.
 
 A fake publisher (plain sockets) listens on <sock_dir>/master_event_pub.ipc, a real Unix
 socket, as the master does; `salttap run` finds it from a master config naming that
@@ -9,6 +9,15 @@ sock_dir (`--master-config`), connects, and the publisher writes the stream's by
 fast as the socket takes them, in the stream's own framing (plain or len32, detected by
 salttap per connection). The reader never waits for the pipeline, so what the pipeline
 cannot keep up with is held in memory, journaled or dropped.
+
+salttap runs as configured by default (reconcile and checkpoint on: the master config names
+a job cache directory, empty, so the reconcile's passes find nothing to read), but for
+correlator.missing_after_seconds (--missing-after, a year): the streams' _stamps are from
+2026-12-01, so with the default deadlines every job would be past its deadline when it
+opens (every minion missing, every return late: about twice the documents of a live
+burst); a year lets jobs settle on their returns, as beside a live master (0: the default
+deadlines). With --salttap-cpu (default: the last CPU) salttap is pinned to that one core
+by `taskset`, and this script (the publisher) and the engine to the others.
 
 Configurations, in the same run and the same rounds (their order rotates per round):
   journal   the defaults: a 50,000-event / 16 MiB queue, then the tap journal
@@ -20,35 +29,37 @@ Scenarios:
   mixed-down  the mixed stream (test.ping, cmd.run, state runs, grains, large returns),
               engine down: every document goes to the spool
   burst-down  the 1M-event burst (test.ping jobs, fresh jids), engine down
-  mixed-up    the mixed stream with a real OpenSearch node up (tests/engines/engine.py)
+  mixed-up    the mixed stream with a real OpenSearch node up (tests/engines)
 
-The streams' _stamps are from 2026-12-01, so with salttap's deadlines every job would be
-past its deadline when it opens (every minion missing, every return late: about twice the
-documents of a live burst); --missing-after (default a year) sets correlator.missing_after_seconds
-so that jobs settle on their returns as on a live master (0: salttap's deadlines).
---old-salttap runs an older build beside --salttap in the same rounds (config `<name>@before`),
---configs picks configurations (journal,old,small).
+--old-salttap runs an older build beside --salttap in the same rounds (config `<name>@before`).
+With mixed-up among the scenarios, --warmup unmeasured runs of it come first: a fresh engine's
+JIT compiles while it indexes its first documents.
 
-Per run: the time from the first byte sent until the pipeline had seen every event
-(salttap_correlator_events_total plus the drops reach the stream's events, the queue
-and the journal are empty; /metrics is refreshed once a second, so the end is taken as
-the last moment salttap's CPU time grew before that sample), events/s over it, CPU
-(user+sys from /proc/PID/stat) per event and events/s by CPU (events / CPU seconds: the rate
-on one core), with the engine up also the CPU until the spool has shipped everything, peak RSS (VmHWM), drops by reason, the spool
-and journal sizes, and tap_journal_full alerts. Medians over --rounds; raw figures in
-OUT/burst-<UTC time>.json. `--report FILE.json` prints the tables of an earlier run.
+Per run, from the first byte sent:
+  - until processed: until the pipeline had seen every event (/metrics: correlator events
+    plus drops reach the stream's events, queue and journal empty). /metrics is refreshed
+    once a second, so the end is the last moment before that answer at which the pipeline
+    thread (salttap's main thread) was busy: it ran at least a quarter of a 100 ms window
+    (its run time from /proc/PID/task/PID/schedstat, sampled every 50 ms);
+  - until shipped (engine up): until the engine's last answer to a bulk request: once /metrics
+    shows the spool empty, `ss` gives how long ago salttap's connections to the engine last
+    received anything (lastrcv, in ms);
+  - the wall-clock rate (events / those seconds), CPU per event (user + sys of the process,
+    /proc/PID/stat, at those moments) and events by CPU second (informational), peak RSS
+    (VmHWM), drops by reason, frames that went through the journal, the largest journal and
+    queue seen on /metrics, tap_journal_full alerts, the machine's load at the run's start.
+Medians over --rounds (default 5); raw figures in OUT/burst-<UTC time>.json.
+`--report FILE.json...` prints the tables of earlier runs.
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import re
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -57,40 +68,20 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "harness"))
+sys.path.insert(0, str(ROOT / "bench" / "lib"))
+import benchlib  # noqa: E402
+from benchlib import median  # noqa: E402
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+log = benchlib.logger("burst-bench")
 
 CONFIGS = {
     "journal": {},
     "old": {"queue_max_events": 200000, "queue_max_bytes": 512 << 20, "journal": {"enabled": False}},
 }
 
-
-def log(msg: str) -> None:
-    print(f"[burst-bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
-
-
-def peak_rss(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
+SAMPLE_S = 0.05  # how often the process and its pipeline thread are sampled
+BUSY_WINDOW_S = 0.1  # a moment is busy when at least BUSY_SHARE of this window was spent running
+BUSY_SHARE = 0.25
 
 
 def metrics(url: str) -> dict[str, float]:
@@ -107,8 +98,13 @@ def metrics(url: str) -> dict[str, float]:
     return out
 
 
-def dir_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+def run_ns(pid: int, tid: int) -> int | None:
+    """Nanoseconds one thread has run (/proc/PID/task/TID/schedstat), None once gone."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+            return int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class Publisher:
@@ -121,6 +117,7 @@ class Publisher:
         self.sock.listen(8)
         self.started = self.finished = None
         self.error = None
+        self.done = threading.Event()
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
@@ -128,17 +125,19 @@ class Publisher:
         try:
             conn, _ = self.sock.accept()
             with conn, open(self.stream, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
                 self.started = time.perf_counter()
-                while chunk := fh.read(1 << 20):
-                    conn.sendall(chunk)
+                # sendfile: the kernel copies from the page cache, no Python in the loop, so the
+                # publisher outruns salttap whenever its core is free enough.
+                sent = 0
+                while sent < size:
+                    sent += os.sendfile(conn.fileno(), fh.fileno(), sent, size - sent)
                 self.finished = time.perf_counter()
                 # Keep the connection open (a master does): salttap must not see a disconnect.
                 while not self.done.wait(0.2):
                     pass
         except OSError as e:
             self.error = repr(e)
-
-    done = threading.Event()
 
     def close(self) -> None:
         self.done.set()
@@ -147,11 +146,11 @@ class Publisher:
 
 
 def write_configs(work: Path, sock_dir: Path, hosts: list[str], tap: dict, missing_after: float) -> tuple[Path, Path]:
+    cache = work / "cache"
+    (cache / "jobs").mkdir(parents=True)  # the master's job cache, empty: the reconcile reads nothing
     master = work / "master"
-    master.write_text(f"id: bench-master\nsock_dir: {sock_dir}\ncachedir: {work / 'cache'}\n")
+    master.write_text(f"id: bench-master\nsock_dir: {sock_dir}\ncachedir: {cache}\n")
     cfg = {"master_id": "bench",
-           "reconcile": {"enabled": False},
-           "checkpoint": {"enabled": False},
            "tap": tap,
            **({"correlator": {"missing_after_seconds": missing_after}} if missing_after else {}),
            "indexer": {"hosts": hosts, "index_prefix": "burstbench",
@@ -167,6 +166,49 @@ def drops(m: dict) -> dict:
             for r in ("queue_full", "journal_full", "journal_error")}
 
 
+def last_busy(samples: list[tuple], until: float) -> tuple | None:
+    """The last sample at or before `until` in whose trailing BUSY_WINDOW_S the pipeline thread
+    ran at least BUSY_SHARE of the time (samples: (t, process CPU s, pipeline thread run ns))."""
+    for i in range(len(samples) - 1, -1, -1):
+        t = samples[i][0]
+        if t > until:
+            continue
+        j = i
+        while j > 0 and t - samples[j][0] < BUSY_WINDOW_S:
+            j -= 1
+        if t - samples[j][0] >= BUSY_WINDOW_S * 0.5 and \
+                (samples[i][2] - samples[j][2]) / 1e9 >= BUSY_SHARE * (t - samples[j][0]):
+            return samples[i]
+    return None
+
+
+class Sampler(threading.Thread):
+    """Every SAMPLE_S: (time, process CPU s, pipeline thread run ns)."""
+
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid, self.samples, self.stop_flag = pid, [], threading.Event()
+
+    def run(self) -> None:
+        while not self.stop_flag.wait(SAMPLE_S):
+            cpu, pipe = benchlib.cpu_seconds(self.pid), run_ns(self.pid, self.pid)
+            if cpu is None or pipe is None:
+                return
+            self.samples.append((time.perf_counter(), cpu, pipe))
+
+    def stop(self) -> None:
+        self.stop_flag.set()
+        self.join(timeout=5)
+
+
+def last_receive_age(port: int) -> float | None:
+    """Seconds since any established connection to 127.0.0.1:port last received data (ss)."""
+    out = subprocess.run(["ss", "-tinH", "state", "established", f"( dport = :{port} )"], capture_output=True,
+                         text=True, check=True).stdout
+    ages = [int(a) for a in re.findall(r"lastrcv:(\d+)", out)]
+    return min(ages) / 1000 if ages else None
+
+
 def one_run(opts, stream: Path, events: int, tap: dict, hosts: list[str], name: str, salttap: str) -> dict:
     work = Path(opts.work) / name
     shutil.rmtree(work, ignore_errors=True)
@@ -174,75 +216,93 @@ def one_run(opts, stream: Path, events: int, tap: dict, hosts: list[str], name: 
     sock_dir.mkdir(parents=True)
     master, config = write_configs(work, sock_dir, hosts, tap, opts.missing_after)
     pub = Publisher(sock_dir / "master_event_pub.ipc", stream)
-    port = free_port()
+    port = benchlib.free_port()
     url = f"http://127.0.0.1:{port}"
     errlog = work / "run.log"
+    pin = ["taskset", "-c", str(opts.salttap_cpu)] if opts.salttap_cpu >= 0 else []
+    res = {"name": name, "events": events, "salttap": salttap, "load": benchlib.loadavg(),
+           "salttap_cpu": opts.salttap_cpu}
     with open(errlog, "wb") as err:
-        proc = subprocess.Popen([salttap, "run", "--config", str(config), "--master-config", str(master),
-                                 "--metrics-listen", f"127.0.0.1:{port}", "--drain-seconds", "1"],
+        proc = subprocess.Popen(pin + [salttap, "run", "--config", str(config), "--master-config", str(master),
+                                       "--metrics-listen", f"127.0.0.1:{port}", "--drain-seconds", "1"],
                                 stdout=subprocess.DEVNULL, stderr=err)
-    res = {"name": name, "events": events, "salttap": salttap}
+    sampler = Sampler(proc.pid)
+    sampler.start()
+    engine_up = bool(hosts) and hosts[0] != opts.down_host
     try:
         deadline = time.monotonic() + opts.timeout
-        last_cpu, last_grow = 0.0, None
-        done_at = None
-        last_fetch = 0.0
+        processed_at = shipped_at = None
+        max_journal = max_queue = 0
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 raise RuntimeError(f"salttap run exited {proc.returncode}: {errlog}")
             if pub.error:
                 raise RuntimeError(f"publisher: {pub.error}")
-            cpu = cpu_seconds(proc.pid)
+            time.sleep(0.25)  # /metrics: each answer costs salttap CPU, and it is refreshed once a second
+            if pub.finished is None:
+                continue
             now = time.perf_counter()
-            if cpu > last_cpu:
-                last_cpu, last_grow = cpu, now
-            # /metrics is refreshed once a second: asked 4 times a second (each answer costs salttap CPU).
-            if pub.finished is not None and now - last_fetch >= 0.25:
-                last_fetch = now
-                m = metrics(url)
-                lost = sum(drops(m).values())
-                seen = m.get("salttap_correlator_events_total", 0)
-                idle = m.get("salttap_tap_queue_events", 1) == 0 and m.get("salttap_tap_journal_frames", 1) == 0
-                if m and seen + lost + m.get('salttap_tap_skipped_frames_total{reason="undecodable"}', 0) >= events \
-                        and idle:
-                    done_at = min(now, last_grow or now)
-                    res["metrics"] = m
+            m = metrics(url)
+            if not m:
+                continue
+            max_journal = max(max_journal, m.get("salttap_tap_journal_bytes", 0))
+            max_queue = max(max_queue, m.get("salttap_tap_queue_events", 0))
+            lost = sum(drops(m).values()) + m.get('salttap_tap_skipped_frames_total{reason="undecodable"}', 0)
+            idle = m.get("salttap_tap_queue_events", 1) == 0 and m.get("salttap_tap_journal_frames", 1) == 0
+            if processed_at is None and m.get("salttap_correlator_events_total", 0) + lost >= events and idle:
+                processed_at, res["metrics"] = now, m
+                if not engine_up:
                     break
-            time.sleep(0.05)
-        if done_at is None:
-            raise RuntimeError(f"{name}: the pipeline did not see every event within {opts.timeout}s ({errlog})")
+            if processed_at is not None and engine_up and m.get("salttap_spool_pending_documents", 1) == 0 \
+                    and m.get("salttap_indexer_documents_shipped_total", 0) > 0:
+                age = last_receive_age(int(hosts[0].rsplit(":", 1)[1]))
+                if age is None:
+                    raise RuntimeError(f"{name}: salttap holds no connection to the engine once shipped")
+                shipped_at, res["metrics_shipped"] = time.perf_counter() - age, m
+                break
+        if processed_at is None or (engine_up and shipped_at is None):
+            raise RuntimeError(f"{name}: not {'shipped' if processed_at else 'processed'} within {opts.timeout}s "
+                               f"({errlog})")
+        sampler.stop()
+        samples = sampler.samples
+        end = last_busy(samples, processed_at)
+        if end is None or end[0] < pub.started:
+            raise RuntimeError(f"{name}: no busy pipeline sample before the end ({len(samples)} samples)")
+        if end[0] < pub.finished:  # the pipeline was starved near the end: it cannot have finished before the bytes came
+            end = next((x for x in samples if x[0] >= pub.finished), end)
         m = res["metrics"]
-        wall = done_at - pub.started
+        wall = end[0] - pub.started
         res.update({
             "seconds": round(wall, 3),
             "send_seconds": round(pub.finished - pub.started, 3),
             "events_per_s": round(events / wall),
-            "cpu_seconds": round(last_cpu, 2),
-            "cpu_us_per_event": round(last_cpu / events * 1e6, 2),
-            "peak_rss": peak_rss(proc.pid),
+            "cpu_seconds": round(end[1], 2),
+            "cpu_us_per_event": round(end[1] / events * 1e6, 2),
+            "peak_rss": benchlib.status_fields(proc.pid).get("VmHWM", 0),
             "drops": drops(m),
             "dropped": sum(drops(m).values()),
             "correlator_events": int(m.get("salttap_correlator_events_total", 0)),
             "journal_spilled_frames": int(m.get("salttap_tap_journal_spilled_frames_total", 0)),
             "journal_spilled_bytes": int(m.get("salttap_tap_journal_spilled_bytes_total", 0)),
             "journal_drained_frames": int(m.get("salttap_tap_journal_drained_frames_total", 0)),
+            "journal_max_bytes_seen": int(max_journal),
+            "queue_max_events_seen": int(max_queue),
             "journal_refusing": int(m.get("salttap_tap_journal_refusing", 0)),
             "alerts_tap_journal_full": int(m.get('salttap_alerting_alerts_total{kind="tap_journal_full"}', 0)),
             "spool_bytes": int(m.get("salttap_spool_size_bytes", 0)),
             "spool_pending": int(m.get("salttap_spool_pending_documents", 0)),
+            "reconcile_passes": int(m.get("salttap_reconcile_passes_total", 0)),
+            "checkpoint_writes": int(m.get("salttap_correlator_checkpoint_writes_total", 0)),
         })
-        if hosts and hosts[0] != opts.down_host:
-            # Engine up: until the spool has shipped everything (informational).
-            t = time.monotonic()
-            while time.monotonic() - t < opts.timeout:
-                if metrics(url).get("salttap_spool_pending_documents", 1) == 0:
-                    break
-                time.sleep(0.2)
-            res["shipped_seconds"] = round(time.perf_counter() - pub.started, 1)
-            # CPU until every document was shipped: the engine's share of the work too.
-            res["cpu_seconds_shipped"] = round(cpu_seconds(proc.pid), 2)
+        if engine_up:
+            # The process's CPU at the last sample before the engine's last answer.
+            cpu_shipped = max((s[1] for s in samples if s[0] <= shipped_at), default=end[1])
+            res["shipped_seconds"] = round(max(shipped_at, end[0]) - pub.started, 3)
+            res["cpu_seconds_shipped"] = round(max(cpu_shipped, end[1]), 2)
+            res["documents_shipped"] = int(res["metrics_shipped"].get("salttap_indexer_documents_shipped_total", 0))
         res["log_alert"] = "tap_journal_full" in errlog.read_text(errors="replace")
     finally:
+        sampler.stop()
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             try:
@@ -253,19 +313,26 @@ def one_run(opts, stream: Path, events: int, tap: dict, hosts: list[str], name: 
         pub.close()
         if not opts.keep:
             shutil.rmtree(work, ignore_errors=True)
-    log(f"{name}: {res['seconds']} s, {res['events_per_s']} ev/s, {res['cpu_us_per_event']} us CPU/ev, "
-        f"peak RSS {res['peak_rss'] / 1e6:.0f} MB, dropped {res['dropped']} {res['drops']}, "
-        f"journaled {res['journal_spilled_frames']}, alerts {res['alerts_tap_journal_full']}")
+    shipped_text = (f", shipped in {res['shipped_seconds']} s ({events / res['shipped_seconds']:,.0f} ev/s)"
+                    if "shipped_seconds" in res else "")
+    log(f"{name}: processed in {res['seconds']} s ({res['events_per_s']:,} ev/s){shipped_text}, "
+        f"{res['cpu_us_per_event']} us CPU/ev, peak RSS {res['peak_rss'] / 1e6:.0f} MB, dropped {res['dropped']} "
+        f"{res['drops']}, journaled {res['journal_spilled_frames']}, alerts {res['alerts_tap_journal_full']}; "
+        f"load {res['load'][0]:.1f}")
     return res
 
 
 def med(runs: list[dict], key) -> float:
-    return statistics.median(key(r) if callable(key) else r[key] for r in runs)
+    return median(key(r) if callable(key) else r[key] for r in runs)
 
 
 def processed_rate(r: dict) -> float:
-    """Events the pipeline processed per second (a dropped event costs it nothing)."""
+    """Events the pipeline processed per wall second (a dropped event costs it nothing)."""
     return r["correlator_events"] / r["seconds"]
+
+
+def shipped_rate(r: dict) -> float:
+    return r["correlator_events"] / r["shipped_seconds"]
 
 
 def cpu_per_processed(r: dict) -> float:
@@ -277,28 +344,47 @@ def cpu_shipped_per_processed(r: dict) -> float:
 
 
 def cpu_rate(r: dict) -> float:
-    """Processed events per second of salttap's CPU time: the rate on one core."""
+    """Processed events per second of salttap's CPU time (informational)."""
     return r["correlator_events"] / max(r["cpu_seconds"], 1e-9)
+
+
+def loads(runs: list[dict]) -> str:
+    return ", ".join(f"{r['load'][0]:.1f}" for r in runs if "load" in r)
 
 
 def report(res: dict) -> None:
     rounds = max(len(runs) for runs in res["runs"].values())
-    print(f"\nBurst benchmark, {res['date']}, {rounds} of {res['rounds']} rounds (medians), {res['host']}")
+    pinned = (f"salttap pinned to CPU {res['salttap_cpu']} (taskset), the publisher and the engine on the others"
+              if res.get("salttap_cpu", -1) >= 0 else "nothing pinned")
+    print(f"\nBurst benchmark, {res['date']}, {rounds} of {res['rounds']} rounds (medians), {res['host']}; {pinned}; "
+          f"reconcile and checkpoint {'on' if res.get('defaults', False) else 'off'}; "
+          f"correlator.missing_after_seconds {res['missing_after']:g}")
     print("streams: " + ", ".join(f"{k} {v['events']:,} events / {v['bytes'] / 1e6:.0f} MB"
                                    for k, v in res["streams"].items()))
-    print("\n| scenario | config | runs | processed events/s | events/s by CPU | CPU µs/event | "
-          "CPU µs/event until shipped | peak RSS MB | dropped (median, max) | journaled | tap_journal_full alerts | "
-          "spool MB |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| scenario | config | runs | events/s until processed (wall) | events/s until shipped (wall) | "
+          "CPU µs/event until processed | until shipped | (info) events/s by CPU | peak RSS MB | dropped (median, max) "
+          "| journaled (median) | largest journal seen MB | tap_journal_full alerts | load (1 min) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for key, runs in res["runs"].items():
         scen, cfg = key.split("/")
         d = [r["dropped"] for r in runs]
-        print(f"| {scen} | {cfg} | {len(runs)} | {med(runs, processed_rate):,.0f} | {med(runs, cpu_rate):,.0f} | "
-              f"{med(runs, cpu_per_processed):.1f} | "
-              f"{(f'{med(runs, cpu_shipped_per_processed):.1f}' if 'cpu_seconds_shipped' in runs[0] else '-')} | "
-              f"{med(runs, 'peak_rss') / 1e6:.0f} | {statistics.median(d):,.0f} ({max(d):,}) | "
-              f"{med(runs, 'journal_spilled_frames'):,.0f} | {med(runs, 'alerts_tap_journal_full'):.0f} | "
-              f"{med(runs, 'spool_bytes') / 1e6:.0f} |")
+        shipped = "shipped_seconds" in runs[0]
+        print(f"| {scen} | {cfg} | {len(runs)} | {med(runs, processed_rate):,.0f} | "
+              f"{f'{med(runs, shipped_rate):,.0f}' if shipped else '-'} | {med(runs, cpu_per_processed):.1f} | "
+              f"{f'{med(runs, cpu_shipped_per_processed):.1f}' if shipped else '-'} | {med(runs, cpu_rate):,.0f} | "
+              f"{med(runs, 'peak_rss') / 1e6:.0f} | {median(d):,.0f} ({max(d):,}) | "
+              f"{med(runs, 'journal_spilled_frames'):,.0f} | "
+              f"{max(r.get('journal_max_bytes_seen', 0) for r in runs) / 1e6:,.0f} | "
+              f"{med(runs, 'alerts_tap_journal_full'):.0f} | "
+              f"{loads(runs)} |")
+    print("\nPer run: events/s until processed (until shipped); the seconds the publisher took to send the stream; "
+          "frames journaled. A run whose journal took nothing never had the queue full: salttap kept up with the "
+          "publisher, and its rate is the publisher's, a lower bound of salttap's.")
+    for key, runs in res["runs"].items():
+        cells = "; ".join(f"{processed_rate(r):,.0f}" + (f" ({shipped_rate(r):,.0f})" if "shipped_seconds" in r else "")
+                          + f", sent in {r['send_seconds']:.1f} s, {r['journal_spilled_frames']:,} journaled"
+                          for r in runs)
+        print(f"- {key}: {cells}")
     print("\nRatios journal / old (medians):")
     for scen in sorted({k.split("/")[0] for k in res["runs"]}):
         a, b = res["runs"].get(f"{scen}/journal"), res["runs"].get(f"{scen}/old")
@@ -314,10 +400,11 @@ def report(res: dict) -> None:
         a, b = res["runs"].get(key[: -len("@before")]), res["runs"][key]
         if not a:
             continue
-        print(f"- {key[: -len('@before')]}: events/s by CPU x{med(a, cpu_rate) / med(b, cpu_rate):.2f}, "
-              f"CPU/event x{med(a, cpu_per_processed) / med(b, cpu_per_processed):.2f}, "
-              f"processed events/s x{med(a, processed_rate) / med(b, processed_rate):.2f}, "
-              f"peak RSS x{med(a, 'peak_rss') / med(b, 'peak_rss'):.2f}")
+        shipped = "shipped_seconds" in a[0] and "shipped_seconds" in b[0]
+        print(f"- {key[: -len('@before')]}: events/s until processed x{med(a, processed_rate) / med(b, processed_rate):.2f}"
+              + (f", until shipped x{med(a, shipped_rate) / med(b, shipped_rate):.2f}" if shipped else "")
+              + f", CPU/event x{med(a, cpu_per_processed) / med(b, cpu_per_processed):.2f}"
+              f", peak RSS x{med(a, 'peak_rss') / med(b, 'peak_rss'):.2f}")
 
 
 def main() -> int:
@@ -327,13 +414,18 @@ def main() -> int:
     ap.add_argument("--streams", default=str(ROOT / "build" / "bench-burst-streams"))
     ap.add_argument("--work", default="/tmp/salttap-burst-bench")
     ap.add_argument("--out", default=str(ROOT / "build" / "bench-results"))
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--scenarios", default="mixed-down,burst-down,mixed-up")
     ap.add_argument("--configs", default="journal,old,small", help="which configurations to run (small: burst only)")
     ap.add_argument("--small-journal", type=int, default=64 << 20, help="tap.journal.max_bytes of `small`")
     ap.add_argument("--missing-after", type=float, default=366 * 86400,
                     help="correlator.missing_after_seconds (0: salttap's deadlines). The streams' _stamps are "
                          "from 2026-12-01: with salttap's deadlines every job is past its deadline when it opens")
+    ap.add_argument("--salttap-cpu", type=int, default=(os.cpu_count() or 1) - 1 if (os.cpu_count() or 1) >= 2 else -1,
+                    help="the one CPU salttap is pinned to (taskset); this script and the engine get the others "
+                         "(-1: nothing pinned)")
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="unmeasured runs of mixed-up first, when it is among the scenarios (the engine's JIT)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--keep", action="store_true", help="keep each run's directory")
     ap.add_argument("--report", nargs="+", help="print the tables of earlier runs' JSON (several: their runs merged)")
@@ -350,10 +442,13 @@ def main() -> int:
                     merged["runs"].setdefault(key, []).extend(runs)
         report(merged)
         return 0
-    opts.down_host = f"http://127.0.0.1:{free_port()}"  # nobody listens there
+    if opts.salttap_cpu >= 0:
+        others = set(range(os.cpu_count() or 1)) - {opts.salttap_cpu}
+        if others:  # the publisher (this process's threads) and the engine (a child) off salttap's core
+            os.sched_setaffinity(0, others)
+    opts.down_host = f"http://127.0.0.1:{benchlib.free_port()}"  # nobody listens there
     streams_dir = Path(opts.streams)
-    manifest = json.loads((streams_dir / "manifest.json").read_text())
-    files = manifest["files"]
+    files = json.loads((streams_dir / "manifest.json").read_text())["files"]
     streams = {"mixed": "mixed.plain.raw", "burst": "small.plain.raw"}
     info = {key: {"file": str(streams_dir / name), "events": int(files[name]["events"]),
                   "bytes": int(files[name]["bytes"])} for key, name in streams.items()}
@@ -361,16 +456,18 @@ def main() -> int:
     binaries = [("", opts.salttap)] + ([("@before", opts.old_salttap)] if opts.old_salttap else [])
     engine = None
     if "mixed-up" in scenarios:
-        from engine import Engine
-        engine = Engine("opensearch", Path(opts.work) / "opensearch")
+        engine = benchlib.Engine("opensearch", Path(opts.work) / "opensearch")
         engine.start()
-    out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"burst-{datetime.datetime.utcnow().strftime('%Y%m%dT%H%M%SZ')}.json"
-    res = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), "rounds": opts.rounds,
-           "host": f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at start", "streams": info,
-           "salttap": opts.salttap, "old_salttap": opts.old_salttap, "missing_after": opts.missing_after, "runs": {}}
+    path = benchlib.results_file(opts.out, "burst")
+    res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rounds": opts.rounds,
+           "host": f"{os.cpu_count()} CPUs, {benchlib.load_text()} at the start", "streams": info,
+           "salttap": opts.salttap, "old_salttap": opts.old_salttap, "missing_after": opts.missing_after,
+           "salttap_cpu": opts.salttap_cpu, "defaults": True, "runs": {}}
     try:
+        for i in range(opts.warmup if engine else 0):
+            benchlib.delete_indices(engine.url, "burstbench-*")
+            one_run(opts, Path(info["mixed"]["file"]), info["mixed"]["events"], {}, [engine.url], f"warm-up-{i}",
+                    opts.salttap)
         for rnd in range(opts.rounds):
             plan = []
             for scen in scenarios:
@@ -387,11 +484,7 @@ def main() -> int:
             plan = plan[rnd % len(plan):] + plan[:rnd % len(plan)]  # rotate the order per round
             for scen, cfg, stream, hosts, tap, binary in plan:
                 if engine and scen.endswith("-up"):
-                    from urllib.request import Request, urlopen
-                    try:
-                        urlopen(Request(f"{engine.url}/burstbench-*", method="DELETE"), timeout=60).read()
-                    except OSError:
-                        pass
+                    benchlib.delete_indices(engine.url, "burstbench-*")
                 r = one_run(opts, Path(info[stream]["file"]), info[stream]["events"], tap, hosts,
                             f"{scen}-{cfg.replace('@', '-')}-{rnd}", binary)
                 res["runs"].setdefault(f"{scen}/{cfg}", []).append(r)
@@ -399,6 +492,7 @@ def main() -> int:
     finally:
         if engine:
             engine.stop()
+    res["host"] += f", {benchlib.load_text()} at the end"
     path.write_text(json.dumps(res, indent=1) + "\n")
     report(res)
     print(f"\nraw figures: {path}")

@@ -76,6 +76,9 @@ void ret_event(std::string& out, const std::string& jid, int i, const std::strin
   frame(out, "salt/job/" + jid + "/ret/" + minion(i), d);
 }
 
+// The events stream(jobs) holds: each job's new event and one return per minion.
+std::size_t events_of(int jobs) { return static_cast<std::size_t>(jobs) * (kMinions + 1); }
+
 // `jobs` jobs of kMinions minions each; returns interleave across 4 jobs in flight.
 const std::string& stream(int jobs) {
   static std::map<int, std::string> cache;
@@ -101,7 +104,9 @@ void BM_decode(benchmark::State& state) {
         ++events;
       });
   }
+  if (events != events_of(static_cast<int>(state.range(0)))) state.SkipWithError("not every event decoded");
   state.SetItemsProcessed(static_cast<std::int64_t>(events * state.iterations()));
+  state.counters["events"] = static_cast<double>(events);
   state.counters["ns_per_event"] = benchmark::Counter(static_cast<double>(events) * state.iterations(),
                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
@@ -123,7 +128,9 @@ void BM_decode_correlate(benchmark::State& state) {
       });
   }
   if (settled != static_cast<std::size_t>(state.range(0)) * state.iterations()) state.SkipWithError("jobs not settled");
+  if (events != events_of(static_cast<int>(state.range(0)))) state.SkipWithError("not every event decoded");
   state.SetItemsProcessed(static_cast<std::int64_t>(events * state.iterations()));
+  state.counters["events"] = static_cast<double>(events);
   state.counters["ns_per_event"] = benchmark::Counter(static_cast<double>(events) * state.iterations(),
                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }

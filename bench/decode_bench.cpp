@@ -38,9 +38,12 @@ const std::string& stream(const std::string& name) {
   return cache.emplace(name, ss.str()).first->second;
 }
 
+// `events` (decoded in the last pass) is reported as a counter too: bench/decode_report.py
+// checks it against the events bench/make_stream.py wrote into the stream.
 void report(benchmark::State& state, std::size_t bytes, std::size_t events) {
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes * state.iterations()));
   state.SetItemsProcessed(static_cast<std::int64_t>(events * state.iterations()));
+  state.counters["events"] = static_cast<double>(events);
 }
 
 void BM_salttap(benchmark::State& state, const std::string& name) {

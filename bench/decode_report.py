@@ -1,37 +1,63 @@
 #!/usr/bin/env python3
 """Table of the decode benchmark: medians per decoder and file, and ratios.
 
-Inputs: Google Benchmark JSON (salttap, msgpack-c), salt_decode.py JSON lines,
-and the streams' manifest.json (event and byte counts).
+    decode_report.py --manifest MANIFEST.json --salt SALT.jsonl --cpp DECODE.json... [--correlator CORR.json...]
+                     [--loads FILE]
+
+Inputs: the streams' manifest.json (bench/make_stream.py: event and byte counts),
+salt_decode.py JSON lines, Google Benchmark JSON of the decoders (salttap, msgpack-c) and
+of the correlator benchmark, one file per round, and the machine's load at each round's
+start (one number a line). Every run must have decoded exactly the events the manifest lists for its stream
+(each C++ run reports its count as the counter `events`, salt_decode.py as `events`), and
+no run may have stopped with an error: anything else exits 1, the tables unprinted.
 """
+import argparse
 import json
 import statistics
 import sys
 
+FILES = ["small.plain.raw", "small.len32.raw", "mixed.plain.raw", "mixed.len32.raw"]
+DECODERS = ("salttap", "msgpack-c", "salt-python")
 
-def main(cpp_json, salt_jsonl, manifest_json):
-    manifest = json.load(open(manifest_json))["files"]
-    runs = {}  # (decoder, file) -> [seconds per pass]
-    for b in json.load(open(cpp_json))["benchmarks"]:
+
+def benchmarks(paths):
+    for path in paths:
+        yield from json.load(open(path))["benchmarks"]
+
+
+def read_runs(cpp_jsons, salt_jsonl, manifest):
+    """{(decoder, file): [seconds per pass]}, and the problems found on the way."""
+    runs, problems = {}, []
+    for b in benchmarks(cpp_jsons):
+        if b.get("error_occurred"):
+            problems.append(f"{b['name']}: {b.get('error_message')}")
+            continue
         if b.get("run_type") != "iteration":
             continue
         name = b["run_name"]  # BM_salttap/"small.plain.raw"/min_time:.../real_time
         decoder = "salttap" if name.startswith("BM_salttap") else "msgpack-c"
         file = name.split('"')[1]
+        if b.get("events") != manifest[file]["events"]:
+            problems.append(f"{name}: decoded {b.get('events')} events, the stream has {manifest[file]['events']}")
         unit = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}[b["time_unit"]]
         runs.setdefault((decoder, file), []).append(b["real_time"] * unit)  # wall, like salt_decode.py
     for line in open(salt_jsonl):
         r = json.loads(line)
         file = r["file"].rsplit("/", 1)[-1]
+        if r["events"] != manifest[file]["events"] or r["bytes"] != manifest[file]["bytes"]:
+            problems.append(f"salt-python {file}: {r['events']} events, {r['bytes']} bytes; the stream has "
+                            f"{manifest[file]['events']}, {manifest[file]['bytes']}")
         runs.setdefault(("salt-python", file), []).append(r.get("seconds_median", r["seconds"]))
+    return runs, problems
 
+
+def decode_table(runs, manifest):
     print("| stream | decoder | events/s (median) | MB/s | vs Salt's Python | vs bare msgpack-c |")
     print("|---|---|---:|---:|---:|---:|")
-    for file in ["small.plain.raw", "small.len32.raw", "mixed.plain.raw", "mixed.len32.raw"]:
+    for file in FILES:
         events, size = manifest[file]["events"], manifest[file]["bytes"]
-        med = {d: statistics.median(runs[(d, file)]) for d in ("salttap", "msgpack-c", "salt-python")
-               if (d, file) in runs}
-        for d in ("salttap", "msgpack-c", "salt-python"):
+        med = {d: statistics.median(runs[(d, file)]) for d in DECODERS if (d, file) in runs}
+        for d in DECODERS:
             if d not in med:
                 continue
             s = med[d]
@@ -40,10 +66,13 @@ def main(cpp_json, salt_jsonl, manifest_json):
             print(f"| {file} | {d} | {events / s:,.0f} | {size / s / 1e6:,.0f} | {vs_py:.1f}x | {vs_mp:.2f}x |")
 
 
-def correlator_table(path):
-    runs = {}
-    memory = {}
-    for b in json.load(open(path))["benchmarks"]:
+def correlator_runs(paths):
+    """({name: [(wall s, cpu s, events)]}, the memory run, problems)."""
+    runs, memory, problems = {}, {}, []
+    for b in benchmarks(paths):
+        if b.get("error_occurred"):
+            problems.append(f"{b['name']}: {b.get('error_message')}")
+            continue
         if b.get("run_type") != "iteration":
             continue
         name = b["run_name"].split("/")[0]
@@ -51,12 +80,19 @@ def correlator_table(path):
             memory = b
             continue
         unit = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}[b["time_unit"]]
-        runs.setdefault(name, []).append((b["real_time"] * unit, b["cpu_time"] * unit, b["items_per_second"]))
+        runs.setdefault(name, []).append((b["real_time"] * unit, b["cpu_time"] * unit, b["events"]))
+    for name in ("BM_decode", "BM_decode_correlate"):
+        if name not in runs:
+            problems.append(f"{name}: no run")
+    return runs, memory, problems
+
+
+def correlator_table(runs, memory):
     dec = statistics.median(r[1] for r in runs["BM_decode"])
     both = statistics.median(r[1] for r in runs["BM_decode_correlate"])
-    events = statistics.median(r[2] * r[0] for r in runs["BM_decode"])  # events per pass
+    events = runs["BM_decode"][0][2]  # per pass; checked against the generated stream by the benchmark itself
     print()
-    print("| 40 jobs x 10,000 minions (400,040 events) | CPU per pass (median) | ns per event | events/s |")
+    print(f"| 40 jobs x 10,000 minions ({events:,.0f} events) | CPU per pass (median) | ns per event | events/s |")
     print("|---|---:|---:|---:|")
     print(f"| decode | {dec * 1e3:.1f} ms | {dec / events * 1e9:.0f} | {events / dec:,.0f} |")
     print(f"| decode + correlate | {both * 1e3:.1f} ms | {both / events * 1e9:.0f} | {events / both:,.0f} |")
@@ -68,7 +104,31 @@ def correlator_table(path):
               f"(heap, mallinfo2), {memory['accounted_bytes_per_pending_minion']:.1f} bytes (the correlator's own count)")
 
 
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--salt", required=True)
+    ap.add_argument("--cpp", nargs="+", required=True)
+    ap.add_argument("--correlator", nargs="*", default=[])
+    ap.add_argument("--loads")
+    a = ap.parse_args()
+    manifest = json.load(open(a.manifest))["files"]
+    runs, problems = read_runs(a.cpp, a.salt, manifest)
+    corr = correlator_runs(a.correlator) if a.correlator else None
+    if corr:
+        problems += corr[2]
+    if problems:
+        print("decode benchmark: wrong counts or failed runs:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 1
+    rounds = len(a.cpp)
+    loads = open(a.loads).read().split() if a.loads else []
+    print(f"{rounds} rounds, medians; every decoder's count of events checked against the stream's; "
+          f"the machine's 1-minute load at each round's start: {', '.join(loads) or 'not recorded'}\n")
+    decode_table(runs, manifest)
+    if corr:
+        correlator_table(corr[0], corr[1])
+    return 0
+
+
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
-    if len(sys.argv) > 4:
-        correlator_table(sys.argv[4])
+    sys.exit(main())

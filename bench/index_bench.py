@@ -1,97 +1,72 @@
 #!/usr/bin/env python3
-"""Indexing benchmark: the same documents into the same local OpenSearch node, three ways.
+"""Indexing benchmark: the same documents into the same local OpenSearch node, several ways.
 
   salttap          `salttap replay STREAM --ship`: disk spool -> index setup -> bulk
                    shipper (libcurl, gzip, `in_flight` requests in flight), timed from
                    start to exit (everything acknowledged by the engine)
-  curl             ready-made `_bulk` bodies of the same documents, cut like salttap's
-                   batches (max_docs / max_bytes), gzipped like salttap (level 1) when
-                   salttap gzips, posted by `curl --data-binary @body` through
-                   `xargs -P <in_flight>`: the engine's practical limit
+  keep-alive       THE COMPARATOR: ready-made `_bulk` bodies of the same documents, cut like
+                   salttap's batches (max_docs / max_bytes), gzipped like salttap (level 1)
+                   when salttap gzips, posted by ONE process over `in_flight` persistent
+                   connections (bench/bulk_post.py: Python http.client, a thread per
+                   connection), timed from its first request to its last answer: the
+                   least any bulk client must do, so the strongest honest comparator
   one-per-request  one HTTP request per document over one keep-alive connection
                    (Python http.client, like the returner's elasticsearch-py), on an
                    evenly spread subset; its rate is extrapolated to the whole set
 
-Informational: the returner-shaped way (what salt/returners/elasticsearch_return.py sends
-per return: two new connections, GET / twice, HEAD index, the document) and, with
---ship-only, salttap's shipper alone (spool filled beforehand, replay of an empty file).
+Informational: the same bodies by `curl --parallel --parallel-max <in_flight> -K config` (one
+curl process, keep-alive) and by `xargs -P <in_flight> curl` (a shell, a curl process and a
+new TCP connection per body: how this benchmark used to compare, kept to show what that
+cost); the returner-shaped way (what salt/returners/elasticsearch_return.py sends per
+return: two new connections, GET / twice, HEAD index, the document) and, with --ship-only,
+salttap's shipper alone (spool filled beforehand, replay of an empty file).
 
 The documents are `salttap replay STREAM --output documents` (the exact bulk NDJSON
 salttap spools). Every way writes into the same `<prefix>-*` indices, typed by the same
 templates (`salttap setup`); the indices are deleted before each way and the engine's
 document count is checked after `_refresh` (unique _index/_id pairs: a job document has
-several versions). --warmup unmeasured passes first (the engine's JIT); the order of the
-ways rotates per round; medians over rounds. Client CPU (wait4 rusage) and the engine
-JVM's CPU (/proc/PID/stat) are recorded per way.
+several versions), and every bulk answer's items are checked. --warmup unmeasured passes
+first (the engine's JIT); the order of the ways rotates per round, so salttap and its
+comparator run alternately; medians over rounds, and the median of the per-round ratios.
+Client CPU (user + system; wait4, or the comparator's own over its timed part) and the
+engine JVM's CPU (/proc/PID/stat) are recorded per way, the machine's load per round.
 
 Then, with the engine stopped (hosts: a port nobody listens on), `salttap replay --ship`
 of the same stream: VmRSS and the spool's size every --sample-interval seconds; VmRSS at
 25/50/75/100 % of the spool's growth must not grow more than --rss-growth-limit. Judged
-with the correlator in steady state (late_grace_seconds: 2; the stream is only ~16 s of
-bus time); the default correlator and a run without any indexer are shown beside it
-(MEMORY_RUNS).
+at salttap's defaults (MEMORY_RUNS); a steady-state correlator (late_grace_seconds: 2)
+and a run without any indexer are shown beside it.
 
-Prints a markdown table; raw figures go to OUT/index-<UTC time>.json.
+Prints markdown tables; raw figures go to OUT/index-<UTC time>.json.
 `--report FILE.json` prints the tables of an earlier run.
 """
 from __future__ import annotations
 
 import argparse
 import collections
-import datetime
 import gzip
 import http.client
 import json
-import os
 import shutil
 import signal
-import socket
-import statistics
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "harness"))
+sys.path.insert(0, str(ROOT / "bench" / "lib"))
+import benchlib  # noqa: E402
+from benchlib import median  # noqa: E402
 
-
-# ---------------------------------------------------------------- engine HTTP
-
-def request(method: str, url: str, body: bytes | None = None, headers: dict | None = None):
-    req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=300) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
-
-
-def http_json(method: str, url: str, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    status, raw = request(method, url, data, {"Content-Type": "application/json"} if data else None)
-    if status >= 300:
-        raise RuntimeError(f"{method} {url}: {status} {raw[:300]!r}")
-    return json.loads(raw) if raw else None
-
-
-def delete_indices(url: str, prefix: str) -> None:
-    rows = http_json("GET", f"{url}/_cat/indices/{prefix}-*?format=json&h=index&expand_wildcards=all")
-    names = [r["index"] for r in rows]
-    for i in range(0, len(names), 50):
-        http_json("DELETE", f"{url}/{','.join(names[i:i + 50])}")
+log = benchlib.logger("index-bench")
 
 
 def engine_counts(url: str, prefix: str, kinds) -> dict:
-    http_json("POST", f"{url}/{prefix}-*/_refresh?expand_wildcards=all&ignore_unavailable=true")
-    out = {}
-    for kind in list(kinds) + ["deadletter"]:
-        status, raw = request("GET", f"{url}/{prefix}-{kind}-*/_count?ignore_unavailable=true&allow_no_indices=true")
-        out[kind] = json.loads(raw)["count"] if status == 200 else 0
-    return out
+    """Documents per kind (and dead letters) in the engine, after a refresh."""
+    benchlib.refresh(url, f"{prefix}-*")
+    return {kind: benchlib.count(url, f"{prefix}-{kind}-*") for kind in list(kinds) + ["deadletter"]}
 
 
 # ---------------------------------------------------------------- documents
@@ -146,70 +121,109 @@ def write_bodies(docs, out: Path, max_docs: int, max_bytes: int, gz: bool, level
     return bodies
 
 
-# ---------------------------------------------------------------- the three ways
+# ---------------------------------------------------------------- the ways
 
-def timed(cmd: list[str], stdout=subprocess.DEVNULL, stderr=None) -> tuple[float, float, int]:
-    """Runs cmd; (wall seconds, CPU seconds of it and its reaped descendants, exit code)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=stderr)
-    _, status, ru = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return seconds, ru.ru_utime + ru.ru_stime, proc.returncode
-
-
-def process_cpu(pid: int) -> float:
-    """utime + stime of a running process (the engine's JVM), seconds."""
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def run_salttap(salttap: str, stream: str, config: Path, log: Path) -> tuple[float, float]:
-    with open(log, "wb") as err:
-        seconds, cpu, rc = timed([salttap, "replay", stream, "--ship", "--ship-timeout", "1800",
-                                  "--config", str(config)], stderr=err)
-    if rc != 0:
-        raise RuntimeError(f"salttap replay --ship exited {rc}; see {log}")
-    return seconds, cpu
+def run_salttap(salttap: str, stream: str, config: Path, log_path: Path,
+                expect_docs: int | None) -> tuple[float, float]:
+    """`replay --ship`; expect_docs: the documents its log must say were built and acknowledged."""
+    with open(log_path, "wb") as err:
+        m = benchlib.run_measured([salttap, "replay", stream, "--ship", "--ship-timeout", "1800",
+                                   "--config", str(config)], stderr=err)
+    if m.returncode != 0:
+        raise RuntimeError(f"salttap replay --ship exited {m.returncode}; see {log_path}")
+    if expect_docs is not None and \
+            f" {expect_docs} documents built, all acknowledged" not in log_path.read_text(errors="replace"):
+        raise RuntimeError(f"salttap replay --ship did not report {expect_docs} documents acknowledged; see {log_path}")
+    return m.seconds, m.cpu_s
 
 
 def run_build_only(salttap: str, stream: str, config: Path) -> float:
-    seconds, cpu, rc = timed([salttap, "replay", stream, "--output", "documents", "--config", str(config)])
-    if rc != 0:
-        raise RuntimeError(f"salttap replay --output documents exited {rc}")
-    return seconds
+    m = benchlib.run_measured([salttap, "replay", stream, "--output", "documents", "--config", str(config)],
+                              count_lines=True)
+    if m.returncode != 0:
+        raise RuntimeError(f"salttap replay --output documents exited {m.returncode}")
+    if m.stdout_lines != 2 * OPTS.documents_total:
+        raise RuntimeError(f"replay --output documents wrote {m.stdout_lines} lines, "
+                           f"expected {2 * OPTS.documents_total} (2 per document)")
+    return m.seconds
 
 
-def run_curl(url: str, bodies: list[Path], work: Path, parallel: int, gz: bool) -> tuple[float, float]:
-    listing = work / "bodies.list"
-    listing.write_text("".join(f"{p}\n" for p in bodies))
+def run_keepalive(url: str, listing: Path, parallel: int, gz: bool) -> tuple[float, float]:
+    """The comparator: bench/bulk_post.py, one process, `parallel` persistent connections."""
+    cmd = [sys.executable, str(ROOT / "bench" / "bulk_post.py"), url, str(listing), "--in-flight", str(parallel)]
+    m = benchlib.run_measured(cmd + (["--gzip"] if gz else []), capture=True)
+    if m.returncode != 0:
+        raise RuntimeError(f"bulk_post.py exited {m.returncode}: {m.stdout[-2000:]!r} {m.stderr[-2000:]!r}")
+    got = json.loads(m.stdout.splitlines()[-1])
+    if got["items"] != OPTS.documents_total:
+        raise RuntimeError(f"keep-alive: the engine answered {got['items']} items for {OPTS.documents_total} documents")
+    return got["seconds"], got["cpu_s"]
+
+
+def check_curl_answers(resp: Path, codes_file: Path, bodies: int, way: str) -> None:
+    codes = collections.Counter(codes_file.read_text().split())
+    if codes != collections.Counter({"200": bodies}):
+        raise RuntimeError(f"{way}: HTTP codes {dict(codes)} for {bodies} bodies")
+    bad, items = collections.Counter(), 0
+    for f in resp.iterdir():
+        for item in json.loads(f.read_bytes()).get("items", []):
+            items += 1
+            st = next(iter(item.values()))["status"]
+            if st not in (200, 201, 409):
+                bad[st] += 1
+    if bad or items != OPTS.documents_total:
+        raise RuntimeError(f"{way}: {items} items answered for {OPTS.documents_total} documents, failed {dict(bad)}")
+
+
+def curl_headers(gz: bool) -> list[str]:
+    return ["Content-Type: application/x-ndjson"] + (["Content-Encoding: gzip"] if gz else [])
+
+
+def run_curl_parallel(url: str, bodies: list[Path], work: Path, parallel: int, gz: bool) -> tuple[float, float]:
+    """(info) One curl process: `--parallel --parallel-max N -K config`, every body a transfer."""
     resp = work / "responses"
     shutil.rmtree(resp, ignore_errors=True)
     resp.mkdir()
-    headers = ["-H", "Content-Type: application/x-ndjson"] + (["-H", "Content-Encoding: gzip"] if gz else [])
-    cmd = ["xargs", "-a", str(listing), "-P", str(parallel), "-I{}", "sh", "-c",
-           f"curl -sS -o {resp}/$(basename {{}}).json -w '%{{http_code}}\\n' "
-           + " ".join(f"'{h}'" for h in headers) + f" --data-binary @{{}} {url}/_bulk"]
+    config = work / "curl.config"
+    with open(config, "w") as fh:
+        for i, body in enumerate(bodies):
+            if i:
+                fh.write("next\n")
+            fh.write(f'url = "{url}{BULK_PATH}"\ndata-binary = "@{body}"\noutput = "{resp}/{body.name}.json"\n'
+                     'write-out = "%{http_code}\\n"\n')
+            for h in curl_headers(gz):
+                fh.write(f'header = "{h}"\n')
     codes_file = work / "http-codes.txt"
     with open(codes_file, "wb") as out:
-        seconds, cpu, rc = timed(cmd, stdout=out)
-    if rc != 0:
-        raise RuntimeError(f"xargs curl exited {rc}")
-    codes = collections.Counter(codes_file.read_text().split())
-    if set(codes) != {"200"}:
-        raise RuntimeError(f"curl: HTTP codes {dict(codes)}")
-    bad = collections.Counter()
-    for f in resp.iterdir():
-        r = json.loads(f.read_bytes())
-        if r.get("errors"):
-            for item in r["items"]:
-                st = next(iter(item.values()))["status"]
-                if st not in (200, 201, 409):
-                    bad[st] += 1
-    if bad:
-        raise RuntimeError(f"curl: item errors {dict(bad)}")
-    return seconds, cpu
+        m = benchlib.run_measured(["curl", "--silent", "--show-error", "--parallel", "--parallel-max", str(parallel),
+                                   "-K", str(config)], stdout=out)
+    if m.returncode != 0:
+        raise RuntimeError(f"curl --parallel exited {m.returncode}")
+    check_curl_answers(resp, codes_file, len(bodies), "curl --parallel")
+    return m.seconds, m.cpu_s
+
+
+def run_curl_xargs(url: str, bodies: list[Path], work: Path, parallel: int, gz: bool) -> tuple[float, float]:
+    """(info) How this benchmark used to compare: `xargs -P N sh -c "curl ..."`, a shell and a
+    curl process (three fork/execs) and a new TCP connection per body."""
+    listing = work / "bodies.list"
+    resp = work / "responses"
+    shutil.rmtree(resp, ignore_errors=True)
+    resp.mkdir()
+    cmd = ["xargs", "-a", str(listing), "-P", str(parallel), "-I{}", "sh", "-c",
+           f"curl -sS -o {resp}/$(basename {{}}).json -w '%{{http_code}}\\n' "
+           + " ".join(f"-H '{h}'" for h in curl_headers(gz)) + f" --data-binary @{{}} '{url}{BULK_PATH}'"]
+    codes_file = work / "http-codes.txt"
+    with open(codes_file, "wb") as out:
+        m = benchlib.run_measured(cmd, stdout=out)
+    if m.returncode != 0:
+        raise RuntimeError(f"xargs curl exited {m.returncode}")
+    check_curl_answers(resp, codes_file, len(bodies), "xargs curl")
+    return m.seconds, m.cpu_s
+
+
+# What salttap's shipper asks for (indexer/bulk_shipper.cpp); every bulk way asks the same.
+BULK_PATH = "/_bulk?filter_path=errors,items.*.status,items.*.error"
 
 
 def doc_request(action: dict, payload: bytes) -> tuple[str, bytes]:
@@ -265,61 +279,26 @@ def run_one_per_request(url: str, docs, returner_shaped: bool = False) -> tuple[
 
 # ---------------------------------------------------------------- engine down: memory
 
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def proc_status(pid: int) -> dict:
-    out = {}
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            k, _, v = line.partition(":")
-            if k in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
-                out[k] = int(v.split()[0]) * 1024
-    return out
-
-
-def dir_bytes(path: Path) -> int:
-    total = 0
-    for dirpath, _, files in os.walk(path):
-        for f in files:
-            try:
-                total += os.stat(os.path.join(dirpath, f)).st_size
-            except FileNotFoundError:
-                pass
-    return total
-
-
-def read_chars(pid: int) -> int:
-    with open(f"/proc/{pid}/io") as fh:
-        for line in fh:
-            if line.startswith("rchar:"):
-                return int(line.split()[1])
-    return 0
-
-
-def memory_run(cmd: list[str], log: Path, interval: float, spool: Path | None) -> dict:
+def memory_run(cmd: list[str], log_path: Path, interval: float, spool: Path | None) -> dict:
     """Samples VmRSS (and RssAnon/RssFile) every `interval` s while `cmd` runs.
     Progress: the spool's size (with `spool`: `replay --ship`, stopped by SIGTERM a few
     samples after it logged that everything is spooled), else the bytes it has read."""
     samples = []
     t0 = time.perf_counter()
-    with open(log, "wb") as err:
+    with open(log_path, "wb") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
     spooled_at = None
     try:
         while proc.poll() is None:
             try:
-                st = proc_status(proc.pid)
-                progress = dir_bytes(spool) if spool else read_chars(proc.pid)
+                st = benchlib.status_fields(proc.pid, ("VmRSS", "RssAnon", "RssFile", "VmHWM"))
+                if not st:
+                    break
+                progress = benchlib.dir_bytes(spool) if spool else benchlib.read_chars(proc.pid)
             except (FileNotFoundError, ProcessLookupError):
                 break
             samples.append({"t": round(time.perf_counter() - t0, 3), "progress": progress, **st})
-            if spool and spooled_at is None and b"documents spooled" in log.read_bytes():
+            if spool and spooled_at is None and b"documents spooled" in log_path.read_bytes():
                 spooled_at = samples[-1]["t"]
             if spooled_at is not None and samples[-1]["t"] - spooled_at >= 4 * interval:
                 break  # everything spooled; a few samples after, then stop it
@@ -333,9 +312,9 @@ def memory_run(cmd: list[str], log: Path, interval: float, spool: Path | None) -
                 proc.kill()
                 proc.wait()
     if spool and spooled_at is None:
-        raise RuntimeError(f"engine-down run: never logged that everything is spooled ({log})")
+        raise RuntimeError(f"engine-down run: never logged that everything is spooled ({log_path})")
     if len(samples) < 4:
-        raise RuntimeError(f"memory run: only {len(samples)} samples; lower --sample-interval ({log})")
+        raise RuntimeError(f"memory run: only {len(samples)} samples; lower --sample-interval ({log_path})")
     return {"cmd": cmd, "samples": samples, "spooled_at": spooled_at, "exit_code": proc.returncode,
             "points": memory_points(samples)}
 
@@ -356,91 +335,107 @@ def rss_growth(run: dict) -> float:
 
 # ---------------------------------------------------------------- report
 
+WAY_NAMES = {
+    "salttap": "salttap `replay --ship` (build + spool + ship; timed from start to exit)",
+    "keepalive": "**comparator**: ready-made `_bulk` bodies, one process, {n} keep-alive connections "
+                 "(bench/bulk_post.py; timed from its first request to its last answer)",
+    "curl_parallel": "(info) the same bodies, `curl --parallel --parallel-max {n} -K` (one process, keep-alive)",
+    "curl_xargs": "(info) the same bodies, `xargs -P {n} sh -c curl` (a shell and a curl per body, new connections)",
+    "baseline": "salttap, baseline build ({baseline})",
+}
+BULK_WAYS = ["salttap", "keepalive", "curl_parallel", "curl_xargs"]
+
+
+def fmt_load(load) -> str:
+    return f"{load[0]:.1f}"
+
+
 def report(res: dict) -> bool:
     ok, rows = True, []
-    if res["rounds"]:
+    rounds = res["rounds"]
+    if rounds:
         s = res["settings"]
-        med = {w: statistics.median(r[w]["seconds"] for r in res["rounds"]) for w in ("salttap", "curl", "one_per_request")}
-        build = statistics.median(r["build_only_seconds"] for r in res["rounds"])
         n, n_one = res["documents"]["total"], res["documents"]["one_per_request_subset"]
-        rate = {"salttap": n / med["salttap"], "curl": n / med["curl"], "one_per_request": n_one / med["one_per_request"]}
+        ways = [w for w in BULK_WAYS + ["baseline"] if all(w in r for r in rounds)]
+        sec = {w: median(r[w]["seconds"] for r in rounds) for w in ways + ["one_per_request"]}
+        rate = {w: n / sec[w] for w in ways}
+        rate["one_per_request"] = n_one / sec["one_per_request"]
         mb = res["documents"]["bytes"] / 1e6
+        loads = ", ".join(fmt_load(r["load"]) for r in rounds)
         print(f"\n{n:,} documents ({res['documents']['by_kind'].get('returns', 0):,} returns; "
-              f"{mb:,.0f} MB of bulk NDJSON) from {res['stream']}; OpenSearch {res['engine']['version']} "
-              f"(heap {s['heap']}), {len(res['rounds'])} rounds; bulk: max_docs {s['max_docs']}, max_bytes "
-              f"{s['max_bytes']}, in_flight {s['in_flight']}, gzip {'on (level 1)' if s['gzip'] else 'off'}, "
-              f"spool fsync {s['fsync']}\n")
-        def cpu(way, key):
-            vals = [r[way][key] for r in res["rounds"] if key in r[way]]
-            return f"{statistics.median(vals):.1f}" if vals else "-"
+              f"{mb:,.0f} MB of bulk NDJSON, {res['documents']['bulk_bodies']} bodies) from {res['stream']}; "
+              f"OpenSearch {res['engine']['version']} (heap {s['heap']}), {len(rounds)} rounds; bulk: max_docs "
+              f"{s['max_docs']}, max_bytes {s['max_bytes']}, in_flight {s['in_flight']}, gzip "
+              f"{'on (level 1)' if s['gzip'] else 'off'}, spool fsync {s['fsync']}; the machine's 1-minute load "
+              f"at each round's start: {loads}\n")
 
-        print("| way | docs | seconds (median) | docs/s (median) | MB/s | salttap vs this way | client CPU s | engine CPU s |")
+        def med_of(way, key, scale=1.0):
+            vals = [r[way][key] * scale for r in rounds if key in r.get(way, {})]
+            return median(vals) if vals else None
+
+        def cell(v, f="{:.1f}"):
+            return "-" if v is None else f.format(v)
+
+        print("| way | docs | wall s (median) | docs/s | salttap vs this way | client CPU s | "
+              "client CPU ms / 1,000 docs | engine CPU s |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|")
-        print(f"| salttap replay --ship (build + spool + ship) | {n:,} | {med['salttap']:.1f} | {rate['salttap']:,.0f} "
-              f"| {mb / med['salttap']:.1f} | 1.00x | {cpu('salttap', 'client_cpu_s')} | {cpu('salttap', 'engine_cpu_s')} |")
-        print(f"| curl, ready-made _bulk bodies, xargs -P {s['in_flight']} | {n:,} | {med['curl']:.1f} | "
-              f"{rate['curl']:,.0f} | {mb / med['curl']:.1f} | {rate['salttap'] / rate['curl']:.2f}x | "
-              f"{cpu('curl', 'client_cpu_s')} | {cpu('curl', 'engine_cpu_s')} |")
-        one_mb = res["documents"]["one_per_request_bytes"] / 1e6
+        for w in ways:
+            name = WAY_NAMES[w].format(n=s["in_flight"], baseline=s.get("baseline"))
+            print(f"| {name} | {n:,} | {sec[w]:.1f} | {rate[w]:,.0f} | {rate['salttap'] / rate[w]:.2f}x | "
+                  f"{cell(med_of(w, 'client_cpu_s'))} | {cell(med_of(w, 'client_cpu_s', 1e6 / n), '{:.0f}')} | "
+                  f"{cell(med_of(w, 'engine_cpu_s'))} |")
         print(f"| one request per document, keep-alive (subset, extrapolated) | {n_one:,} of {n:,} | "
-              f"{med['one_per_request']:.1f} ({n / rate['one_per_request']:,.0f} for all) | {rate['one_per_request']:,.0f} | "
-              f"{one_mb / med['one_per_request']:.1f} | {rate['salttap'] / rate['one_per_request']:.1f}x | "
-              f"{cpu('one_per_request', 'client_cpu_s')} | {cpu('one_per_request', 'engine_cpu_s')} |")
-        if all("ship_only" in r for r in res["rounds"]):
-            so = statistics.median(r["ship_only"]["seconds"] for r in res["rounds"])
+              f"{sec['one_per_request']:.1f} ({n / rate['one_per_request']:,.0f} for all) | "
+              f"{rate['one_per_request']:,.0f} | {rate['salttap'] / rate['one_per_request']:.1f}x | "
+              f"{cell(med_of('one_per_request', 'client_cpu_s'))} | "
+              f"{cell(med_of('one_per_request', 'client_cpu_s', 1e6 / n_one), '{:.0f}')} | "
+              f"{cell(med_of('one_per_request', 'engine_cpu_s'))} |")
+        if all("ship_only" in r for r in rounds):
+            so = median(r["ship_only"]["seconds"] for r in rounds)
             print(f"| (diagnostic) salttap's shipper alone: spool filled beforehand, replay of an empty file --ship | "
-                  f"{n:,} | {so:.1f} | {n / so:,.0f} | {mb / so:.1f} | {rate['salttap'] / (n / so):.2f}x | "
-                  f"{cpu('ship_only', 'client_cpu_s')} | {cpu('ship_only', 'engine_cpu_s')} |")
-        if all("returner" in r for r in res["rounds"]):
+                  f"{n:,} | {so:.1f} | {n / so:,.0f} | {rate['salttap'] / (n / so):.2f}x | "
+                  f"{cell(med_of('ship_only', 'client_cpu_s'))} | {cell(med_of('ship_only', 'client_cpu_s', 1e6 / n), '{:.0f}')} | "
+                  f"{cell(med_of('ship_only', 'engine_cpu_s'))} |")
+        if all("returner" in r for r in rounds):
             n_ret = res["documents"]["returner_subset"]
-            ret = statistics.median(r["returner"]["seconds"] for r in res["rounds"])
+            ret = median(r["returner"]["seconds"] for r in rounds)
             print(f"| (info) Salt's returner as written: per document 2 new connections, GET / twice, HEAD index, "
                   f"then the document (subset, extrapolated) | {n_ret:,} of {n:,} | {ret:.1f} "
-                  f"({n / (n_ret / ret):,.0f} for all) | {n_ret / ret:,.0f} | | {rate['salttap'] / (n_ret / ret):.0f}x | "
-                  f"{cpu('returner', 'client_cpu_s')} | {cpu('returner', 'engine_cpu_s')} |")
-        if all("baseline" in r for r in res["rounds"]):
-            bl = statistics.median(r["baseline"]["seconds"] for r in res["rounds"])
-            print(f"| salttap, baseline build ({s['baseline']}) | {n:,} | {bl:.1f} | {n / bl:,.0f} | {mb / bl:.1f} | "
-                  f"{rate['salttap'] / (n / bl):.2f}x | {cpu('baseline', 'client_cpu_s')} | "
-                  f"{cpu('baseline', 'engine_cpu_s')} |")
-        print(f"| salttap document building only (--output documents > /dev/null) | {n:,} | {build:.1f} | "
-              f"{n / build:,.0f} | {mb / build:.1f} | | | |")
-        def per_1k(way):
-            vals = [r[way]["client_cpu_s"] / n * 1e6 for r in res["rounds"] if "client_cpu_s" in r.get(way, {})]
-            return f"{statistics.median(vals):.0f}" if vals else "-"
+                  f"({n / (n_ret / ret):,.0f} for all) | {n_ret / ret:,.0f} | {rate['salttap'] / (n_ret / ret):.0f}x | "
+                  f"{cell(med_of('returner', 'client_cpu_s'))} | | {cell(med_of('returner', 'engine_cpu_s'))} |")
+        build = median(r["build_only_seconds"] for r in rounds)
+        print(f"| salttap building documents only (`--output documents`, lines counted) | {n:,} | {build:.1f} | "
+              f"{n / build:,.0f} | | | | |")
 
-        print("\nClient CPU per 1,000 documents (user + system, ms, median): "
-              f"salttap {per_1k('salttap')} (building the documents alone takes "
-              f"{statistics.median(r['build_only_seconds'] for r in res['rounds']) / n * 1e6:.0f} ms of wall time), "
-              + (f"salttap's shipper alone {per_1k('ship_only')}, " if all("ship_only" in r for r in res["rounds"]) else "")
-              + f"curl {per_1k('curl')}")
-        per_round = ", ".join(f"{n / r['salttap']['seconds'] / (n / r['curl']['seconds']):.2f}" for r in res["rounds"])
-        ratios = [r["curl"]["seconds"] / r["salttap"]["seconds"] for r in res["rounds"]]
-        print(f"\nsalttap/curl rate per round (order rotates): {per_round}; median {statistics.median(ratios):.2f}")
-        if all("baseline" in r for r in res["rounds"]):
-            vs_base = [r["baseline"]["seconds"] / r["salttap"]["seconds"] for r in res["rounds"]]
-            base_curl = [r["curl"]["seconds"] / r["baseline"]["seconds"] for r in res["rounds"]]
-            print(f"salttap/baseline rate per round: {', '.join(f'{x:.2f}' for x in vs_base)}; median "
-                  f"{statistics.median(vs_base):.2f}; baseline/curl per round: "
-                  f"{', '.join(f'{x:.2f}' for x in base_curl)}")
+        def per_round(a, b):
+            return [r[b]["seconds"] / r[a]["seconds"] for r in rounds]  # rate of a / rate of b
 
-        r1 = rate["salttap"] / rate["curl"]
-        rows.append(("salttap >= 95% of the curl rate", f"{r1 * 100:.0f}%", r1 >= 0.95))
-        if all("ship_only" in r for r in res["rounds"]):
-            so = n / statistics.median(r["ship_only"]["seconds"] for r in res["rounds"])
-            rows.append(("(info) salttap's shipper alone >= 95% of the curl rate", f"{so / rate['curl'] * 100:.0f}%",
-                         True))
+        print()
+        for other in [w for w in ways if w != "salttap"]:
+            vals = per_round("salttap", other)
+            cpu_ratio = [r["salttap"]["client_cpu_s"] / r[other]["client_cpu_s"] for r in rounds]
+            print(f"- salttap / {other} rate per round (order rotates; load {loads}): "
+                  f"{', '.join(f'{x:.2f}' for x in vals)}; median {median(vals):.2f}; "
+                  f"client CPU salttap / {other} per round {', '.join(f'{x:.2f}' for x in cpu_ratio)}")
+
+        r1 = median(per_round("salttap", "keepalive"))
+        rows.append(("salttap >= 95% of the rate of one keep-alive process posting ready-made bodies "
+                     "(median of per-round ratios)", f"{r1 * 100:.0f}%", r1 >= 0.95))
+        if all("ship_only" in r for r in rounds):
+            so = median(r["keepalive"]["seconds"] / r["ship_only"]["seconds"] for r in rounds)
+            rows.append(("(info) salttap's shipper alone vs the keep-alive comparator", f"{so * 100:.0f}%", True))
         r2 = rate["salttap"] / rate["one_per_request"]
         rows.append(("salttap >= 20x the one-per-request rate", f"{r2:.1f}x", r2 >= 20))
     mem = res.get("memory")
     if mem:
-        steady = mem["runs"]["steady"]
-        p = {x["pct"]: x for x in steady["points"]}
-        g = rss_growth(steady)
-        rows.append((f"engine down: VmRSS grows <= {mem['limit'] * 100:.0f}% from 25% to 100% of the spool's growth "
-                     f"(correlator steady state)",
+        judged = mem["runs"]["default"]
+        p = {x["pct"]: x for x in judged["points"]}
+        g = rss_growth(judged)
+        rows.append((f"engine down, salttap's defaults: VmRSS grows <= {mem['limit'] * 100:.0f}% from 25% to 100% "
+                     f"of the spool's growth",
                      f"{g * 100:+.1f}% ({p[25]['VmRSS'] / 1e6:.1f} -> {p[100]['VmRSS'] / 1e6:.1f} MB; spool "
-                     f"{p[25]['progress'] / 1e6:,.0f} -> {p[100]['progress'] / 1e6:,.0f} MB)", g <= mem["limit"]))
+                     f"{p[25]['progress'] / 1e6:,.0f} -> {p[100]['progress'] / 1e6:,.0f} MB; peak "
+                     f"{max(x['VmRSS'] for x in judged['samples']) / 1e6:.1f} MB)", g <= mem["limit"]))
     print("\n| target | figure | result |")
     print("|---|---:|---|")
     for name, fig, passed in rows:
@@ -480,64 +475,69 @@ def write_config(path: Path, hosts: list[str], spool: Path, spool_max: int | Non
 
 
 # The engine-down runs: (key, what, correlator settings, ship?). The target is judged on
-# "steady": the stream is ~16 s of bus time, so with the default late_grace (1 h) the
-# correlator keeps every settled job for late returns (7,806 jobs here) and replay builds
-# all their final documents at the end of the file: that growth is the correlator filling
-# up, with or without an indexer ("control" shows it without one).
+# "default", salttap's defaults. The stream is ~16 s of bus time, so with the default
+# late_grace (1 h) the correlator keeps every settled job for late returns (7,806 jobs here)
+# and replay builds all their final documents at the end of the file: that growth is the
+# correlator's late window, with or without an indexer ("control" shows it without one;
+# "steady", with late_grace_seconds: 2, what is left once the window is full).
 MEMORY_RUNS = [
-    ("steady", "engine down, correlator in steady state (late_grace_seconds: 2)", {"late_grace_seconds": 2}, True),
-    ("default", "engine down, default correlator (late_grace 1 h: fills up over the whole stream)", None, True),
-    ("control", "control: no indexer (--output documents), default correlator", None, False),
+    ("default", "engine down, salttap's defaults (late_grace 1 h: the window fills over the whole stream)",
+     None, True),
+    ("steady", "(info) engine down, correlator in steady state (late_grace_seconds: 2)",
+     {"late_grace_seconds": 2}, True),
+    ("control", "(info) control: no indexer (--output documents), salttap's defaults", None, False),
 ]
 
 
-def log(msg: str) -> None:
-    print(f"[index-bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+def timed_way(way: str, rnd: int, url: str, cfg: Path, work: Path, bodies: list[Path], subset) -> tuple[float, float]:
+    o = OPTS
+    if way in ("salttap", "baseline"):
+        shutil.rmtree(work / "spool", ignore_errors=True)
+        return run_salttap(o.salttap if way == "salttap" else o.baseline, o.stream, cfg, work / f"{way}-{rnd}.log",
+                           o.documents_total if way == "salttap" else None)
+    if way == "keepalive":
+        return run_keepalive(url, work / "bodies.list", o.in_flight, o.gzip)
+    if way == "curl_parallel":
+        return run_curl_parallel(url, bodies, work, o.in_flight, o.gzip)
+    if way == "curl_xargs":
+        return run_curl_xargs(url, bodies, work, o.in_flight, o.gzip)
+    return run_one_per_request(url, subset)
 
 
 def run_rounds(res: dict, work: Path, bodies: list[Path], subset, expect: dict) -> None:
-    """The three ways, --rounds times, against one OpenSearch node started here."""
-    from engine import Engine  # tests/harness/engine.py
+    """The ways, --rounds times, against one OpenSearch node started here."""
     o = OPTS
     returner_docs = subset[::max(1, len(subset) // o.returner_docs)][:o.returner_docs] if o.returner_docs else []
     res["documents"]["returner_subset"] = len(returner_docs)
     res["documents"]["returner_unique_by_kind"] = expected_counts(returner_docs)
-    engine = Engine("opensearch", work / "engine", heap=o.heap).start()
+    (work / "bodies.list").write_text("".join(f"{p}\n" for p in bodies))
+    engine = benchlib.Engine("opensearch", work / "engine", heap=o.heap).start()
     url = engine.url
     res["engine"] = {"flavor": "opensearch", "version": engine.info["version"]["number"], "heap": o.heap}
     try:
         cfg = work / "ship.yaml"
         write_config(cfg, [url], work / "spool")
         subprocess.run([o.salttap, "setup", "--config", str(cfg)], check=True, stdout=subprocess.DEVNULL)
-        for i in range(o.warmup):  # the engine's JIT and caches: unmeasured passes, curl and salttap alternately
-            delete_indices(url, o.prefix)
-            cpu0 = process_cpu(engine.pid)
-            if i % 2 == 0:
-                sec = run_curl(url, bodies, work, o.in_flight, o.gzip)[0]
-            else:
-                shutil.rmtree(work / "spool", ignore_errors=True)
-                sec = run_salttap(o.salttap, o.stream, cfg, work / "salttap-warmup.log")[0]
-            log(f"warm-up {i + 1}/{o.warmup}: {'curl' if i % 2 == 0 else 'salttap'} pass, {sec:.1f} s, "
-                f"engine CPU {process_cpu(engine.pid) - cpu0:.1f} s (not counted)")
-        ways = ["salttap", "curl", "one_per_request"] + (["baseline"] if o.baseline else [])
+        for i in range(o.warmup):  # the engine's JIT and caches: unmeasured passes, comparator and salttap alternately
+            benchlib.delete_indices(url, f"{o.prefix}-*")
+            cpu0 = benchlib.cpu_seconds(engine.pid)
+            way = "keepalive" if i % 2 == 0 else "salttap"
+            sec = timed_way(way, -1 - i, url, cfg, work, bodies, subset)[0]
+            log(f"warm-up {i + 1}/{o.warmup}: {way} pass, {sec:.1f} s, "
+                f"engine CPU {benchlib.cpu_seconds(engine.pid) - cpu0:.1f} s (not counted)")
+        ways = BULK_WAYS[:2] + ["one_per_request"] + BULK_WAYS[2:] + (["baseline"] if o.baseline else [])
+        if o.no_info_curl:
+            ways = [w for w in ways if w not in ("curl_parallel", "curl_xargs")]
         for rnd in range(o.rounds):
             order = ways[rnd % len(ways):] + ways[:rnd % len(ways)]
-            r = {"order": order}
+            r = {"order": order, "load": benchlib.loadavg()}
+            log(f"round {rnd + 1}/{o.rounds}: {benchlib.load_text()}")
             for way in order:
-                delete_indices(url, o.prefix)
-                engine_cpu0 = process_cpu(engine.pid)
-                if way in ("salttap", "baseline"):
-                    shutil.rmtree(work / "spool", ignore_errors=True)
-                    sec, cpu = run_salttap(o.salttap if way == "salttap" else o.baseline, o.stream, cfg,
-                                           work / f"{way}-{rnd}.log")
-                    want = expect
-                elif way == "curl":
-                    sec, cpu = run_curl(url, bodies, work, o.in_flight, o.gzip)
-                    want = expect
-                else:
-                    sec, cpu = run_one_per_request(url, subset)
-                    want = res["documents"]["one_per_request_unique_by_kind"]
-                engine_cpu = process_cpu(engine.pid) - engine_cpu0
+                benchlib.delete_indices(url, f"{o.prefix}-*")
+                engine_cpu0 = benchlib.cpu_seconds(engine.pid)
+                sec, cpu = timed_way(way, rnd, url, cfg, work, bodies, subset)
+                want = res["documents"]["one_per_request_unique_by_kind"] if way == "one_per_request" else expect
+                engine_cpu = benchlib.cpu_seconds(engine.pid) - engine_cpu0
                 got = engine_counts(url, o.prefix, want)
                 dead = got.pop("deadletter")
                 if got != want or dead:
@@ -548,16 +548,16 @@ def run_rounds(res: dict, work: Path, bodies: list[Path], subset, expect: dict) 
                 log(f"round {rnd + 1}/{o.rounds} {way}: {sec:.1f} s, {n / sec:,.0f} docs/s, CPU client {cpu:.1f} s "
                     f"engine {engine_cpu:.1f} s; engine counts ok")
             if o.ship_only:  # diagnostic: the shipper alone, from a spool filled with the engine "down"
-                delete_indices(url, o.prefix)
+                benchlib.delete_indices(url, f"{o.prefix}-*")
                 shutil.rmtree(work / "spool", ignore_errors=True)
                 down = work / "fill.yaml"
-                write_config(down, [f"http://127.0.0.1:{free_port()}"], work / "spool", spool_max=8 << 30)
+                write_config(down, [f"http://127.0.0.1:{benchlib.free_port()}"], work / "spool", spool_max=8 << 30)
                 memory_run([o.salttap, "replay", o.stream, "--ship", "--ship-timeout", "60", "--config", str(down)],
                            work / "fill.log", 0.1, work / "spool")
                 (work / "empty.raw").write_bytes(b"")
-                engine_cpu0 = process_cpu(engine.pid)
-                sec, cpu = run_salttap(o.salttap, str(work / "empty.raw"), cfg, work / f"ship-only-{rnd}.log")
-                engine_cpu = process_cpu(engine.pid) - engine_cpu0
+                engine_cpu0 = benchlib.cpu_seconds(engine.pid)
+                sec, cpu = run_salttap(o.salttap, str(work / "empty.raw"), cfg, work / f"ship-only-{rnd}.log", None)
+                engine_cpu = benchlib.cpu_seconds(engine.pid) - engine_cpu0
                 got = engine_counts(url, o.prefix, expect)
                 if got.pop("deadletter") or got != expect:
                     raise RuntimeError(f"round {rnd} ship-only: engine has {got}, expected {expect}")
@@ -566,10 +566,10 @@ def run_rounds(res: dict, work: Path, bodies: list[Path], subset, expect: dict) 
                 log(f"round {rnd + 1}/{o.rounds} ship-only: {sec:.1f} s, {n / sec:,.0f} docs/s, CPU client {cpu:.1f} s "
                     f"engine {engine_cpu:.1f} s")
             if returner_docs:  # informational, outside the rotation
-                delete_indices(url, o.prefix)
-                engine_cpu0 = process_cpu(engine.pid)
+                benchlib.delete_indices(url, f"{o.prefix}-*")
+                engine_cpu0 = benchlib.cpu_seconds(engine.pid)
                 sec, cpu = run_one_per_request(url, returner_docs, returner_shaped=True)
-                engine_cpu = process_cpu(engine.pid) - engine_cpu0
+                engine_cpu = benchlib.cpu_seconds(engine.pid) - engine_cpu0
                 want = res["documents"]["returner_unique_by_kind"]
                 got = engine_counts(url, o.prefix, want)
                 if got.pop("deadletter") or got != want:
@@ -580,7 +580,7 @@ def run_rounds(res: dict, work: Path, bodies: list[Path], subset, expect: dict) 
             r["build_only_seconds"] = run_build_only(o.salttap, o.stream, work / "documents.yaml")
             log(f"round {rnd + 1}/{o.rounds} build only: {r['build_only_seconds']:.1f} s")
             res["rounds"].append(r)
-        delete_indices(url, o.prefix)
+        benchlib.delete_indices(url, f"{o.prefix}-*")
     finally:
         engine.stop()
 
@@ -607,11 +607,14 @@ def main() -> int:
     ap.add_argument("--sample-interval", type=float, default=0.25)
     ap.add_argument("--rss-growth-limit", type=float, default=0.30)
     ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--no-info-curl", action="store_true",
+                    help="leave out the informational curl ways (--parallel, xargs)")
     ap.add_argument("--ship-only", action="store_true",
                     help="diagnostic: also time salttap's shipper alone (spool filled beforehand), outside the rotation")
-    ap.add_argument("--baseline", help="another salttap build, measured as a fourth way in the same rotation "
+    ap.add_argument("--baseline", help="another salttap build, measured as one more way in the same rotation "
                     "(e.g. the tree before a change): its row and per-round ratios are printed too")
-    ap.add_argument("--warmup", type=int, default=3, help="unmeasured passes before the rounds (curl, salttap, curl, ...)")
+    ap.add_argument("--warmup", type=int, default=3,
+                    help="unmeasured passes before the rounds (comparator, salttap, comparator, ...)")
     ap.add_argument("--report", help="print the tables of an earlier results JSON and exit")
     OPTS = ap.parse_args()
     if OPTS.report:
@@ -622,11 +625,11 @@ def main() -> int:
     work = Path(o.work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    res = {"stream": o.stream, "started": stamp, "settings": {k: v for k, v in vars(o).items() if k != "report"},
-           "rounds": []}
+    path = benchlib.results_file(o.out, "index")
+    res = {"stream": o.stream, "started": path.stem.split("-", 1)[1], "load_start": benchlib.loadavg(),
+           "settings": {k: v for k, v in vars(o).items() if k != "report"}, "rounds": []}
 
-    log(f"documents: {o.salttap} replay {o.stream} --output documents")
+    log(f"documents: {o.salttap} replay {o.stream} --output documents; {benchlib.load_text()}")
     docs_path = work / "docs.ndjson"
     cfg_docs = work / "documents.yaml"
     write_config(cfg_docs, ["http://127.0.0.1:9"], work / "spool-unused")
@@ -634,6 +637,7 @@ def main() -> int:
         subprocess.run([o.salttap, "replay", o.stream, "--output", "documents", "--config", str(cfg_docs)],
                        stdout=fh, check=True)
     docs = read_docs(docs_path)
+    o.documents_total = len(docs)
     by_kind = collections.Counter(kind_of(a) for a, _ in docs)
     expect = expected_counts(docs)
     total_bytes = sum(len(p) for _, p in docs)
@@ -656,8 +660,9 @@ def main() -> int:
         run_rounds(res, work, bodies, subset, expect)
 
     if not o.skip_memory:
-        port = free_port()  # nobody listens there: the engine is down
-        res["memory"] = {"limit": o.rss_growth_limit, "interval": o.sample_interval, "runs": {}}
+        port = benchlib.free_port()  # nobody listens there: the engine is down
+        res["memory"] = {"limit": o.rss_growth_limit, "interval": o.sample_interval, "runs": {},
+                         "load": benchlib.loadavg()}
         for key, what, corr, ship in MEMORY_RUNS:
             spool = work / f"spool-{key}"
             mcfg = work / f"memory-{key}.yaml"
@@ -665,7 +670,7 @@ def main() -> int:
                          correlator=corr)
             cmd = [o.salttap, "replay", o.stream, "--config", str(mcfg)]
             cmd += ["--ship", "--ship-timeout", "60"] if ship else ["--output", "documents"]
-            log(f"{what}: sampling every {o.sample_interval} s")
+            log(f"{what}: sampling every {o.sample_interval} s; {benchlib.load_text()}")
             m = memory_run(cmd, work / f"memory-{key}.log", o.sample_interval, spool if ship else None)
             m["what"] = what
             res["memory"]["runs"][key] = m
@@ -673,11 +678,12 @@ def main() -> int:
             log(f"{what}: VmRSS {rss} MB at 25/50/75/100%")
             shutil.rmtree(spool, ignore_errors=True)
 
-    out = Path(o.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"index-{stamp}.json"
+    res["load_end"] = benchlib.loadavg()
+    res["settings"]["documents_total"] = o.documents_total
     path.write_text(json.dumps(res, indent=1) + "\n")
     ok = report(res)
+    print(f"\nthe machine's load: {res['load_start'][0]:.1f} at the start, {res['load_end'][0]:.1f} at the end "
+          f"(1-minute averages)")
     print(f"\nraw results: {path}")
     return 0 if ok else 1
 

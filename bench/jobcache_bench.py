@@ -30,22 +30,20 @@ figures in build/bench-results/jobcache-<UTC time>.json.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
+import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "harness"))
-from engine import Engine  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench" / "lib"))
+import benchlib  # noqa: E402
+from benchlib import median  # noqa: E402
 
 PREFIX = "bench"  # index_prefix of every salttap run here
 
@@ -113,32 +111,34 @@ print(json.dumps({"seconds": took, "size": len(got) if hasattr(got, "__len__") e
 """
 
 
-def log(msg: str) -> None:
-    print(f"[jobcache-bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+log = benchlib.logger("jobcache-bench")
 
 
 def measured(cmd: list[str]) -> dict:
     """Runs cmd; wall seconds, CPU seconds and peak RSS of that process alone (wait4)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    # wait4 reaps the child itself, so its pipes are drained by threads meanwhile
-    chunks: dict[str, bytes] = {}
-    readers = [threading.Thread(target=lambda s=s, k=k: chunks.__setitem__(k, s.read()), daemon=True)
-               for s, k in ((proc.stdout, "out"), (proc.stderr, "err"))]
-    for t in readers:
-        t.start()
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - t0
-    for t in readers:
-        t.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        err = chunks.get("err", b"").decode(errors="replace")
-        raise RuntimeError(f"{' '.join(cmd[:3])} exited {proc.returncode}: {err[-3000:]}")
-    return {"seconds": seconds, "cpu_s": usage.ru_utime + usage.ru_stime, "user_s": usage.ru_utime,
-            "sys_s": usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024,
-            "stdout": chunks.get("out", b"").decode(errors="replace"),
-            "stderr": chunks.get("err", b"").decode(errors="replace")}
+    m = benchlib.run_measured(cmd, capture=True)
+    if m.returncode != 0:
+        err = m.stderr.decode(errors="replace")
+        raise RuntimeError(f"{' '.join(cmd[:3])} exited {m.returncode}: {err[-3000:]}")
+    return {"seconds": m.seconds, "cpu_s": m.cpu_s, "user_s": m.user_s, "sys_s": m.sys_s,
+            "rss_mib": m.max_rss_bytes / 1024 / 1024, "stdout": m.stdout.decode(errors="replace"),
+            "stderr": m.stderr.decode(errors="replace")}
+
+
+# salttap backfill's own summary (service/backfill.cpp, log_summary).
+READ_LINE = re.compile(r"backfill: (\d+) jobs read of (\d+) directories .*?: (\d+) indexed \((\d+) still running\)")
+DOCS_LINE = re.compile(r"backfill: (?:would write|spooled) (\d+) documents: (\d+) jobs, (\d+) returns, (\d+) states, "
+                       r"(\d+) alerts")
+
+
+def backfill_summary(stderr: str) -> dict:
+    """What `salttap backfill` says it read and built, from its log lines."""
+    read, docs = READ_LINE.search(stderr), DOCS_LINE.search(stderr)
+    if not read or not docs:
+        raise RuntimeError(f"salttap backfill printed no summary:\n{stderr[-3000:]}")
+    return {"jobs_read": int(read[1]), "job_dirs": int(read[2]), "jobs_indexed": int(read[3]),
+            "jobs_running": int(read[4]), "documents": int(docs[1]), "job_documents": int(docs[2]),
+            "return_documents": int(docs[3])}
 
 
 def master_config(base: Path, salttap_conf: Path) -> Path:
@@ -160,37 +160,26 @@ def salttap_config(path: Path, url: str, spool: Path) -> Path:
     return path
 
 
-def write_jobs(py: Path, conf: Path, first: int, last: int, writers: int) -> tuple[float, str]:
-    """Seconds taken and the oldest jid written."""
+def write_jobs(py: Path, conf: Path, first: int, last: int, writers: int) -> tuple[float, str, int]:
+    """Seconds taken, the oldest jid written and how many jobs Salt's writers say they wrote."""
     t0 = time.perf_counter()
     procs = [subprocess.Popen([str(py), "-c", WRITE, str(conf), str(first), str(last), str(writers), str(k)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for k in range(writers)]
-    jids = []
+    jids, written = [], 0
     for p in procs:
         out, err = p.communicate()
         if p.returncode != 0:
             raise RuntimeError(f"local_cache writer exited {p.returncode}: {err[-3000:]}")
-        jids.append(json.loads(out.strip().splitlines()[-1])["first_jid"])
-    return time.perf_counter() - t0, min(j for j in jids if j)
-
-
-def delete_indices(url: str) -> None:
-    req = urllib.request.Request(f"{url}/{PREFIX}-*?expand_wildcards=all", method="DELETE")
-    urllib.request.urlopen(req, timeout=300).read()
-
-
-def refresh(url: str) -> None:
-    urllib.request.urlopen(urllib.request.Request(f"{url}/_refresh", method="POST"), timeout=300).read()
-
-
-def count(url: str, kind: str, query: str = "") -> int:
-    with urllib.request.urlopen(f"{url}/{PREFIX}-{kind}-*/_count{query}", timeout=300) as r:
-        return json.loads(r.read())["count"]
+        got = json.loads(out.strip().splitlines()[-1])
+        jids.append(got["first_jid"])
+        written += got["jobs"]
+    return time.perf_counter() - t0, min(j for j in jids if j), written
 
 
 def backfill_phase(a, py: Path, salttap: str, base: Path, conf: Path, url: str, jobs: int) -> dict:
-    """Backfill, backfill --dry-run and the salt.payload reader, --rounds times, rotating."""
+    """Backfill, backfill --dry-run and the salt.payload reader, --rounds times, rotating. `jobs`:
+    how many Salt's writers wrote (two returns each); every way must say it read exactly those."""
     since = ["--since", "7d", "--ship-timeout", "3600"]
     ways = ["backfill", "dry_run", "salt_payload"]
     runs = {w: [] for w in ways}
@@ -204,21 +193,26 @@ def backfill_phase(a, py: Path, salttap: str, base: Path, conf: Path, url: str, 
                 spool = base / f"spool-{way}-{rnd}"
                 cfg = salttap_config(base / f"salttap-{way}.yaml", url, spool)
                 if way == "backfill":
-                    delete_indices(url)
+                    benchlib.delete_indices(url, f"{PREFIX}-*")
                     subprocess.run([salttap, "setup", "--config", str(cfg)], check=True, stdout=subprocess.DEVNULL)
                 extra = ["--dry-run"] if way == "dry_run" else []
                 m = measured([salttap, "backfill", "--config", str(cfg), "--master-config", str(conf)] + since + extra)
-                m["jobs"], m["returns"] = jobs, 2 * jobs
+                m["summary"] = backfill_summary(m["stderr"])
+                m["jobs"], m["returns"] = m["summary"]["jobs_read"], m["summary"]["return_documents"]
+                if m["summary"]["jobs_indexed"] != jobs or m["summary"]["job_documents"] < jobs:
+                    raise RuntimeError(f"{way}: salttap says {m['summary']}, Salt wrote {jobs} jobs")
                 if way == "backfill":
-                    refresh(url)
-                    got = {"jobs": count(url, "jobs"), "returns": count(url, "returns"),
-                           "succeeded": count(url, "jobs", "?q=status:succeeded")}
+                    benchlib.refresh(url, f"{PREFIX}-*")
+                    got = {"jobs": benchlib.count(url, f"{PREFIX}-jobs-*"),
+                           "returns": benchlib.count(url, f"{PREFIX}-returns-*"),
+                           "succeeded": benchlib.count(url, f"{PREFIX}-jobs-*", "q=status:succeeded")}
                     if got != {"jobs": jobs, "returns": 2 * jobs, "succeeded": jobs}:
                         raise RuntimeError(f"backfill of {jobs} jobs: the engine holds {got}; its log:\n"
                                            f"{m['stderr'][-3000:]}")
                 shutil.rmtree(spool, ignore_errors=True)
-            if m["jobs"] != jobs:
-                raise RuntimeError(f"{way} read {m['jobs']} jobs, the cache holds {jobs}")
+            if m["jobs"] != jobs or m["returns"] != 2 * jobs:
+                raise RuntimeError(f"{way} read {m['jobs']} jobs and {m['returns']} returns; Salt wrote {jobs} jobs "
+                                   f"and {2 * jobs} returns")
             del m["stdout"], m["stderr"]
             runs[way].append(m)
             log(f"{jobs} jobs, round {rnd + 1}/{a.rounds} {way}: {m['seconds']:.1f} s, "
@@ -244,7 +238,7 @@ def tools_phase(a, py: Path, salttap: str, base: Path, conf: Path, url: str, job
                 del m["stderr"]
                 runs.append(m)
             rows.append({"cache": label, "call": f"jobs.{fun.split('.')[1]}", "runs": runs})
-            log(f"{label} {fun}: median {statistics.median(r['seconds'] for r in runs):.2f} s, "
+            log(f"{label} {fun}: median {median(r['seconds'] for r in runs):.2f} s, "
                 f"{runs[0]['entries']} entries")
     for label, extra in (("salttap jobs --since 1d", []),
                          ("salttap jobs --since 1d --limit 10000 --format json", ["--limit", "10000", "--format", "json"])):
@@ -256,12 +250,12 @@ def tools_phase(a, py: Path, salttap: str, base: Path, conf: Path, url: str, job
             m["entries"] = len(out.splitlines()) if extra else None
             runs.append(m)
         rows.append({"cache": "salttap CLI", "call": label, "runs": runs})
-        log(f"{label}: median {statistics.median(r['seconds'] for r in runs):.2f} s")
+        log(f"{label}: median {median(r['seconds'] for r in runs):.2f} s")
     return {"rows": rows}
 
 
 def med(runs: list[dict], key: str) -> float:
-    return statistics.median(r[key] for r in runs)
+    return median(r[key] for r in runs)
 
 
 def cpu(runs: list[dict]) -> str:
@@ -272,7 +266,10 @@ def cpu(runs: list[dict]) -> str:
 
 
 def report(res: dict) -> None:
-    print(f"\nSalt {res['salt']}, {res['rounds']} rounds, medians; OpenSearch {res['engine']}\n")
+    load = (f"; the machine's 1-minute load {res['load_start'][0]:.1f} at the start, {res['load_end'][0]:.1f} at the end"
+            if "load_start" in res else "")
+    print(f"\nSalt {res['salt']}, {res['rounds']} rounds, medians; OpenSearch {res['engine']}{load}; every way's "
+          f"count of jobs and returns checked against what Salt wrote\n")
     print("### Backfill\n")
     # CPU split in user and kernel time: reading the files costs the kernel the same
     # for every reader, which bounds how far ahead of salt.payload any reader can be.
@@ -319,30 +316,31 @@ def main() -> int:
         report(json.loads(Path(a.report).read_text()))
         return 0
     py = ROOT / ".cache" / "venv" / f"salt-{a.salt}" / "bin" / "python"
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = benchlib.results_file(a.out, "jobcache")
     base = Path(tempfile.mkdtemp(prefix="jobcache-bench-"))
-    engine = Engine("opensearch", base / "opensearch", heap="1g")
-    res = {"salt": a.salt, "rounds": a.rounds, "jobs": a.jobs, "started": stamp, "backfill": []}
+    engine = benchlib.Engine("opensearch", base / "opensearch", heap="1g")
+    res = {"salt": a.salt, "rounds": a.rounds, "jobs": a.jobs, "started": path.stem.split("-", 1)[1],
+           "load_start": benchlib.loadavg(), "backfill": []}
     try:
         engine.start()
         res["engine"] = engine.info["version"]["number"]
         conf = master_config(base, salttap_config(base / "salttap-backfill.yaml", engine.url, base / "spool"))
-        written, first_jid = 0, ""
+        written, salt_wrote, first_jid = 0, 0, ""
         for target in sorted({min(a.checkpoint, a.jobs), a.jobs}):
-            took, jid = write_jobs(py, conf, written, target, a.writers)
+            took, jid, wrote = write_jobs(py, conf, written, target, a.writers)
+            salt_wrote += wrote
             first_jid = first_jid or jid
-            log(f"local_cache wrote jobs {written:,}..{target:,} in {took:.0f} s ({a.writers} writers)")
-            res.setdefault("writes", []).append({"jobs": target - written, "seconds": took, "writers": a.writers})
+            log(f"local_cache wrote jobs {written:,}..{target:,} in {took:.0f} s ({a.writers} writers); "
+                f"{benchlib.load_text()}")
+            res.setdefault("writes", []).append({"jobs": wrote, "seconds": took, "writers": a.writers})
             written = target
-            res["backfill"].append({"jobs": target, "runs": backfill_phase(a, py, a.salttap, base, conf,
-                                                                          engine.url, target)})
-        res["tools"] = tools_phase(a, py, a.salttap, base, conf, engine.url, a.jobs, first_jid)
+            res["backfill"].append({"jobs": salt_wrote, "load": benchlib.loadavg(),
+                                    "runs": backfill_phase(a, py, a.salttap, base, conf, engine.url, salt_wrote)})
+        res["tools"] = tools_phase(a, py, a.salttap, base, conf, engine.url, salt_wrote, first_jid)
     finally:
         engine.stop()
         shutil.rmtree(base, ignore_errors=True)
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"jobcache-{stamp}.json"
+    res["load_end"] = benchlib.loadavg()
     path.write_text(json.dumps(res, indent=1) + "\n")
     report(res)
     print(f"\nraw results: {path}")

@@ -3,7 +3,7 @@
 
     bench/run-live-bench [--jobs 100] [--pings 30] [--rounds 3] [--salt 3008.5]
 
-A real salt-master with two minions (tests/integration/saltlab.py), a real
+A real salt-master with two minions (tests/harness/saltlab.py), a real
 OpenSearch node (tests/engines) and `salttap run` on the master's bus.
 
 1. Latency, bus to searchable: --jobs `test.ping` jobs, fired --interval apart
@@ -42,7 +42,6 @@ import os
 import random
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,9 +52,10 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "harness"))
+sys.path.insert(0, str(ROOT / "bench" / "lib"))
+import benchlib  # noqa: E402
 import saltlab  # noqa: E402
-from engine import Engine  # noqa: E402
+from benchlib import Engine, median, percentile as pct, tree_cpu, tree_pids, tree_rss  # noqa: E402
 
 PREFIX = "bench"
 
@@ -124,8 +124,7 @@ print("fired", count, flush=True)
 """
 
 
-def log(msg: str) -> None:
-    print(f"[live-bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+log = benchlib.logger("live-bench")
 
 
 def search(url: str, body: dict, prefix: str = PREFIX) -> dict:
@@ -264,18 +263,6 @@ def stage_breakdown(got: list[tuple], traced: dict[str, dict[str, float]], maste
     return out
 
 
-def tree_pids(root: int) -> list[int]:
-    """A process and all its descendants alive now."""
-    parent = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit() and (f := _stat_fields(int(d))):
-            parent[int(d)] = int(f[1])
-    out, todo = [], [root]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(c for c, pp in parent.items() if pp == p)
-    return out
 
 
 def pin(roots: list[int], cpus: set[int]) -> None:
@@ -327,29 +314,10 @@ def warm_engine(binary: str, lab: saltlab.SaltLab, url: str, work: Path, jobs: i
     log(f"engine warmed on {docs:,} documents of salttap traffic in {time.monotonic() - t0:.0f} s")
 
 
-def _stat_fields(pid: int) -> list[str] | None:
-    """/proc/<pid>/stat after the command name, or None once the process is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
 
 
-def tree_cpu(root: int) -> float:
-    """CPU seconds (user + system) of a process and all its descendants alive now."""
-    total = 0.0
-    for pid in tree_pids(root):
-        f = _stat_fields(pid)
-        if f:
-            total += (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-    return total
 
 
-def tree_rss(root: int) -> int:
-    """Resident bytes of a process and all its descendants alive now."""
-    page = os.sysconf("SC_PAGE_SIZE")
-    return sum(int(f[21]) * page for f in map(_stat_fields, tree_pids(root)) if f)
 
 
 def stalled_reader(version: str, base: Path, a) -> dict:
@@ -371,7 +339,7 @@ def stalled_reader(version: str, base: Path, a) -> dict:
             out[mode] = _stall_phase(lab, mode, a)
             log(f"stall {version} {mode}: RSS {out[mode]['rss_before'] / 1e6:.0f} -> peak "
                 f"{out[mode]['rss_peak'] / 1e6:.0f} -> {out[mode]['rss_after'] / 1e6:.0f} MB, test.ping during "
-                f"{statistics.median(out[mode]['pings_during']):.2f} s (max {max(out[mode]['pings_during']):.1f})")
+                f"{median(out[mode]['pings_during']):.2f} s (max {max(out[mode]['pings_during']):.1f})")
     finally:
         lab.stop()
     return out
@@ -459,14 +427,11 @@ def stall_report(runs: list[dict]) -> None:
             p = r[mode]
             d = p["pings_during"]
             print(f"| {r['salt']} | {label} | {p['rss_before'] / 1e6:.0f} | {p['rss_peak'] / 1e6:.0f} | "
-                  f"{p['rss_after'] / 1e6:.0f} | {statistics.median(r['pings_before']):.3f} | "
-                  f"{statistics.median(d):.3f} / {max(d):.3f} | {statistics.median(p['pings_after']):.3f} | "
+                  f"{p['rss_after'] / 1e6:.0f} | {median(r['pings_before']):.3f} | "
+                  f"{median(d):.3f} / {max(d):.3f} | {median(p['pings_after']):.3f} | "
                   f"{'all fired' if p['load_finished'] else 'cut'} in {p['load_seconds']} s |")
 
 
-def pct(values: list[float], p: float) -> float:
-    v = sorted(values)
-    return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
 
 
 def ratio_interval(runs: list[list[float]], base: list[list[float]], resamples: int = 4000) -> tuple[float, float]:
@@ -479,7 +444,7 @@ def ratio_interval(runs: list[list[float]], base: list[list[float]], resamples: 
     rng = random.Random(20261203)
 
     def draw(rounds: list[list[float]]) -> float:
-        return statistics.median([rng.choice(r) for r in rounds for _ in r])
+        return median([rng.choice(r) for r in rounds for _ in r])
 
     got = sorted(draw(runs) / draw(base) for _ in range(resamples))
     return got[int(0.025 * resamples)], got[int(0.975 * resamples) - 1]
@@ -488,13 +453,15 @@ def ratio_interval(runs: list[list[float]], base: list[list[float]], resamples: 
 def report(res: dict) -> None:
     pinned = (f"the engine pinned to CPU {res['engine_cpu']}, the rest on the other CPUs"
               if res.get("engine_cpu", -1) >= 0 else "all processes sharing every CPU")
+    load = (f"; the machine's 1-minute load {res['load_start'][0]:.1f} at the start, {res['load_end'][0]:.1f} at "
+            f"the end" if "load_start" in res else "")
     print(f"\nSalt {res['salt']}, OpenSearch {res['engine']}, {pinned}, {res['rounds']} rounds; "
-          f"{res['jobs']} jobs per latency run, polled every {res['poll']} s\n")
+          f"{res['jobs']} jobs per latency run, polled every {res['poll']} s; percentiles by nearest rank{load}\n")
     print("| condition | jobs | p50 s (median of rounds) | p99 s (median of rounds) | max s |")
     print("|---|---:|---:|---:|---:|")
     for cond, runs in res["latency"].items():
-        print(f"| {cond} | {sum(len(r) for r in runs)} | {statistics.median(pct(r, 50) for r in runs):.2f} | "
-              f"{statistics.median(pct(r, 99) for r in runs):.2f} | {max(max(r) for r in runs):.2f} |")
+        print(f"| {cond} | {sum(len(r) for r in runs)} | {median(pct(r, 50) for r in runs):.2f} | "
+              f"{median(pct(r, 99) for r in runs):.2f} | {max(max(r) for r in runs):.2f} |")
     if res.get("stages"):
         print("\nWhere the time goes, per job from settled to searchable (seconds, p50 / p99, median of rounds):\n")
         names = [f"{a}->{b}" for a, b in STAGES]
@@ -504,8 +471,8 @@ def report(res: dict) -> None:
             cells = []
             for nm in names:
                 rs = [r[nm] for r in runs if r.get(nm)]
-                cells.append(f"{statistics.median(pct(r, 50) for r in rs):.3f} / "
-                             f"{statistics.median(pct(r, 99) for r in rs):.3f}" if rs else "-")
+                cells.append(f"{median(pct(r, 50) for r in rs):.3f} / "
+                             f"{median(pct(r, 99) for r in rs):.3f}" if rs else "-")
             print(f"| {cond} | " + " | ".join(cells) + " |")
     print(f"\n\"during a backfill\": `run` with a fresh state directory, reconciling the {res['backfill_jobs']:,} "
           f"earlier jobs of the master's cache; only the jobs that settled before its reconcile had read the whole cache count")
@@ -519,17 +486,17 @@ def report(res: dict) -> None:
     base = res["pings"]["no salttap"]
     for cond, runs in res["pings"].items():
         allv = [x for r in runs for x in r]
-        ratios = [statistics.median(r) / statistics.median(b) for r, b in zip(runs, base)]
+        ratios = [median(r) / median(b) for r, b in zip(runs, base)]
         lo, hi = ratio_interval(runs, base)
-        pooled = statistics.median(allv) / statistics.median([x for r in base for x in r])
-        print(f"| {cond} | {len(allv)} | {statistics.median(allv):.3f} | {pct(allv, 90):.3f} | "
-              f"{statistics.median(ratios):.3f} | {pooled:.3f} [{lo:.3f}, {hi:.3f}] |")
+        pooled = median(allv) / median([x for r in base for x in r])
+        print(f"| {cond} | {len(allv)} | {median(allv):.3f} | {pct(allv, 90):.3f} | "
+              f"{median(ratios):.3f} | {pooled:.3f} [{lo:.3f}, {hi:.3f}] |")
     if res.get("ping_cpu"):
         print("\nCPU per test.ping job (ms, median of rounds): the master's processes, salttap, the engine\n")
         print("| salttap | master | salttap | engine |")
         print("|---|---:|---:|---:|")
         for cond, runs in res["ping_cpu"].items():
-            cell = [f"{statistics.median(r[k] for r in runs) * 1000:.1f}" if all(k in r for r in runs) else "-"
+            cell = [f"{median(r[k] for r in runs) * 1000:.1f}" if all(k in r for r in runs) else "-"
                     for k in ("master", "salttap", "engine")]
             print(f"| {cond} | " + " | ".join(cell) + " |")
 
@@ -593,7 +560,7 @@ def main() -> int:
     lab = saltlab.SaltLab(a.salt, base=base / "lab")
     res = {"salt": a.salt, "rounds": a.rounds, "jobs": a.jobs, "poll": a.poll, "started": stamp,
            "backfill_jobs": a.backfill_jobs, "latency": {}, "pings": {},
-           "ping_block": a.ping_block if 0 < a.ping_block < a.pings else 0}
+           "ping_block": a.ping_block if 0 < a.ping_block < a.pings else 0, "load_start": benchlib.loadavg()}
     dead_port = saltlab.free_ports(1)[0]
     try:
         engine.start()
@@ -695,10 +662,11 @@ def main() -> int:
                             {"master": (tree_cpu(lab.master.proc.pid) - m0) / len(got), "salttap": 0.0,
                              "engine": (tree_cpu(engine.pid) - e0) / len(got)})
                     res["pings"].setdefault(name, []).append(got)
-                    log(f"round {rnd + 1} block {b + 1} pings, {name}: median {statistics.median(got):.3f} s")
+                    log(f"round {rnd + 1} block {b + 1} pings, {name}: median {median(got):.3f} s")
     finally:
         lab.stop()
         engine.stop()
+    res["load_end"] = benchlib.loadavg()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"live-{stamp}.json"

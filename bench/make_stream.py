@@ -21,7 +21,11 @@ Output (in --out DIR):
     mixed.plain.raw  mixed.len32.raw   test.ping, cmd.run, state.* (with prog
                                        and minion/refresh events), grains.items
                                        and ~1 large return per 2000 events
-    manifest.json                      events / bytes / sha256 per file
+    manifest.json                      events / bytes / sha256 per file, and the
+                                       jobs (salt/job/<jid>/new events) and returns
+                                       (salt/job/<jid>/ret/<minion> events) in it:
+                                       the counts the benchmarks check their output
+                                       against
 
 "plain" = concatenated frames (eras C/E), "len32" = 4-byte big-endian length
 before each frame (era D, Salt 3006.26). Deterministic for a given --seed.
@@ -390,10 +394,17 @@ class StreamWriter:
         self.buf_len32 = []
         self.buffered = 0
         self.events = 0
+        self.jobs = 0
+        self.returns = 0
         self.max_frame = 0
 
-    def add(self, frame):
+    def add(self, frame, tag):
         n = len(frame)
+        parts = tag.split("/")
+        if len(parts) == 4 and parts[:2] == ["salt", "job"] and parts[3] == "new":
+            self.jobs += 1
+        elif len(parts) == 5 and parts[:2] == ["salt", "job"] and parts[3] == "ret":
+            self.returns += 1
         self.buf_plain.append(frame)
         self.buf_len32.append(struct.pack(">I", n))
         self.buf_len32.append(frame)
@@ -425,6 +436,8 @@ class StreamWriter:
             out[name] = {
                 "framing": key,
                 "events": self.events,
+                "jobs": self.jobs,
+                "returns": self.returns,
                 "bytes": self.size[key],
                 "sha256": self.sha[key].hexdigest(),
                 "max_frame_bytes": self.max_frame,
@@ -443,7 +456,7 @@ def write_small(out_dir, n_events, templates, seed):
     while w.events < n_events:
         jobs += 1
         for tag, data in gen.job_events(tmpl, gen.pick_minions(1, 64)):
-            w.add(encode_event(tag, data, packer))
+            w.add(encode_event(tag, data, packer), tag)
             if w.events >= n_events:
                 break
     w.close()
@@ -476,7 +489,7 @@ def write_mixed(out_dir, n_events, templates, seed):
             frame = encode_event(tag, data, packer)
             if len(frame) > 100000:
                 large += 1
-            w.add(frame)
+            w.add(frame, tag)
             if w.events >= n_events:
                 break
     w.close()
