@@ -38,7 +38,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # The one import of the test engines' launcher in bench/.
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
-from engine import Engine, call as engine_call  # noqa: E402,F401
+from engine import Engine  # noqa: E402,F401
+from http_calls import call as engine_call  # noqa: E402,F401
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
