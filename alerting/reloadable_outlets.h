@@ -1,6 +1,6 @@
 #pragma once
 // The alert outlets of `salttap run`, which a config reload may replace
-// (service/config_reload.h). replace() builds a new set only when the
+// (daemon/internal/config_reload.h). replace() builds a new set only when the
 // outlets' settings changed (alerts.log, alerts.webhook, alerts.fire_event).
 // The replaced outlets get no new alert; each async one delivers what it
 // holds, retries included, for up to 5 s as at shutdown, on a thread of its

@@ -1,7 +1,7 @@
 #pragma once
 // Alerts to a webhook: HTTP POST of the alert's JSON payload to one URL, 2xx
 // = delivered, anything else or a transport error = retried (async outlet).
-// The request goes through the indexer's HttpClient (indexer/http_client.h),
+// The request goes through salttap's HttpClient (http/http_client.h),
 // so the webhook has the same TLS options (CA file, client certificate,
 // verification) and credentials in the URL are kept out of logs.
 

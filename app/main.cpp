@@ -1,4 +1,4 @@
-// salttap: taps a Salt master's event bus. All wiring lives in service/.
+// salttap: taps a Salt master's event bus. The command line is cli/ (docs/ARCHITECTURE.md).
 #include "cli/cli.h"
 
 int main(int argc, char** argv) { return salttap::cli::run_cli(argc, argv); }

@@ -125,7 +125,7 @@ def measured(cmd: list[str]) -> dict:
             "stderr": m.stderr.decode(errors="replace")}
 
 
-# salttap backfill's own summary (service/backfill.cpp, log_summary).
+# salttap backfill's own summary (cli/internal/backfill_command.cpp, log_summary).
 READ_LINE = re.compile(r"backfill: (\d+) jobs read of (\d+) directories .*?: (\d+) indexed \((\d+) still running\)")
 DOCS_LINE = re.compile(r"backfill: (?:would write|spooled) (\d+) documents: (\d+) jobs, (\d+) returns, (\d+) states, "
                        r"(\d+) alerts")

@@ -32,7 +32,7 @@
 //     enabled: true
 //     path: ""                          default: correlator.checkpoint beside the spool directory
 //     interval_seconds: 10              written when something changed, and at shutdown
-//   reconcile:                          `run` indexes what the job cache holds (service/reconciler.h)
+//   reconcile:                          `run` indexes what the job cache holds (recovery/reconciler.h)
 //     enabled: true
 //     overlap_seconds: 5
 //     state_interval_seconds: 10
@@ -46,7 +46,7 @@
 //     enabled: true                     `run` serves it under /ui/ on its metrics listener
 //     listen: 127.0.0.1:9109            `salttap ui`'s address (--listen overrides)
 //     username: ""                      basic auth, with password or password_file; none: open
-//   indexer: {...}                      service/indexer_config.h
+//   indexer: {...}                      config/indexer_section.h
 //   elasticsearch: {...}                Salt's returner block, accepted as is (indexer_config.h)
 
 #include <chrono>
@@ -77,7 +77,7 @@ struct CheckpointConfig {
 };
 
 // `reconcile:` - `run` indexes what the job cache holds and the index may
-// lack (service/reconciler.h, docs/backfill.md).
+// lack (recovery/reconciler.h, docs/backfill.md).
 struct ReconcileConfig {
   bool enabled = true;
   Micros overlap = 5 * kMicrosPerSecond;          // read again before the recorded coverage (clock skew)
@@ -100,7 +100,7 @@ struct TapConfig {
   std::uint64_t journal_segment_bytes = 16ull << 20;
 };
 
-// `ui:` - the job browser (service/ui_service.h, docs/ui.md).
+// `ui:` - the job browser (web/job_browser.h, docs/ui.md).
 struct UiConfig {
   bool enabled = true;
   std::string listen = "127.0.0.1:9109";

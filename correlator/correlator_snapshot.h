@@ -1,6 +1,6 @@
 #pragma once
 // CorrelatorSnapshot: the correlator's open jobs as plain data, so a writer
-// elsewhere can persist them across a restart (service/checkpoint_file.h) and
+// elsewhere can persist them across a restart (recovery/checkpoint_file.h) and
 // a restarted correlator can settle them exactly as if it had never stopped.
 //
 // Every tracked job is in it: the ones still waiting for returns and the

@@ -2,7 +2,7 @@
 // SIGINT/SIGTERM set a flag that the command loops poll; SIGPIPE is ignored
 // so a closed stdout is seen as a write error, not a crash. SIGHUP (`run`
 // only) sets another flag: the pipeline thread reloads the config between
-// two batches of events (service/config_reload.h), never in the handler.
+// two batches of events (daemon/internal/config_reload.h), never in the handler.
 
 namespace salttap::daemon {
 

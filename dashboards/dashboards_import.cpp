@@ -11,7 +11,7 @@
 #include "common/log.h"
 #include "dashboards/saved_objects.h"
 
-// Set by service/CMakeLists.txt: where `cmake --install` puts the exports, and
+// Set by dashboards/CMakeLists.txt: where `cmake --install` puts the exports, and
 // the tree this binary was built from (a build that was never installed).
 #ifndef SALTTAP_INSTALL_DATADIR
 #define SALTTAP_INSTALL_DATADIR ""

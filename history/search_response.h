@@ -1,5 +1,5 @@
 #pragma once
-// Reading the engine's answers to the searches of history_query.h, with
+// Reading the engine's answers to the searches of query_bodies.h, with
 // every field checked: an answer that is not what a search returns is an
 // error with a one-line message, never a crash or a silently empty list.
 // A document missing a field shows "-" (or 0) for it; its `_source` is kept

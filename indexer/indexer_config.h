@@ -3,7 +3,7 @@
 // engine is and how to talk to it, which documents to build, the index
 // templates, the bulk shipper, the disk spool, and the setup retry. Read
 // from salttap's `indexer:` section or Salt's returner block by
-// service/indexer_config.h.
+// config/indexer_section.h.
 
 #include <chrono>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 // Events -> documents: the correlator with the DocumentBuilder as its
 // observer, the alert dispatcher (whose outlets include the alerts index),
-// and raw events. Driven by the event loop (service/event_loop.h) for
+// and raw events. Driven by the event loop (pipeline/event_loop.h) for
 // `salttap run`, `replay --ship` and `replay --output documents`.
 // Single-threaded: the pipeline thread.
 
@@ -25,7 +25,7 @@ class DocumentPipeline {
   void add_alert_outlet(std::shared_ptr<alerting::AlertOutlet> outlet) { alerts_.add(std::move(outlet)); }
   // A config reload: the extra outlets become `outlets` (the alerts index stays).
   void set_alert_outlets(const std::vector<std::shared_ptr<alerting::AlertOutlet>>& outlets);
-  // A config reload (service/config_reload.h): the correlator's settings,
+  // A config reload (daemon/internal/config_reload.h): the correlator's settings,
   // audit rules and redaction, the document filters and the alert settings
   // of `next` apply from the next event on; open jobs stay open
   // (Correlator::reconfigure). The master id and where documents go stay.

@@ -54,7 +54,7 @@ class CacheIndexer {
       std::function<bool()> give_up = [] { return false; });
 
   // Asked for each job read whole before it is indexed: true takes it away
-  // (`run`'s reconcile follows recent jobs live, service/reconciler.h).
+  // (`run`'s reconcile follows recent jobs live, recovery/reconciler.h).
   void set_claim(std::function<bool(jobcache::JobRead&)> claim) { claim_ = std::move(claim); }
 
   // A config reload (`run`'s reconcile): the jobs read from now on are

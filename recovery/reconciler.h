@@ -103,7 +103,7 @@ class Reconciler {
   // A config reload: the correlator's settings (which jobs are recent
   // enough to follow, noise_funs), audit, redaction and document filters of
   // `next` apply to the jobs read from now on, in the pass in progress too.
-  // reconcile: itself is not reloaded (service/config_reload.h).
+  // reconcile: itself is not reloaded (daemon/internal/config_reload.h).
   void reconfigure(const config::Config& next);
 
   const ReconcileCounts& counts() const { return counts_; }

@@ -2,8 +2,8 @@
 // The job browser behind one HTTP listener: `salttap ui`'s, or `run`'s
 // metrics listener under /ui/. It answers a request (on a worker thread of
 // the listener) with an embedded page or asset, or a JSON API call asked of
-// the engine (ui_api.h), after the optional basic auth (ui_auth.h); it counts
-// every answer (ui_metrics.h). Paths outside /ui/ are not its own.
+// the engine (internal/api.h), after the optional basic auth (auth.h); it counts
+// every answer (web_metrics.h). Paths outside /ui/ are not its own.
 // Reference: docs/ui.md.
 
 #include <functional>

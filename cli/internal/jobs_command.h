@@ -1,7 +1,7 @@
 #pragma once
 // `salttap jobs` (the indexed jobs, filtered, newest first) and `salttap jobs
 // show JID` (one job with every minion's return). Shared with `minions`:
-// history_search.h. Options, output and exit codes: docs/commands.md.
+// history_output.h. Options, output and exit codes: docs/commands.md.
 
 #include <cstddef>
 #include <cstdio>

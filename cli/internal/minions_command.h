@@ -1,7 +1,7 @@
 #pragma once
 // `salttap minions`: per minion, the returns of the jobs of a window (jobs,
 // succeeded, failed, missing, last seen), flaky minions first. Shared with
-// `jobs`: history_search.h. Options, output and exit codes: docs/commands.md.
+// `jobs`: history_output.h. Options, output and exit codes: docs/commands.md.
 
 #include <cstdio>
 #include <optional>

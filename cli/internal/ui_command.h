@@ -2,7 +2,7 @@
 // `salttap ui`: the job browser on its own listener (127.0.0.1:9109 by
 // default), with /metrics and /healthz for itself beside /ui/. The engine is
 // found as `salttap jobs` finds it. `run` serves the same browser under /ui/
-// on its metrics listener (run_ui_handler). Reference: docs/ui.md.
+// on its metrics listener. Reference: docs/ui.md.
 
 #include <string>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Reloading salttap's config while `salttap run` runs (SIGHUP; systemd's
 // `systemctl reload salttap`). The signal handler only sets a flag
-// (service/signals.h); the pipeline thread calls reload() between two
+// (daemon/signals.h); the pipeline thread calls reload() between two
 // batches of events, so no event is half-processed and no lock is held.
 //
 // What a reload applies (the rest of the file is compared and reported):

@@ -1,5 +1,5 @@
 #pragma once
-// What a config reload changes in `salttap run` (service/config_reload.h):
+// What a config reload changes in `salttap run` (daemon/internal/config_reload.h):
 // the alert outlets when their settings changed (built first: if that
 // fails, nothing has changed), then the pipeline (correlator, audit,
 // redaction, document filters, alert settings) and the reconciler. The

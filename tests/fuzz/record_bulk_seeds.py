@@ -34,7 +34,7 @@ except the `-unfiltered` cases, which show the engine's whole answer. Cases:
   empty-body             no body at all
   too-large              a Content-Length over http.max_content_length: 413 before the body is read
   banner, banner-compat  GET / (OpenSearch also with compatibility.override_main_response_version)
-  search-*               the searches of `salttap jobs` and `salttap minions` (service/history_query.cpp):
+  search-*               the searches of `salttap jobs` and `salttap minions` (history/query_bodies.cpp):
                          jobs newest first, a wildcard filter, a minions page and the next, the last
                          page, a pattern matching no index, a missing index (404), a bad query (400)
 

@@ -1,6 +1,6 @@
 #pragma once
 // The job browser's JSON API (/ui/api/...): the searches of `salttap jobs`,
-// `jobs show` and `minions` (history_query.h) asked of the engine by
+// `jobs show` and `minions` (query_bodies.h) asked of the engine by
 // salttap, so the browser never sees the engine or its credentials. Each
 // call is one function of the engine client, the index layout, the request's
 // query parameters and the time; it answers a status and a JSON body:

@@ -1,5 +1,5 @@
 #pragma once
-// The job browser's page, stylesheet and script (service/ui/*) compiled into
+// The job browser's page, stylesheet and script (web/assets/*) compiled into
 // the binary at build time (cmake/EmbedTextFiles.cmake): no data files at
 // run time, and nothing fetched from anywhere else.
 
@@ -13,7 +13,7 @@ struct EmbeddedFile {
   std::string_view text;
 };
 
-// Every file of service/ui/, sorted by name (generated source).
+// Every file of web/assets/, sorted by name (generated source).
 std::span<const EmbeddedFile> embedded_ui_files();
 
 }  // namespace salttap::web
