@@ -98,15 +98,6 @@ def metrics(url: str) -> dict[str, float]:
     return out
 
 
-def run_ns(pid: int, tid: int) -> int | None:
-    """Nanoseconds one thread has run (/proc/PID/task/TID/schedstat), None once gone."""
-    try:
-        with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
-            return int(fh.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 class Publisher:
     """The master's pub socket: accepts salttap and writes the stream to it at full speed."""
 
@@ -191,7 +182,7 @@ class Sampler(threading.Thread):
 
     def run(self) -> None:
         while not self.stop_flag.wait(SAMPLE_S):
-            cpu, pipe = benchlib.cpu_seconds(self.pid), run_ns(self.pid, self.pid)
+            cpu, pipe = benchlib.cpu_seconds(self.pid), benchlib.run_ns(self.pid, self.pid)
             if cpu is None or pipe is None:
                 return
             self.samples.append((time.perf_counter(), cpu, pipe))

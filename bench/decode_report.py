@@ -13,8 +13,11 @@ no run may have stopped with an error: anything else exits 1, the tables unprint
 """
 import argparse
 import json
-import statistics
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
+from benchlib import median  # noqa: E402
 
 FILES = ["small.plain.raw", "small.len32.raw", "mixed.plain.raw", "mixed.len32.raw"]
 DECODERS = ("salttap", "msgpack-c", "salt-python")
@@ -56,7 +59,7 @@ def decode_table(runs, manifest):
     print("|---|---|---:|---:|---:|---:|")
     for file in FILES:
         events, size = manifest[file]["events"], manifest[file]["bytes"]
-        med = {d: statistics.median(runs[(d, file)]) for d in DECODERS if (d, file) in runs}
+        med = {d: median(runs[(d, file)]) for d in DECODERS if (d, file) in runs}
         for d in DECODERS:
             if d not in med:
                 continue
@@ -88,8 +91,8 @@ def correlator_runs(paths):
 
 
 def correlator_table(runs, memory):
-    dec = statistics.median(r[1] for r in runs["BM_decode"])
-    both = statistics.median(r[1] for r in runs["BM_decode_correlate"])
+    dec = median(r[1] for r in runs["BM_decode"])
+    both = median(r[1] for r in runs["BM_decode_correlate"])
     events = runs["BM_decode"][0][2]  # per pass; checked against the generated stream by the benchmark itself
     print()
     print(f"| 40 jobs x 10,000 minions ({events:,.0f} events) | CPU per pass (median) | ns per event | events/s |")

@@ -193,12 +193,13 @@ def run_curl_parallel(url: str, bodies: list[Path], work: Path, parallel: int, g
                      'write-out = "%{http_code}\\n"\n')
             for h in curl_headers(gz):
                 fh.write(f'header = "{h}"\n')
-    codes_file = work / "http-codes.txt"
-    with open(codes_file, "wb") as out:
+    codes_file, errors = work / "http-codes.txt", work / "curl-parallel.err"
+    # curl 7.88 draws its parallel progress meter even with --silent: stderr goes to a file.
+    with open(codes_file, "wb") as out, open(errors, "wb") as err:
         m = benchlib.run_measured(["curl", "--silent", "--show-error", "--parallel", "--parallel-max", str(parallel),
-                                   "-K", str(config)], stdout=out)
+                                   "-K", str(config)], stdout=out, stderr=err)
     if m.returncode != 0:
-        raise RuntimeError(f"curl --parallel exited {m.returncode}")
+        raise RuntimeError(f"curl --parallel exited {m.returncode}; see {errors}")
     check_curl_answers(resp, codes_file, len(bodies), "curl --parallel")
     return m.seconds, m.cpu_s
 

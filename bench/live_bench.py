@@ -269,11 +269,7 @@ def pin(roots: list[int], cpus: set[int]) -> None:
     """Every thread of these process trees onto `cpus` (their later children and threads inherit it)."""
     for root in roots:
         for pid in tree_pids(root):
-            try:
-                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-            except OSError:
-                continue
-            for tid in tids:
+            for tid in benchlib.thread_ids(pid):
                 try:
                     os.sched_setaffinity(tid, cpus)
                 except OSError:  # the thread ended meanwhile

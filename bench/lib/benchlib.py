@@ -112,6 +112,24 @@ def cpu_seconds(pid: int, tid: int | None = None) -> float | None:
     return None if f is None else (int(f[11]) + int(f[12])) / CLK_TCK
 
 
+def run_ns(pid: int, tid: int) -> int | None:
+    """Nanoseconds one thread has run (/proc/<pid>/task/<tid>/schedstat: finer than stat's
+    clock ticks), None once gone."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+            return int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def thread_ids(pid: int) -> list[int]:
+    """The threads of a process alive now ([] once it is gone)."""
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
 def status_fields(pid: int, keys=("VmRSS", "VmHWM", "RssAnon", "RssFile")) -> dict[str, int]:
     """Memory lines of /proc/<pid>/status in bytes ({} once gone)."""
     out = {}
