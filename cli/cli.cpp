@@ -296,19 +296,12 @@ int run_cli(int argc, char** argv) {
       watch.config = config;
       if (watch_missing_after >= 0)
         watch.config.correlator.missing_after = static_cast<Micros>(watch_missing_after * kMicrosPerSecond);
-      if (config.master_config && !watch.bus.master_config_given) {
-        watch.bus.master_config = *config.master_config;
-        watch.bus.master_config_given = true;
-      }
+      config::choose_master_config(config, watch.bus.master_config, watch.bus.master_config_given);
       return run_watch(watch, stdout);
     }
     if (fire_cmd->parsed()) return run_fire(fire);
-    // The master config named in salttap's config, unless a flag names one.
     const auto use_master_config = [&](config::BusLocation& bus) {
-      if (config.master_config && !bus.master_config_given) {
-        bus.master_config = *config.master_config;
-        bus.master_config_given = true;
-      }
+      config::choose_master_config(config, bus.master_config, bus.master_config_given);
     };
     if (run_cmd->parsed()) {
       run.limits.max_frame_bytes = max_frame_mib << 20;
@@ -325,10 +318,7 @@ int run_cli(int argc, char** argv) {
       if (!backfill_cachedir.empty()) backfill.cachedir = backfill_cachedir;
       if (!backfill_spool.empty()) backfill.spool_dir = backfill_spool;
       if (backfill_no_progress) backfill.progress_bar = false;
-      if (config.master_config && !backfill.master_config_given) {
-        backfill.master_config = *config.master_config;
-        backfill.master_config_given = true;
-      }
+      config::choose_master_config(config, backfill.master_config, backfill.master_config_given);
       return run_backfill(backfill);
     }
     if (jobs_cmd->parsed() || minions_cmd->parsed()) {
@@ -343,10 +333,7 @@ int run_cli(int argc, char** argv) {
       } else if (!(since = parse_time_bound(minions_since, clock.now(), why))) {
         return usage_error("minions", "--since: " + why);
       }
-      if (config.master_config && !history_master_config_given) {
-        history_master_config = *config.master_config;
-        history_master_config_given = true;
-      }
+      config::choose_master_config(config, history_master_config, history_master_config_given);
       const indexer::IndexerConfig ix = config::effective_indexer_config(
           config, tap::load_master_config(history_master_config, history_master_config_given));
       auto http = http::make_curl_client(ix.http);
@@ -360,10 +347,7 @@ int run_cli(int argc, char** argv) {
       return list_minions(*http, ix.documents.layout, since, prepared(minions_output), stdout);
     }
     if (ui_cmd->parsed()) {
-      if (config.master_config && !history_master_config_given) {
-        history_master_config = *config.master_config;
-        history_master_config_given = true;
-      }
+      config::choose_master_config(config, history_master_config, history_master_config_given);
       ui.config = config;
       ui.master_config = history_master_config;
       ui.master_config_given = history_master_config_given;

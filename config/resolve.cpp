@@ -11,6 +11,12 @@
 
 namespace salttap::config {
 
+void choose_master_config(const Config& config, std::string& path, bool& given) {
+  if (given || !config.master_config) return;
+  path = *config.master_config;
+  given = true;
+}
+
 indexer::IndexerConfig effective_indexer_config(const Config& config, const tap::MasterBus& master) {
   indexer::IndexerConfig ix = config.indexer;
   if (!ix.enabled && !master.elasticsearch_yaml.empty()) {

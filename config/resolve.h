@@ -14,6 +14,11 @@
 
 namespace salttap::config {
 
+// The master config a command reads: the one a flag named (`given`), else
+// the one salttap's config names (master_config:), else the default `path`
+// already holds. Every command that reads the master's config goes through here.
+void choose_master_config(const Config& config, std::string& path, bool& given);
+
 // The indexer settings: salttap's config, else Salt's returner block from
 // the master config. Secrets resolved. Throws ConfigError when neither names an engine.
 indexer::IndexerConfig effective_indexer_config(const Config& config, const tap::MasterBus& master);

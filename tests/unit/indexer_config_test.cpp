@@ -176,6 +176,23 @@ TEST_F(ConfigFile, CorrelatingCommandsTakeTheMasterIdAndOrderMastersFromTheMaste
   EXPECT_EQ(run.indexer.http.hosts, (std::vector<std::string>{"10.0.0.9:9200"}));
 }
 
+TEST_F(ConfigFile, AFlagNamesTheMasterConfigBeforeSalttapsConfigDoes) {
+  const config::Config named = load("master_config: /srv/salt/master\n");
+  std::string path = "/etc/salt/master";
+  bool given = false;
+  config::choose_master_config(named, path, given);
+  EXPECT_EQ(path, "/srv/salt/master");
+  EXPECT_TRUE(given);
+  path = "/from/flag";
+  config::choose_master_config(named, path, given);  // given by a flag: kept
+  EXPECT_EQ(path, "/from/flag");
+  std::string plain = "/etc/salt/master";
+  bool plain_given = false;
+  config::choose_master_config(load("alerts: {log: true}\n"), plain, plain_given);
+  EXPECT_EQ(plain, "/etc/salt/master");
+  EXPECT_FALSE(plain_given);
+}
+
 TEST_F(ConfigFile, TheJobBrowsersPasswordIsReadOnlyWhenAUsernameAsksForIt) {
   config::UiConfig ui;
   ui.password_file = "/nonexistent/salttap-ui-password";
