@@ -300,15 +300,12 @@ int run_cli(int argc, char** argv) {
       return run_watch(watch, stdout);
     }
     if (fire_cmd->parsed()) return run_fire(fire);
-    const auto use_master_config = [&](config::BusLocation& bus) {
-      config::choose_master_config(config, bus.master_config, bus.master_config_given);
-    };
     if (run_cmd->parsed()) {
       run.limits.max_frame_bytes = max_frame_mib << 20;
       run.config = config;
       run.config_path = config_path;
       run.drain = std::chrono::milliseconds(static_cast<long>(drain_seconds * 1000));
-      use_master_config(run.bus);
+      config::choose_master_config(config, run.bus.master_config, run.bus.master_config_given);
       return daemon::run_daemon(run);
     }
     if (backfill_cmd->parsed()) {
@@ -354,7 +351,7 @@ int run_cli(int argc, char** argv) {
       return run_ui(ui);
     }
     if (setup_cmd->parsed()) {
-      use_master_config(setup_bus);
+      config::choose_master_config(config, setup_bus.master_config, setup_bus.master_config_given);
       return run_setup(config, setup_bus, dashboards);
     }
   } catch (const std::exception& e) {

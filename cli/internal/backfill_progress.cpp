@@ -7,9 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "common/text_table.h"
-
 #include "common/log.h"
+#include "common/text_table.h"
 
 namespace salttap::cli {
 namespace {
@@ -19,9 +18,6 @@ std::size_t progress_width() {
   const std::size_t width = terminal_width(stderr);
   return width >= 20 ? width : 80;
 }
-
-}  // namespace
-namespace {
 
 double rate(const BackfillSnapshot& s) { return s.seconds > 0 ? static_cast<double>(s.scanned) / s.seconds : 0; }
 
