@@ -3,7 +3,7 @@
 // bounded values, help. Metrics (common/metrics.h) takes a MetricId, never a
 // name, so a metric cannot be published without being declared here, with a
 // type or a label value other than declared. docs/operations.md ("Metrics")
-// documents the same table; tests/unit/metric_catalog_test.cpp checks that the
+// documents the same table; tests/unit/common/metric_catalog_test.cpp checks that the
 // two agree and that every name follows the scheme:
 //   salttap_<component>_<what>[_<unit>][_total]
 // component: build, config, tap, correlator, alerting, indexer, spool, reconcile, ui; units

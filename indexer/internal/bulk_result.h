@@ -1,6 +1,6 @@
 #pragma once
 // What one `_bulk` response means for each document sent (a pure function,
-// table-tested in tests/unit/bulk_result_test.cpp). Outcomes are per item: a
+// table-tested in tests/unit/indexer/bulk_result_test.cpp). Outcomes are per item: a
 // partly successful bulk is never "done", and nothing is dropped silently.
 //
 //   transport error, HTTP 429, 5xx       every item: retry (backoff)

@@ -22,7 +22,7 @@ are only read. Writes, per target:
   corpus/event_from_json/ lines of the .jsonl captures and hand-made lines
                          (deep nesting, bad base64, invalid UTF-8, huge numbers,
                          NaN)
-  corpus/server_info/    the `GET /` banners of tests/unit/server_info_test.cpp
+  corpus/server_info/    the `GET /` banners of tests/unit/indexer/server_info_test.cpp
                          and hand-made answers
   corpus/job_cache_file/ the files of the captured job caches (<captures>/*/jobcache),
                          each behind the target's [kind] byte, and hand-made
@@ -665,7 +665,7 @@ def server_info_corpus(out, written):
     unit_test = (HERE.parent / "unit" / "server_info_test.cpp").read_text()
     banners = re.findall(r'constexpr const char\* (k\w+) = R"\((.*?)\)";', unit_test, re.S)
     if not banners:
-        sys.exit("no banners found in tests/unit/server_info_test.cpp")
+        sys.exit("no banners found in tests/unit/indexer/server_info_test.cpp")
     for name, text in banners:
         write(d, f"unit-{name[1:]}", banner_input(200, UNIT_TEST_PRODUCT.get(name, ""), text), written)
 

@@ -11,7 +11,7 @@
 // for the operator is one line, bounded, and valid UTF-8 whenever the
 // server's answer is (its bytes and the strings they decode to).
 //
-// Seeds: the banners of tests/unit/server_info_test.cpp and hand-made cases
+// Seeds: the banners of tests/unit/indexer/server_info_test.cpp and hand-made cases
 // (make_corpus.py), the real banners of the test engines (record_bulk_seeds.py).
 
 #include <cstddef>

@@ -188,9 +188,14 @@ def test_jobs_runner_answers_from_the_indices(lab, salttap_bin, opensearch, tmp_
         assert answers[4 * jobs.index(missing) + 3]["ok"] == {"minion-a": True, "minion-b": False}
 
         # ---- 4. the master's job cache purged: the indices answer, as the stock cache did
+        # The master keeps writing into its cache (late returns, the runner jobs
+        # these queries start), so the purge moves the directory away in one
+        # rename before deleting it: a writer never sees a half-removed tree.
         job_dir = Path(lab.master_opts["cachedir"]) / "jobs"
-        shutil.rmtree(job_dir)
-        job_dir.mkdir()
+        purged = job_dir.with_name("jobs.purged")
+        job_dir.rename(purged)
+        job_dir.mkdir(exist_ok=True)
+        shutil.rmtree(purged, ignore_errors=True)
         gone = ask(lab, [["jobs.list_job", [ping], {}]], {"master_job_cache": "local_cache"})
         assert gone["results"][0]["ok"].get("Result") == {}, gone  # purged indeed
         from_indices = ask(lab, queries)
