@@ -199,7 +199,7 @@ std::unique_ptr<recovery::Reconciler> Daemon::Parts::reconciler_for_cache() {
               master.config_path, *why);
     return nullptr;
   }
-  coverage = std::make_unique<recovery::ReconcileStateFile>(cfg.indexer.spool.dir / "reconcile.state");
+  coverage = std::make_unique<recovery::ReconcileStateFile>(config::reconcile_state_path(cfg));
   return std::make_unique<recovery::Reconciler>(
       cfg, jobcache::job_cache_location(master, std::nullopt, "reconcile"), *coverage, pipeline, backfill_sink,
       [this] {
