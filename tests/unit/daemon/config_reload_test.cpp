@@ -6,19 +6,20 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "common/log.h"
 #include "common/metrics.h"
 #include "daemon/internal/config_reload.h"
+#include "tests/support/log_capture.h"
 #include "tests/support/spool_fixtures.h"
 
 namespace salttap {
 namespace {
+
+using testing::LogCapture;
 
 constexpr Micros kNow = 1'800'000'000 * kMicrosPerSecond;
 
@@ -85,29 +86,6 @@ class RecordingTarget final : public daemon::ReloadTarget {
   }
   std::vector<config::Config> applied;
   bool refuse = false;
-};
-
-// What the log says during a test.
-class LogCapture {
- public:
-  LogCapture() : file_(std::tmpfile()) { log::set_output(file_); }
-  ~LogCapture() {
-    log::set_output(stderr);
-    std::fclose(file_);
-  }
-  LogCapture(const LogCapture&) = delete;
-  LogCapture& operator=(const LogCapture&) = delete;
-  std::string text() const {
-    std::fflush(file_);
-    std::rewind(file_);
-    std::string out;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, file_)) > 0;) out.append(buf, n);
-    return out;
-  }
-
- private:
-  std::FILE* file_;
 };
 
 TEST(PlanReload, TakesWhatCanChangeAndNamesWhatNeedsARestart) {
