@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
-#include "common/json_writer.h"
+#include "common/json_text.h"
 
 namespace salttap::history {
 namespace {
@@ -65,14 +65,6 @@ std::uint64_t count(const Value& object, std::initializer_list<const char*> name
   return v && v->IsUint64() ? v->GetUint64() : 0;
 }
 
-std::string to_json(const Value& v) {
-  std::string out;
-  json::StringOut sink{out};
-  json::Writer w(sink);
-  v.Accept(w);
-  return out;
-}
-
 // The answer's HTTP status and body, checked; `doc` holds the parsed body.
 std::optional<SearchError> check_answer(const http::HttpResponse& r, rapidjson::Document& doc) {
   const std::string host = r.host.empty() ? "the engine" : r.host;
@@ -120,7 +112,7 @@ Result<Hits<Row>, SearchError> read_hits(const http::HttpResponse& r, Read read)
     if (!source || !source->IsObject())
       return fail(SearchProblem::bad_answer, fmt::format("{}: a hit without a _source object", one_line(r.host)));
     Row row = read(*source);
-    row.source = to_json(*source);
+    row.source = json::to_text(*source);
     out.rows.push_back(std::move(row));
   }
   const Value* total = path(doc, {"hits", "total"});
@@ -202,7 +194,7 @@ Result<MinionPage, SearchError> parse_minion_page(const http::HttpResponse& r) {
   // The engine sends after_key with the last bucket of every page but may
   // send one after the last page too: an empty page ends the paging.
   if (const Value* after = member(*agg, "after_key"); after && after->IsObject() && !page.rows.empty())
-    page.after_key = to_json(*after);
+    page.after_key = json::to_text(*after);
   return page;
 }
 
