@@ -662,7 +662,7 @@ UNIT_TEST_PRODUCT = {"kEs717": "Elasticsearch", "kEs8": "Elasticsearch", "kEs9":
 
 def server_info_corpus(out, written):
     d = out / "server_info"
-    unit_test = (HERE.parent / "unit" / "server_info_test.cpp").read_text()
+    unit_test = (HERE.parent / "unit" / "indexer" / "server_info_test.cpp").read_text()
     banners = re.findall(r'constexpr const char\* (k\w+) = R"\((.*?)\)";', unit_test, re.S)
     if not banners:
         sys.exit("no banners found in tests/unit/indexer/server_info_test.cpp")
