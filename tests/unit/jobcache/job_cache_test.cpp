@@ -185,12 +185,7 @@ TEST_P(CapturedCache, EveryJobReadsAsSaltStoredIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothReleases, CapturedCache, ::testing::Values("salt-3006.25", "salt-3006.26"),
-                         [](const auto& param_info) {
-                           std::string n = param_info.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+                         salttap::testing::ReleaseTestName());
 
 // ---- one job, made by hand ---------------------------------------------------
 

@@ -155,13 +155,7 @@ TEST_P(TranscodeCapture, JsonLinesCapturesToo) {
   EXPECT_EQ(old_stats.json_errors, new_stats.json_errors);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCaptures, TranscodeCapture, ::testing::ValuesIn(capture_raw_files()),
-                         [](const auto& param_info) {
-                           std::string n = capture_name(param_info.param);
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllCaptures, TranscodeCapture, ::testing::ValuesIn(capture_raw_files()), CaptureTestName());
 
 TEST(TranscodeCapture, ReadsTheFileInChunksAndCountsAsReadCapture) {
   // The largest capture (1.7 MB, two file reads) through the file path: the
