@@ -88,6 +88,17 @@ class RecordingTarget final : public daemon::ReloadTarget {
   bool refuse = false;
 };
 
+// A reloader of salttap.yaml, which holds kFirst to begin with, on a manual
+// clock, applying to a RecordingTarget.
+struct Reloading {
+  Files files;
+  const std::string path = files.write("salttap.yaml", kFirst);
+  ManualClock clock{kNow};
+  RecordingTarget target;
+  daemon::ConfigReloader reloader{config::load_config(path), path, [this] { return config::load_config(path); }, target,
+                                  clock};
+};
+
 TEST(PlanReload, TakesWhatCanChangeAndNamesWhatNeedsARestart) {
   Files files;
   const config::Config running = config::load_config(files.write("a.yaml", kFirst));
@@ -151,12 +162,8 @@ master_config: /etc/salt/other-master
 }
 
 TEST(ConfigReloader, AppliesAFileThatLoadsAndCountsIt) {
-  Files files;
-  const std::string path = files.write("salttap.yaml", kFirst);
-  ManualClock clock{kNow};
-  RecordingTarget target;
-  daemon::ConfigReloader reloader(
-      config::load_config(path), path, [&] { return config::load_config(path); }, target, clock);
+  Reloading r;
+  auto& [files, path, clock, target, reloader] = r;
   EXPECT_EQ(reloader.stats().last_ok, 0);
 
   files.write("salttap.yaml", kSecond);
@@ -192,12 +199,8 @@ TEST(ConfigReloader, AFileThatDoesNotLoadKeepsTheRunningConfig) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    Files files;
-    const std::string path = files.write("salttap.yaml", kFirst);
-    ManualClock clock{kNow};
-    RecordingTarget target;
-    daemon::ConfigReloader reloader(
-        config::load_config(path), path, [&] { return config::load_config(path); }, target, clock);
+    Reloading r;
+    auto& [files, path, clock, target, reloader] = r;
     files.write("salttap.yaml", c.text);
     LogCapture log;
     EXPECT_FALSE(reloader.reload());
@@ -220,13 +223,9 @@ TEST(ConfigReloader, AFileThatDoesNotLoadKeepsTheRunningConfig) {
 }
 
 TEST(ConfigReloader, ATargetThatRefusesKeepsTheRunningConfig) {
-  Files files;
-  const std::string path = files.write("salttap.yaml", kFirst);
-  ManualClock clock{kNow};
-  RecordingTarget target;
+  Reloading r;
+  auto& [files, path, clock, target, reloader] = r;
   target.refuse = true;
-  daemon::ConfigReloader reloader(
-      config::load_config(path), path, [&] { return config::load_config(path); }, target, clock);
   files.write("salttap.yaml", kSecond);
   LogCapture log;
   EXPECT_FALSE(reloader.reload());

@@ -240,32 +240,28 @@ TEST(DashboardsImport, RefusedCredentialsAreAnAuthError) {
 }
 
 TEST(DashboardsImport, OtherHttpErrorsAreRefusals) {
-  FakeHttp bad([](const http::HttpRequest&) {
-    return FakeHttp::reply(400, R"({"statusCode":400,"error":"Bad Request","message":"Invalid file extension .txt"})");
-  });
-  Outcome o = run(bad);
-  EXPECT_EQ(o.code, dashboards::kDashboardsRefused);
-  EXPECT_NE(o.log.find("answered HTTP 400: Invalid file extension .txt"), std::string::npos) << o.log;
-
-  FakeHttp missing([](const http::HttpRequest&) { return FakeHttp::reply(404, "Not Found"); });
-  o = run(missing);
-  EXPECT_EQ(o.code, dashboards::kDashboardsRefused);
-  EXPECT_NE(o.log.find("answered HTTP 404: Not Found; is http://kibana.example:5601 the base URL of Kibana"),
-            std::string::npos)
-      << o.log;
-
-  FakeHttp down([](const http::HttpRequest&) { return FakeHttp::reply(503, ""); });
-  EXPECT_EQ(run(down).code, dashboards::kDashboardsRefused);
-
-  // A 200 that is not the import API's answer (an engine, a login page).
-  FakeHttp engine([](const http::HttpRequest&) { return FakeHttp::reply(200, R"({"name":"node-1"})"); });
-  o = run(engine);
-  EXPECT_EQ(o.code, dashboards::kDashboardsRefused);
-  EXPECT_NE(o.log.find("answered HTTP 200 but not as the saved-objects import API does: {\"name\":\"node-1\"}"),
-            std::string::npos)
-      << o.log;
-  FakeHttp html([](const http::HttpRequest&) { return FakeHttp::reply(200, "<html>\nlogin</html>"); });
-  EXPECT_EQ(run(html).code, dashboards::kDashboardsRefused);
+  struct Case {
+    long status;
+    std::string body;
+    std::string logged;  // in the log ("": whatever it says)
+  };
+  const std::vector<Case> cases = {
+      {400, R"({"statusCode":400,"error":"Bad Request","message":"Invalid file extension .txt"})",
+       "answered HTTP 400: Invalid file extension .txt"},
+      {404, "Not Found", "answered HTTP 404: Not Found; is http://kibana.example:5601 the base URL of Kibana"},
+      {503, "", ""},
+      // A 200 that is not the import API's answer (an engine, a login page).
+      {200, R"({"name":"node-1"})",
+       "answered HTTP 200 but not as the saved-objects import API does: {\"name\":\"node-1\"}"},
+      {200, "<html>\nlogin</html>", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    FakeHttp fake([&c](const http::HttpRequest&) { return FakeHttp::reply(c.status, c.body); });
+    const Outcome o = run(fake);
+    EXPECT_EQ(o.code, dashboards::kDashboardsRefused);
+    EXPECT_NE(o.log.find(c.logged), std::string::npos) << o.log;
+  }
 }
 
 TEST(DashboardsImport, FailedObjectsAreEachNamed) {
