@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <mutex>
@@ -33,19 +34,9 @@ namespace fs = std::filesystem;
 namespace sf = spool_format;
 using std::chrono::milliseconds;
 
-using testing::ack_all;
-using testing::append_all;
-using testing::FakeSteadyTime;
-using testing::ids_of;
-using testing::read_file;
-using testing::segment_files;
-using testing::spool_config;
-using testing::spool_metric;
-using testing::take_all;
-using testing::TempDir;
-using testing::write_file;
+using namespace salttap::testing;  // the spool fixtures, fake time
 
-BulkDoc doc(DocClass cls, const std::string& text) { return testing::spool_doc(cls, text); }
+BulkDoc doc(DocClass cls, const std::string& text) { return spool_doc(cls, text); }
 BulkDoc event(const std::string& text) { return doc(DocClass::event, text); }
 BulkDoc job(const std::string& text) { return doc(DocClass::job, text); }
 
@@ -55,7 +46,7 @@ std::vector<BulkDoc> events(int n, const std::string& prefix = "e") {
   return out;
 }
 
-std::string record(std::uint64_t id, const BulkDoc& d) { return testing::spool_record(id, d); }
+std::string record(std::uint64_t id, const BulkDoc& d) { return spool_record(id, d); }
 
 void write_ledger(const fs::path& dir, std::uint64_t acked_id, std::uint64_t next_id) {
   const auto b = sf::encode_ledger(sf::Ledger{acked_id, next_id});
@@ -220,15 +211,32 @@ TEST(Spool, DuplicateAndUnknownAcksAreCountedAndIgnored) {
 // moves the clock, so a take ends by an append, a wake, close() or its
 // deadline, never by how long a thread takes.
 struct SpoolOnFakeTime {
-  TempDir tmp;
-  FakeSteadyTime time;
-  Spool spool{spool_config(tmp.path()), time};
+  // `tune` changes the spool's config (spool_config of a temporary directory) first.
+  explicit SpoolOnFakeTime(const std::function<void(SpoolConfig&)>& tune = {}) : spool(tuned(tmp.path(), tune), time) {}
 
   // A take of up to 10 records that waits up to `wait`, once it waits.
   std::future<std::vector<SpoolRecord>> waiting_take(milliseconds wait) {
     auto taken = std::async(std::launch::async, [this, wait] { return spool.take(10, 1u << 20, wait); });
     time.await_waiters(1);
     return taken;
+  }
+  // An append that waits up to `wait` for room, once it waits.
+  std::future<AppendResult> waiting_append(std::vector<BulkDoc> docs, milliseconds wait) {
+    auto appended =
+        std::async(std::launch::async, [this, docs = std::move(docs), wait] { return spool.append(docs, wait); });
+    time.await_waiters(1);
+    return appended;
+  }
+
+  TempDir tmp;
+  FakeSteadyTime time;
+  Spool spool;
+
+ private:
+  static SpoolConfig tuned(const fs::path& dir, const std::function<void(SpoolConfig&)>& tune) {
+    SpoolConfig c = spool_config(dir);
+    if (tune) tune(c);
+    return c;
   }
 };
 
@@ -443,65 +451,48 @@ TEST(Spool, ADocumentThatCanNeverFitIsDroppedAsTooLarge) {
 }
 
 TEST(Spool, BackPressureWaitIsReleasedByAnAckFromAnotherThread) {
-  TempDir tmp;
-  FakeSteadyTime time;
-  SpoolConfig c = spool_config(tmp.path());
   const std::size_t rec = record(1, job("j0")).size();
-  c.max_bytes = 4 * rec;
-  c.segment_bytes = 2 * rec;
-  Spool spool(c, time);
-  std::vector<BulkDoc> four = {job("j0"), job("j1"), job("j2"), job("j3")};
-  ASSERT_EQ(spool.append(four).spooled, 4u);
-
-  AppendResult blocked;
-  std::thread writer([&] {
-    const std::vector<BulkDoc> one = {job("j4")};
-    blocked = spool.append(one, milliseconds(600'000));
+  SpoolOnFakeTime s([rec](SpoolConfig& c) {
+    c.max_bytes = 4 * rec;
+    c.segment_bytes = 2 * rec;
   });
-  time.await_waiters(1);  // the writer waits for room
-  EXPECT_TRUE(spool.stats().full) << "raised as the writer starts to wait";
-  const auto got = spool.take(2, 1u << 20, milliseconds(0));
-  ack_all(spool, got);  // frees the first segment
-  writer.join();
+  std::vector<BulkDoc> four = {job("j0"), job("j1"), job("j2"), job("j3")};
+  ASSERT_EQ(s.spool.append(four).spooled, 4u);
+
+  auto waiting = s.waiting_append({job("j4")}, milliseconds(600'000));  // the writer waits for room
+  EXPECT_TRUE(s.spool.stats().full) << "raised as the writer starts to wait";
+  const auto got = s.spool.take(2, 1u << 20, milliseconds(0));
+  ack_all(s.spool, got);  // frees the first segment
+  const AppendResult blocked = waiting.get();
   EXPECT_EQ(blocked.spooled, 1u);
   EXPECT_FALSE(blocked.timed_out);
-  EXPECT_EQ(ids_of(take_all(spool)), (std::vector<std::uint64_t>{3, 4, 5}));
+  EXPECT_EQ(ids_of(take_all(s.spool)), (std::vector<std::uint64_t>{3, 4, 5}));
 }
 
+// A spool with room for one record.
+void room_for_one_record(SpoolConfig& c) { c.max_bytes = record(1, job("j0")).size(); }
+
 TEST(Spool, BackPressureWaitEndsAtClose) {
-  TempDir tmp;
-  FakeSteadyTime time;
-  SpoolConfig c = spool_config(tmp.path());
-  c.max_bytes = record(1, job("j0")).size();
-  Spool spool(c, time);
-  append_all(spool, std::vector<BulkDoc>{job("j0")});
-  AppendResult blocked;
-  std::thread writer([&] { blocked = spool.append(std::vector<BulkDoc>{job("j1")}, milliseconds(600'000)); });
-  time.await_waiters(1);
-  spool.close();
-  writer.join();
-  EXPECT_TRUE(blocked.timed_out);
-  EXPECT_EQ(spool.stats().dropped_by_reason[static_cast<int>(DropReason::timed_out)][0], 1u);
+  SpoolOnFakeTime s(room_for_one_record);
+  append_all(s.spool, {job("j0")});
+  auto waiting = s.waiting_append({job("j1")}, milliseconds(600'000));
+  s.spool.close();
+  EXPECT_TRUE(waiting.get().timed_out);
+  EXPECT_EQ(s.spool.stats().dropped_by_reason[static_cast<int>(DropReason::timed_out)][0], 1u);
 }
 
 TEST(Spool, BackPressureWaitTimesOutAtItsDeadline) {
-  TempDir tmp;
-  FakeSteadyTime time;
-  SpoolConfig c = spool_config(tmp.path());
-  c.max_bytes = record(1, job("j0")).size();
-  Spool spool(c, time);
-  append_all(spool, std::vector<BulkDoc>{job("j0")});
-  AppendResult blocked;
-  std::thread writer([&] { blocked = spool.append(std::vector<BulkDoc>{job("j1")}, milliseconds(30'000)); });
-  time.await_waiters(1);
-  time.advance(milliseconds(29'999));
-  EXPECT_EQ(time.waiters(), 1u) << "still waiting one millisecond before its deadline";
-  time.advance(milliseconds(1));
-  writer.join();
+  SpoolOnFakeTime s(room_for_one_record);
+  append_all(s.spool, {job("j0")});
+  auto waiting = s.waiting_append({job("j1")}, milliseconds(30'000));
+  s.time.advance(milliseconds(29'999));
+  EXPECT_EQ(s.time.waiters(), 1u) << "still waiting one millisecond before its deadline";
+  s.time.advance(milliseconds(1));
+  const AppendResult blocked = waiting.get();
   EXPECT_TRUE(blocked.timed_out);
   EXPECT_EQ(blocked.spooled, 0u);
   EXPECT_EQ(blocked.timed_out_docs, (std::vector<std::size_t>{0}));
-  EXPECT_EQ(spool.stats().dropped_by_reason[static_cast<int>(DropReason::timed_out)][0], 1u);
+  EXPECT_EQ(s.spool.stats().dropped_by_reason[static_cast<int>(DropReason::timed_out)][0], 1u);
 }
 
 // ---------------------------------------------------------------------------
