@@ -8,14 +8,10 @@
 #include "common/json_escape.h"
 #include "common/text.h"
 #include "tap/internal/msgpack_cursor.h"
+#include "tap/internal/salt_ext.h"
 
 namespace salttap::tap {
 namespace {
-
-// The same constants and limits as event_to_json.cpp.
-constexpr std::int8_t kExtDatetime = 78;
-constexpr std::int8_t kExtConstant = 79;
-constexpr std::size_t kMaxNestedExtDepth = 8;
 
 void append(std::string& out, std::string_view s) { out.append(s.data(), s.size()); }
 
@@ -50,19 +46,14 @@ void append_tree_value(std::string& out, const msgpack::object& o, std::size_t e
 void append_ext(std::string& out, std::int8_t type, std::string_view payload, std::size_t ext_depth) {
   if (type == kExtDatetime) return append_datetime(out, payload);
   if (type == kExtConstant && ext_depth < kMaxNestedExtDepth) {
-    // A constant is rare: decoded with msgpack-c and its limits, exactly as
-    // event_to_json.cpp does, then rendered from that tree.
-    try {
-      msgpack::object_handle inner =
-          msgpack::unpack(payload.data(), payload.size(), nullptr, nullptr,
-                          msgpack::unpack_limit(1024, 1024, payload.size(), payload.size(), payload.size(), 16));
+    // A constant is rare: decoded with msgpack-c, exactly as event_to_json.cpp
+    // does, then rendered from that tree.
+    if (const auto inner = unpack_constant(payload)) {
       append(out, R"({"__salt_constant__":)");
-      append_tree_value(out, inner.get(), ext_depth + 1);
+      append_tree_value(out, inner->get(), ext_depth + 1);
       out.push_back('}');
       return;
-    } catch (const std::exception&) {
-      // Not msgpack after all: the generic form.
-    }
+    }  // not msgpack after all: the generic form
   }
   append(out, R"({"__ext__":{"type":)");
   json::append_int(out, type);
