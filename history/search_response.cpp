@@ -6,12 +6,13 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
-#include "common/json_text.h"
+#include "common/json_value.h"
 
 namespace salttap::history {
 namespace {
 
 using Value = rapidjson::Value;
+using json::member;
 
 // Quoted text from the engine: control characters become spaces (one line),
 // cut at a character boundary.
@@ -25,12 +26,6 @@ std::string one_line(std::string_view text, std::size_t max = 200) {
 }
 
 SearchError fail(SearchProblem problem, std::string message) { return {problem, std::move(message)}; }
-
-const Value* member(const Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  const auto it = object.FindMember(name);
-  return it == object.MemberEnd() ? nullptr : &it->value;
-}
 
 const Value* path(const Value& v, std::initializer_list<const char*> names) {
   const Value* at = &v;

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
-#include "common/json_text.h"
+#include "common/json_value.h"
 #include "indexer/internal/embedded_mappings.h"
 
 namespace salttap::indexer {

@@ -23,7 +23,7 @@
 #include <fmt/ranges.h>
 #include <rapidjson/document.h>
 
-#include "common/json_text.h"
+#include "common/json_value.h"
 #include "http/curl_http_client.h"
 #include "indexer/index_setup.h"
 #include "indexer/internal/embedded_mappings.h"
