@@ -67,15 +67,7 @@ class JobWatcher(saltlab.EventWatcher):
              job: tuple[str, ...] = SYNC_JOB) -> None:
         """Return once the tap demonstrably follows jobs: a real `salt <job>` (one
         its filters select) until its job line shows up."""
-        deadline = time.monotonic() + timeout
-        while True:
-            jid = lab.salt_jid(list(job), t=10)
-            try:
-                self.wait_line(jid, timeout=10)
-                return
-            except AssertionError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise
+        self.until_seen(lambda: lab.salt_jid(list(job), t=10), lambda jid: self.wait_line(jid, timeout=10), timeout)
 
     def diagnostics(self, n: int = 20) -> str:
         with self._cond:
