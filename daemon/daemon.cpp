@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <utility>
+
 #include <fmt/ranges.h>
 
 #include "alerting/configured_outlets.h"
@@ -102,7 +104,7 @@ std::unique_ptr<web::UiService> job_browser(const config::Config& cfg, const std
 }  // namespace
 
 struct Daemon::Parts {
-  explicit Parts(const DaemonOptions& opts);
+  explicit Parts(DaemonOptions opts);
 
   alerting::OutletsConfig outlets_for(const config::Config& c);
   std::unique_ptr<MetricsServer> metrics_listener();
@@ -138,8 +140,8 @@ struct Daemon::Parts {
   bool reconcile_busy = false;
 };
 
-Daemon::Parts::Parts(const DaemonOptions& opts)
-    : options(opts),
+Daemon::Parts::Parts(DaemonOptions opts)
+    : options(std::move(opts)),
       master(options.bus.master()),
       cfg(resolved_config(options, master)),
       indexer(with_backfill_lane(cfg.indexer)),
