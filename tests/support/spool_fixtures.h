@@ -19,28 +19,9 @@
 #include "indexer/internal/spool_format.h"
 #include "indexer/internal/spool_metrics.h"
 #include "indexer/spool.h"
+#include "tests/support/temp_dir.h"
 
 namespace salttap::testing {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "salttap-spool-test-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline indexer::BulkDoc spool_doc(indexer::DocClass cls, const std::string& text) {
   return indexer::BulkDoc{
