@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/errno_text.h"
 #include "common/log.h"
 #include "tap/event_from_json.h"
 #include "tap/internal/stream_decoder.h"
@@ -58,7 +59,7 @@ CaptureFormat detect_capture_format(std::string_view head) {
 void read_capture(const std::string& path, const DecodeLimits& limits, const std::function<void(Event&&)>& on_event,
                   CaptureStats& stats) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
+  if (!in) throw std::runtime_error(path + ": " + errno_text(errno));
   std::vector<char> buf(kChunk);
   in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
   auto got = static_cast<std::size_t>(in.gcount());
@@ -99,7 +100,7 @@ void transcode_capture(const std::string& path, const DecodeLimits& limits,
                        const std::function<void(std::string_view lines)>& write, CaptureStats& stats,
                        std::size_t chunk_bytes) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
+  if (!in) throw std::runtime_error(path + ": " + errno_text(errno));
   std::string out;
   out.reserve(chunk_bytes + chunk_bytes / 4);
   const auto drain = [&](bool always) {
