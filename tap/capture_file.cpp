@@ -1,11 +1,11 @@
 #include "tap/capture_file.h"
 
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <vector>
 
+#include "common/errno_text.h"
 #include "common/log.h"
 #include "tap/event_from_json.h"
 #include "tap/internal/stream_decoder.h"
@@ -50,7 +50,7 @@ void each_json_body(std::istream& in, const std::string& path, const EventDecode
 class ChunkedFile {
  public:
   ChunkedFile(const std::string& path, std::size_t chunk_bytes) : in_(path, std::ios::binary), buf_(chunk_bytes) {
-    if (!in_) throw std::runtime_error(path + ": " + std::strerror(errno));
+    if (!in_) throw std::runtime_error(path + ": " + errno_text(errno));
     next();
   }
   // What the last read got; empty at the end.
