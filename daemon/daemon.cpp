@@ -103,13 +103,14 @@ int run_daemon(const DaemonOptions& options) {
                 options.metrics_listen);
     else
       ui = web::make_ui_service(cfg.indexer.http, cfg.indexer.documents.layout,
-                                web::UiAuth(cfg.ui.username, config::ui_password(cfg.ui)), clock, false);
+                                web::UiAuth(cfg.ui.username, config::ui_password(cfg.ui)), clock, false,
+                                web::HostAllowList(options.metrics_listen, cfg.listener.allowed_hosts));
   }
   std::unique_ptr<MetricsServer> metrics_server;
   if (!options.metrics_listen.empty())
     metrics_server = std::make_unique<MetricsServer>(
         options.metrics_listen, metrics, [&] { return source->stats().connected.load() && indexer.setup_done(); },
-        ui ? ui->handler() : WebHandler{});
+        ui ? ui->handler() : WebHandler{}, cfg.listener);
   if (ui && metrics_server)
     log::info("run: the job browser is at http://{}:{}/ui/",
               options.metrics_listen.substr(0, options.metrics_listen.rfind(':')), metrics_server->port());
