@@ -14,7 +14,9 @@ class CaptureBus:
     """A master's pub socket (`master_event_pub.ipc` in a fresh sock_dir) that sends each
     reader the bytes of real captures, then stays open and quiet, as an idle master does."""
 
-    def __init__(self, captures: list[Path]):
+    def __init__(self, captures: list[Path], gate: threading.Event | None = None):
+        """gate: when given, nothing is sent before it is set (a test's moment to begin)."""
+        self.gate = gate
         # A short path: AF_UNIX paths are limited to 108 bytes.
         self.sock_dir = Path(tempfile.mkdtemp(prefix="stbus-", dir="/tmp"))
         self.payload = b"".join(p.read_bytes() for p in captures)
@@ -32,6 +34,8 @@ class CaptureBus:
             except OSError:
                 return
             self.readers.append(conn)
+            if self.gate is not None:
+                self.gate.wait()
             try:
                 conn.sendall(self.payload)
             except OSError:
