@@ -31,9 +31,9 @@ struct ListenerLimits {
   std::size_t max_connections = 64;
   // The request line and header fields together: beyond, 431 (or 414 when the
   // request line alone is too long).
-  std::size_t max_header_bytes = 16 * 1024;
+  std::size_t max_header_bytes = std::size_t{16} * 1024;
   // The request target (path and query): beyond, 414.
-  std::size_t max_target_bytes = 8 * 1024;
+  std::size_t max_target_bytes = std::size_t{8} * 1024;
   // Host names a browser may address the job browser by, besides the listen
   // address, localhost and IP literals (web/host_check.h).
   std::vector<std::string> allowed_hosts;

@@ -47,7 +47,11 @@ WebRequest to_web_request(const HttpRequest& r) {
 
 struct MetricsServer::Impl final : SessionHost {
   Impl(const std::string& listen, Metrics& m, std::function<bool()> h, WebHandler p, ListenerLimits l)
-      : limits_(checked_limits(std::move(l))), metrics(m), healthy(std::move(h)), pages(std::move(p)), acceptor(io) {
+      : listener_limits(checked_limits(std::move(l))),
+        metrics(m),
+        healthy(std::move(h)),
+        pages(std::move(p)),
+        acceptor(io) {
     const auto colon = listen.rfind(':');
     if (colon == std::string::npos) throw std::runtime_error("metrics listen address must be HOST:PORT: " + listen);
     std::string host = listen.substr(0, colon);
@@ -74,8 +78,8 @@ struct MetricsServer::Impl final : SessionHost {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
-  const ListenerLimits& limits() const override { return limits_; }
-  ListenerCounters& counters() override { return counters_; }
+  const ListenerLimits& limits() const override { return listener_limits; }
+  ListenerCounters& counters() override { return listener_counters; }
 
   void accept() {
     acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
@@ -87,8 +91,8 @@ struct MetricsServer::Impl final : SessionHost {
         retry.async_wait([this](boost::system::error_code) { accept(); });
         return;
       }
-      if (counters_.open.load() >= static_cast<std::int64_t>(limits_.max_connections)) {
-        counters_.refused_cap.fetch_add(1);
+      if (listener_counters.open.load() >= static_cast<std::int64_t>(listener_limits.max_connections)) {
+        listener_counters.refused_cap.fetch_add(1);
         refuse_over_cap(std::move(socket));
       } else {
         start_http_session(std::move(socket), *this);
@@ -136,9 +140,9 @@ struct MetricsServer::Impl final : SessionHost {
   }
 
   void publish() {
-    const auto& c = counters_;
+    const auto& c = listener_counters;
     metrics.gauge(MetricId::listener_connections, static_cast<double>(c.open.load()));
-    metrics.gauge(MetricId::listener_max_connections, static_cast<double>(limits_.max_connections));
+    metrics.gauge(MetricId::listener_max_connections, static_cast<double>(listener_limits.max_connections));
     metrics.counter(MetricId::listener_refused, {"connection_cap"}, c.refused_cap.load());
     metrics.counter(MetricId::listener_refused, {"header_too_large"}, c.refused_header.load());
     metrics.counter(MetricId::listener_refused, {"target_too_long"}, c.refused_target.load());
@@ -149,8 +153,8 @@ struct MetricsServer::Impl final : SessionHost {
   }
 
   // Declared first, destroyed last: sessions still queued in `io` or `workers` count themselves out into them.
-  const ListenerLimits limits_;
-  ListenerCounters counters_;
+  const ListenerLimits listener_limits;
+  ListenerCounters listener_counters;
   Metrics& metrics;
   std::function<bool()> healthy;
   WebHandler pages;
@@ -166,13 +170,13 @@ MetricsServer::MetricsServer(const std::string& listen, Metrics& metrics, std::f
                              WebHandler pages, ListenerLimits limits)
     : impl_(std::make_unique<Impl>(listen, metrics, std::move(healthy), std::move(pages), std::move(limits))) {
   log::info("metrics: serving /metrics and /healthz on {}:{} (at most {} connections)",
-            impl_->acceptor.local_endpoint().address().to_string(), port(), impl_->limits_.max_connections);
+            impl_->acceptor.local_endpoint().address().to_string(), port(), impl_->listener_limits.max_connections);
 }
 
 MetricsServer::~MetricsServer() = default;
 
 std::uint16_t MetricsServer::port() const { return impl_->acceptor.local_endpoint().port(); }
 
-const ListenerLimits& MetricsServer::limits() const { return impl_->limits_; }
+const ListenerLimits& MetricsServer::limits() const { return impl_->listener_limits; }
 
 }  // namespace salttap

@@ -49,7 +49,7 @@ std::string host_name_of(std::string_view authority) {
   return lowercase(name);
 }
 
-HostAllowList::HostAllowList(const std::string& listen, std::vector<std::string> names) {
+HostAllowList::HostAllowList(const std::string& listen, const std::vector<std::string>& names) {
   const auto colon = listen.rfind(':');
   if (colon != std::string::npos) names_.push_back(host_name_of(listen.substr(0, colon) + ":0"));
   for (const auto& n : names) names_.push_back(host_name_of(n));

@@ -25,7 +25,7 @@ class HostAllowList {
   // page that names it is served by whoever listens at that address).
   HostAllowList() = default;
   // Also the host of `listen` ("HOST:PORT") and `names` (listener.allowed_hosts).
-  HostAllowList(const std::string& listen, std::vector<std::string> names);
+  HostAllowList(const std::string& listen, const std::vector<std::string>& names);
 
   // `host_header`: the request's Host ("name", "name:port", "[::1]:port"); an
   // empty one (HTTP/1.0, no browser) is allowed.

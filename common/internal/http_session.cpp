@@ -16,7 +16,7 @@ namespace http = beast::http;
 using asio::ip::tcp;
 
 // Only GET and HEAD are answered: a body is never needed, so a small one is plenty.
-constexpr std::uint64_t kMaxBodyBytes = 64 * 1024;
+constexpr std::uint64_t kMaxBodyBytes = std::uint64_t{64} * 1024;
 // How long a refused request's connection is drained before it closes: so the
 // client reads the 414 / 431 instead of a reset.
 constexpr std::chrono::milliseconds kMaxLinger{2000};
@@ -187,7 +187,7 @@ void start_http_session(tcp::socket socket, SessionHost& host) {
 }
 
 void refuse_over_cap(tcp::socket socket) {
-  static const std::string answer = over_cap_answer();
+  static const std::string kAnswer = over_cap_answer();
   beast::error_code ec;
   socket.non_blocking(true, ec);
   // What the client sent already is read first: closing a socket with unread
@@ -195,7 +195,7 @@ void refuse_over_cap(tcp::socket socket) {
   std::array<char, 4096> sink{};
   for (int i = 0; i < 4 && !ec && socket.available(ec) > 0; ++i) socket.read_some(asio::buffer(sink), ec);
   ec.clear();
-  socket.write_some(asio::buffer(answer), ec);
+  socket.write_some(asio::buffer(kAnswer), ec);
   socket.shutdown(tcp::socket::shutdown_send, ec);
   socket.close(ec);
 }
