@@ -35,6 +35,34 @@ std::string_view component_of(std::string_view message) {
   return word;
 }
 
+// What a terminal, journald or a log reader would take as the end of a line or
+// as a command: C0 and C1 controls, DEL, U+2028 and U+2029. Log messages quote
+// request paths and bus data; written raw, "%0A" in a path would start a
+// forged log line.
+void append_escaped(std::string& out, std::string_view message) {
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    const auto c = static_cast<unsigned char>(message[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c == 0xc2 && i + 1 < message.size() && static_cast<unsigned char>(message[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(message[i + 1]) <= 0x9f) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(message[++i]));
+    } else if (c == 0xe2 && message.substr(i + 1, 1) == "\x80" && i + 2 < message.size() &&
+               (message[i + 2] == '\xa8' || message[i + 2] == '\xa9')) {
+      out += message[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+}
+
 std::string json_line(Level level, std::chrono::system_clock::time_point time, std::string_view message) {
   std::string clean;  // log messages may quote bytes from the bus: keep the line valid JSON
   append_utf8_replacing(clean, message);
@@ -101,9 +129,9 @@ std::string format_line(Format format, Level level, std::chrono::system_clock::t
                         std::string_view message) {
   switch (format) {
     case Format::journal: {
-      // journald makes an entry per line: keep one message in one entry.
+      // journald makes an entry per line: one message is one entry.
       std::string line = fmt::format("<{}>{} ", kSyslogPriorities[index_of(level)], kNames[index_of(level)]);
-      for (char c : message) line.push_back(c == '\n' ? ' ' : c);
+      append_escaped(line, message);
       line.push_back('\n');
       return line;
     }
@@ -112,8 +140,11 @@ std::string format_line(Format format, Level level, std::chrono::system_clock::t
     case Format::plain:
       break;
   }
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z salttap {} {}\n", std::chrono::floor<std::chrono::seconds>(time),
-                     kNames[index_of(level)], message);
+  std::string line = fmt::format("{:%Y-%m-%dT%H:%M:%S}Z salttap {} ", std::chrono::floor<std::chrono::seconds>(time),
+                                 kNames[index_of(level)]);
+  append_escaped(line, message);
+  line.push_back('\n');
+  return line;
 }
 
 void set_output(std::FILE* out) { g_output = out; }

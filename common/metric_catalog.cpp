@@ -34,8 +34,11 @@ constexpr std::string_view kReconcileOutcomes[] = {"indexed", "running", "follow
 constexpr std::string_view kReconcileErrors[] = {"cache_unreadable", "state_write"};
 constexpr std::string_view kUiRoutes[] = {"page",        "asset",      "api_jobs",   "api_job",
                                           "api_minions", "api_minion", "api_alerts", "other"};
-constexpr std::string_view kUiStatuses[] = {"200", "301", "400", "401", "404", "405", "500", "502"};
+constexpr std::string_view kUiStatuses[] = {"200", "301", "400", "401", "403", "404", "405", "421", "500", "502"};
 constexpr std::string_view kUiApiRoutes[] = {"api_jobs", "api_job", "api_minions", "api_minion", "api_alerts"};
+constexpr std::string_view kListenerRefusals[] = {"connection_cap", "header_too_large", "target_too_long",
+                                                  "bad_request"};
+constexpr std::string_view kListenerPhases[] = {"header", "idle", "request"};
 constexpr double kUiLatencyBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
 constexpr MetricLabel kBuildLabels[] = {{"version", kBuildVersions, true}};
@@ -57,6 +60,8 @@ constexpr MetricLabel kReconcileOutcomeLabels[] = {{"outcome", kReconcileOutcome
 constexpr MetricLabel kReconcileErrorLabels[] = {{"error", kReconcileErrors}};
 constexpr MetricLabel kUiRequestLabels[] = {{"route", kUiRoutes}, {"status", kUiStatuses}};
 constexpr MetricLabel kUiApiLabels[] = {{"route", kUiApiRoutes}};
+constexpr MetricLabel kListenerRefusalLabels[] = {{"reason", kListenerRefusals}};
+constexpr MetricLabel kListenerPhaseLabels[] = {{"phase", kListenerPhases}};
 
 using M = MetricId;
 constexpr MetricSpec kCatalog[] = {
@@ -384,6 +389,20 @@ constexpr MetricSpec kCatalog[] = {
      "Requests to the job browser (/ui/), by route and HTTP status"},
     {M::ui_api_request_duration_seconds, "salttap_ui_api_request_duration_seconds", histogram, kUiApiLabels,
      "Time to answer a job browser API call (the engine's searches included), by route", kUiLatencyBuckets},
+    {M::listener_connections,
+     "salttap_listener_connections",
+     gauge,
+     {},
+     "Connections the HTTP listener (/metrics, /healthz, /ui/) holds now"},
+    {M::listener_max_connections,
+     "salttap_listener_max_connections",
+     gauge,
+     {},
+     "The most connections the HTTP listener holds at once (listener.max_connections after the file-handle budget)"},
+    {M::listener_refused, "salttap_listener_refused_total", counter, kListenerRefusalLabels,
+     "Requests and connections the HTTP listener turned away, by reason (connection_cap: 503)"},
+    {M::listener_timeouts, "salttap_listener_timeouts_total", counter, kListenerPhaseLabels,
+     "Connections the HTTP listener closed for taking too long, by phase"},
 };
 
 // The table is indexed by MetricId: one row per id, in enum order.

@@ -6,7 +6,7 @@
 // documents the same table; tests/unit/common/metric_catalog_test.cpp checks that the
 // two agree and that every name follows the scheme:
 //   salttap_<component>_<what>[_<unit>][_total]
-// component: build, config, tap, correlator, alerting, indexer, spool, reconcile, ui; units
+// component: build, config, tap, correlator, alerting, indexer, spool, reconcile, ui, listener; units
 // in base units (seconds, bytes); counters, and only counters, end in _total.
 
 #include <cstddef>
@@ -135,8 +135,13 @@ enum class MetricId : std::uint8_t {
   // ui (the job browser: `ui`, and `run` under /ui/)
   ui_requests,
   ui_api_request_duration_seconds,
+  // the HTTP listener (/metrics, /healthz, /ui/)
+  listener_connections,
+  listener_max_connections,
+  listener_refused,
+  listener_timeouts,
 };
-inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(MetricId::ui_api_request_duration_seconds) + 1;
+inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(MetricId::listener_timeouts) + 1;
 
 struct MetricLabel {
   std::string_view name;

@@ -105,6 +105,38 @@ void load_ui(const YAML::Node& n, Config& c) {
   if (u.username.find(':') != std::string::npos) throw ConfigError("ui.username: must not contain ':'");
 }
 
+// A duration in milliseconds within [lo, hi].
+std::chrono::milliseconds millis(const YAML::Node& n, const char* key, std::chrono::milliseconds fallback,
+                                 std::uint64_t lo, std::uint64_t hi) {
+  const auto v = get<std::uint64_t>(n, key, "listener", static_cast<std::uint64_t>(fallback.count()));
+  if (v < lo || v > hi) throw ConfigError(fmt::format("listener.{}: between {} and {}", key, lo, hi));
+  return std::chrono::milliseconds(v);
+}
+
+void load_listener(const YAML::Node& n, Config& c) {
+  only_keys(n, "listener",
+            {"header_timeout_ms", "idle_timeout_ms", "request_timeout_ms", "max_connections", "max_header_bytes",
+             "max_target_bytes", "allowed_hosts"});
+  if (!n) return;
+  auto& l = c.listener;
+  l.header_timeout = millis(n, "header_timeout_ms", l.header_timeout, 100, 600'000);
+  l.idle_timeout = millis(n, "idle_timeout_ms", l.idle_timeout, 100, 3'600'000);
+  l.request_timeout = millis(n, "request_timeout_ms", l.request_timeout, 100, 3'600'000);
+  l.max_connections = get<std::size_t>(n, "max_connections", "listener", l.max_connections);
+  if (l.max_connections < 1 || l.max_connections > 65536)
+    throw ConfigError("listener.max_connections: between 1 and 65536");
+  l.max_header_bytes = get<std::size_t>(n, "max_header_bytes", "listener", l.max_header_bytes);
+  if (l.max_header_bytes < 1024 || l.max_header_bytes > (1u << 20))
+    throw ConfigError("listener.max_header_bytes: between 1024 and 1048576");
+  l.max_target_bytes = get<std::size_t>(n, "max_target_bytes", "listener", l.max_target_bytes);
+  if (l.max_target_bytes < 256 || l.max_target_bytes > l.max_header_bytes)
+    throw ConfigError("listener.max_target_bytes: at least 256 and at most max_header_bytes");
+  if (n["allowed_hosts"]) l.allowed_hosts = strings(n["allowed_hosts"], "listener.allowed_hosts");
+  for (const auto& h : l.allowed_hosts)
+    if (h.empty() || h.find_first_of(":/@ \t") != std::string::npos)
+      throw ConfigError("listener.allowed_hosts: a host name without port, scheme or path, got '" + h + "'");
+}
+
 void load_tap(const YAML::Node& n, Config& c) {
   only_keys(n, "tap", {"queue_max_events", "queue_max_bytes", "journal"});
   if (!n) return;
@@ -161,7 +193,7 @@ Config load_config(const std::string& path) {
     if (root.IsNull()) return c;
     only_keys(root, "top level",
               {"master_config", "master_id", "correlator", "audit", "redaction", "alerts", "checkpoint", "reconcile",
-               "indexer", "elasticsearch", "ui", "tap"});
+               "indexer", "elasticsearch", "ui", "tap", "listener"});
     if (root["master_config"]) c.master_config = root["master_config"].as<std::string>();
     c.master_id = get<std::string>(root, "master_id", "master_id", "");
     load_correlator(root["correlator"], c);
@@ -178,6 +210,7 @@ Config load_config(const std::string& path) {
     load_reconcile(root["reconcile"], c);
     load_checkpoint(root["checkpoint"], c);
     load_ui(root["ui"], c);
+    load_listener(root["listener"], c);
     load_tap(root["tap"], c);
     // The returner block first: salttap's own section refines it.
     apply_returner_block(root["elasticsearch"], c.indexer);

@@ -46,6 +46,15 @@
 //     enabled: true                     `run` serves it under /ui/ on its metrics listener
 //     listen: 127.0.0.1:9109            `salttap ui`'s address (--listen overrides)
 //     username: ""                      basic auth, with password or password_file; none: open
+//     password_file: ""
+//   listener:                           the HTTP listener of `ui` and of `run`'s --metrics-listen (docs/ui.md#limits)
+//     header_timeout_ms: 10000          until a request's header is whole
+//     idle_timeout_ms: 30000            a keep-alive connection between requests
+//     request_timeout_ms: 60000         from the header to the last byte of the answer
+//     max_connections: 64               more: 503 (lowered to the file-handle budget)
+//     max_header_bytes: 16384           more: 431
+//     max_target_bytes: 8192            more: 414
+//     allowed_hosts: []                 Host names besides the listen address, localhost and IP literals
 //   indexer: {...}                      config/indexer_section.h
 //   elasticsearch: {...}                Salt's returner block, accepted as is (indexer_config.h)
 
@@ -60,6 +69,7 @@
 #include "alerting/configured_outlets.h"
 #include "alerting/webhook_alert_outlet.h"
 #include "common/config_error.h"
+#include "common/listener_limits.h"
 #include "config/bus_location.h"
 #include "config/indexer_section.h"
 #include "correlator/alert.h"
@@ -123,6 +133,7 @@ struct Config {
   indexer::IndexerConfig indexer = default_indexer_config();
   ReconcileConfig reconcile;
   UiConfig ui;
+  ListenerLimits listener;
   TapConfig tap;
 };
 

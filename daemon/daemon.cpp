@@ -98,7 +98,8 @@ std::unique_ptr<web::UiService> job_browser(const config::Config& cfg, const std
     return nullptr;
   }
   return web::make_ui_service(cfg.indexer.http, cfg.indexer.documents.layout,
-                              web::UiAuth(cfg.ui.username, config::ui_password(cfg.ui)), clock, false);
+                              web::UiAuth(cfg.ui.username, config::ui_password(cfg.ui)), clock, false,
+                              web::HostAllowList(listen, cfg.listener.allowed_hosts));
 }
 
 }  // namespace
@@ -184,7 +185,7 @@ std::unique_ptr<MetricsServer> Daemon::Parts::metrics_listener() {
   if (options.metrics_listen.empty()) return nullptr;
   auto server = std::make_unique<MetricsServer>(
       options.metrics_listen, metrics, [this] { return source->stats().connected.load() && indexer.setup_done(); },
-      ui ? ui->handler() : WebHandler{});
+      ui ? ui->handler() : WebHandler{}, cfg.listener);
   if (ui)
     log::info("run: the job browser is at http://{}:{}/ui/",
               options.metrics_listen.substr(0, options.metrics_listen.rfind(':')), server->port());

@@ -2,10 +2,14 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
+
+#include "common/json_writer.h"
 #include "common/log.h"
 #include "http/curl_http_client.h"
 #include "web/internal/api.h"
 #include "web/internal/embedded_ui.h"
+#include "web/request_guard.h"
 #include "web/router.h"
 
 namespace salttap::web {
@@ -40,15 +44,28 @@ WebResponse plain(int status, std::string body) {
   return WebResponse{status, "text/plain; charset=utf-8", std::move(body), {}};
 }
 
+// An API answer of 400: {"error": "..."}, as the API's own.
+WebResponse bad_request(std::string_view message) {
+  std::string out;
+  json::StringOut sink{out};
+  json::Writer w(sink);
+  w.StartObject();
+  json::key(w, "error");
+  json::string(w, message);
+  w.EndObject();
+  return WebResponse{400, "application/json; charset=utf-8", std::move(out), {{"Cache-Control", "no-store"}}};
+}
+
 }  // namespace
 
 UiService::UiService(HttpClientFactory engine, indexer::IndexLayout layout, UiAuth auth, const Clock& clock,
-                     bool root_redirect)
+                     bool root_redirect, HostAllowList hosts)
     : engine_(std::move(engine)),
       layout_(std::move(layout)),
       auth_(std::move(auth)),
       clock_(clock),
-      root_redirect_(root_redirect) {}
+      root_redirect_(root_redirect),
+      hosts_(std::move(hosts)) {}
 
 WebHandler UiService::handler() {
   return [this](const WebRequest& request) { return handle(request); };
@@ -62,9 +79,18 @@ std::optional<WebResponse> UiService::handle(const WebRequest& request) {
   const UiTarget t = route_ui(target, root_redirect_);
   const auto start = std::chrono::steady_clock::now();
   WebResponse r;
-  if (request.method != "GET" && request.method != "HEAD") {
-    r = plain(405, "only GET\n");
+  const bool api = t.route == UiRoute::api_jobs || t.route == UiRoute::api_job || t.route == UiRoute::api_minions ||
+                   t.route == UiRoute::api_minion || t.route == UiRoute::api_alerts;
+  if (!hosts_.allows(request.host)) {
+    // Before anything else: a rebound name learns nothing, not even whether a password is set.
+    r = plain(421, "this host name is not one salttap answers to (listener.allowed_hosts)\n");
+  } else if (request.method != "GET" && request.method != "HEAD") {
+    r = plain(405, "only GET and HEAD\n");
     r.headers.emplace_back("Allow", "GET, HEAD");
+  } else if (api && !same_origin(request)) {
+    r = plain(403, "cross-origin requests are refused\n");
+  } else if (const auto bad = invalid_utf8_part(t)) {
+    r = api ? bad_request(fmt::format("{} is not valid UTF-8", *bad)) : plain(400, *bad + " is not valid UTF-8\n");
   } else if (!auth_.allows(request.authorization)) {
     r = plain(401, "authentication required\n");
     r.headers.emplace_back("WWW-Authenticate", std::string(UiAuth::kChallenge));
@@ -73,7 +99,7 @@ std::optional<WebResponse> UiService::handle(const WebRequest& request) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   metrics_.request(t.route, r.status);
-  if (r.status != 401 && r.status != 405) metrics_.api_latency(t.route, seconds);
+  if (r.status != 401 && r.status != 403 && r.status != 405 && r.status != 421) metrics_.api_latency(t.route, seconds);
   if (publish_to_) {
     std::lock_guard lock(publish_mutex_);
     metrics_.publish(*publish_to_);
@@ -122,7 +148,6 @@ WebResponse UiService::answer(const WebRequest& /*request*/, UiRoute route, cons
     throw;
   }
   give_back(std::move(client));
-  if (r.status == 502) log::warn("ui: {}: {}", t.path, r.body);
   return r;
 }
 
@@ -149,9 +174,9 @@ bool loopback_listen(const std::string& listen) {
 }
 
 std::unique_ptr<UiService> make_ui_service(const http::HttpClientConfig& http, const indexer::IndexLayout& layout,
-                                           UiAuth auth, const Clock& clock, bool root_redirect) {
+                                           UiAuth auth, const Clock& clock, bool root_redirect, HostAllowList hosts) {
   return std::make_unique<UiService>([http] { return http::make_curl_client(http); }, layout, std::move(auth), clock,
-                                     root_redirect);
+                                     root_redirect, std::move(hosts));
 }
 
 }  // namespace salttap::web

@@ -9,7 +9,7 @@ namespace {
 // In the catalog's order (common/metric_catalog.cpp).
 constexpr UiRoute kRouteOrder[] = {UiRoute::page,        UiRoute::asset,      UiRoute::api_jobs,   UiRoute::api_job,
                                    UiRoute::api_minions, UiRoute::api_minion, UiRoute::api_alerts, UiRoute::other};
-constexpr int kStatusOrder[] = {200, 301, 400, 401, 404, 405, 500, 502};
+constexpr int kStatusOrder[] = {200, 301, 400, 401, 403, 404, 405, 421, 500, 502};
 constexpr UiRoute kApiRouteOrder[] = {UiRoute::api_jobs, UiRoute::api_job, UiRoute::api_minions, UiRoute::api_minion,
                                       UiRoute::api_alerts};
 

@@ -24,7 +24,7 @@ class UiMetrics {
   std::uint64_t requests(UiRoute route, int status) const;
 
  private:
-  static constexpr std::size_t kRoutes = 8, kStatuses = 8, kApiRoutes = 5, kBuckets = 11;
+  static constexpr std::size_t kRoutes = 8, kStatuses = 10, kApiRoutes = 5, kBuckets = 11;
   std::array<std::array<std::atomic<std::uint64_t>, kStatuses>, kRoutes> requests_{};
   struct Latency {
     std::array<std::atomic<std::uint64_t>, kBuckets> buckets{};  // not cumulative: one per bound it fell under first

@@ -25,7 +25,7 @@ int run_ui(const UiOptions& options) {
   const SystemClock clock;
   const auto service = web::make_ui_service(
       ix.http, ix.documents.layout, web::UiAuth(options.config.ui.username, config::ui_password(options.config.ui)),
-      clock, true);
+      clock, true, web::HostAllowList(listen, options.config.listener.allowed_hosts));
   if (!web::loopback_listen(listen))
     log::warn("ui: listening on {}, beyond this host{}", listen,
               options.config.ui.username.empty() ? ", without authentication (set ui.username and ui.password_file)"
@@ -38,7 +38,7 @@ int run_ui(const UiOptions& options) {
   publish();
   service->publish_each_answer(metrics);
   const MetricsServer server(
-      listen, metrics, [] { return true; }, service->handler());
+      listen, metrics, [] { return true; }, service->handler(), options.config.listener);
   log::info("ui: the job browser is at http://{}/ui/ (engine {})",
             listen.substr(0, listen.rfind(':')) + ":" + std::to_string(server.port()), ix.source);
   while (!daemon::stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(200));

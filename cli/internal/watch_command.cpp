@@ -78,8 +78,8 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
   Metrics metrics;
   std::unique_ptr<MetricsServer> metrics_server;
   if (!options.metrics_listen.empty())
-    metrics_server = std::make_unique<MetricsServer>(options.metrics_listen, metrics,
-                                                     [&] { return source->stats().connected.load(); });
+    metrics_server = std::make_unique<MetricsServer>(
+        options.metrics_listen, metrics, [&] { return source->stats().connected.load(); }, WebHandler{}, cfg.listener);
   const auto publish = [&] {
     if (!metrics_server) return;
     publish_build_info(metrics);

@@ -34,6 +34,11 @@ std::vector<std::string> restart_only_changes(const config::Config& a, const con
     return std::tie(u.enabled, u.listen, u.username, u.password, u.password_file);
   };
   d.check("ui", ui(a.ui), ui(b.ui));
+  const auto listener = [](const ListenerLimits& l) {
+    return std::tie(l.header_timeout, l.idle_timeout, l.request_timeout, l.max_connections, l.max_header_bytes,
+                    l.max_target_bytes, l.allowed_hosts);
+  };
+  d.check("listener", listener(a.listener), listener(b.listener));
   const auto tap = [](const config::TapConfig& t) {
     return std::tie(t.queue.max_events, t.queue.max_bytes, t.journal, t.journal_dir, t.journal_max_bytes,
                     t.journal_segment_bytes);

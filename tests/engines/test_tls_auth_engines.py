@@ -32,16 +32,13 @@ import base64
 import json
 import os
 import re
-import shutil
-import socket
 import subprocess
-import tempfile
-import threading
 from pathlib import Path
 
 import pytest
 
 from engine import ROOT
+from capture_bus import CaptureBus
 from indexed import assert_ids_present, counts_by_index, expected_documents, total_count
 from salttap_process import SalttapRun, metric
 from tls_proxy import TlsProxy
@@ -129,41 +126,6 @@ def dead_letters(spool: Path) -> list[Path]:
 
 
 # ---------------------------------------------------------------- salttap run on a played bus
-
-class CaptureBus:
-    """A master's pub socket (`master_event_pub.ipc` in a fresh sock_dir) that sends each
-    reader the bytes of real captures, then stays open and quiet, as an idle master does."""
-
-    def __init__(self, captures: list[Path]):
-        # A short path: AF_UNIX paths are limited to 108 bytes.
-        self.sock_dir = Path(tempfile.mkdtemp(prefix="stbus-", dir="/tmp"))
-        self.payload = b"".join(p.read_bytes() for p in captures)
-        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.server.bind(str(self.sock_dir / "master_event_pub.ipc"))
-        self.server.listen(4)
-        self.readers: list[socket.socket] = []
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            self.readers.append(conn)
-            try:
-                conn.sendall(self.payload)
-            except OSError:
-                pass
-
-    def close(self) -> None:
-        self.server.close()
-        for conn in self.readers:
-            conn.close()
-        self.thread.join(timeout=10)
-        shutil.rmtree(self.sock_dir, ignore_errors=True)
-
 
 def wait_all_events(run: SalttapRun) -> str:
     """Until every event of CAPTURES was read and went through the pipeline (metrics are

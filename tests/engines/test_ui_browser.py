@@ -32,6 +32,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from http_calls import call
 from indexed import replay_config, ship
+from salttap_process import stop_child
 
 PREFIX = "uib"
 WAIT = 30  # seconds a page may take to fill (it takes milliseconds)
@@ -77,13 +78,7 @@ class UiProcess:
             raise AssertionError(f"salttap ui did not start:\n{log.read_text()[-3000:]}")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_child(self.proc)
         self.out.close()
 
 

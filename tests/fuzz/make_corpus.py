@@ -34,6 +34,8 @@ are only read. Writes, per target:
   corpus/search_response/ answers to the searches of `salttap jobs` / `minions`
                          (service/search_response.h): hits, minion pages, engine
                          errors, shard failures, odd shapes
+  corpus/web_request/    the job browser's requests (target, Host, Origin, Sec-Fetch-Site):
+                         %FF and %0A in parameters and paths, rebinding hosts, origins
   corpus/reconcile_state/ `run`'s coverage record (service/reconcile_state.h) as
                          written (with open jobs), and damaged: cut, extra lines, signs, CRLF
 Files named crash-* are regression inputs for fixed bugs, rec-* answers recorded
@@ -864,6 +866,37 @@ def search_response_corpus(out, written):
     write_all(d, seeds, written)
 
 
+def web_request_corpus(out, written):
+    """The attack run's requests against the job browser: target, Host, Origin, Sec-Fetch-Site."""
+    d = out / "web_request"
+    cases = {
+        "jobs-filters": "/ui/api/jobs?status=failed&fun=state.*&minion=web-*&since=1d&until=2h&limit=5\n127.0.0.1:9109",
+        "ff-in-fun": "/ui/api/jobs?fun=%FF\n127.0.0.1:9109",
+        "ff-in-name": "/ui/api/jobs?%FF=1\nlocalhost",
+        "newline-in-path": "/ui/api/jobs/a%0AFORGED%20ERROR\nlocalhost:9109",
+        "crlf-in-query": "/ui/api/alerts?kind=a%0D%0Ab&since=all\n[::1]:9109",
+        "surrogate": "/ui/minion/%ED%A0%80\nlocalhost",
+        "overlong-slash": "/ui/api/minions/%C0%AF?since=7d\nlocalhost",
+        "escaped-slash": "/ui/api/jobs/a%2Fb\nlocalhost",
+        "bad-escape": "/ui/api/jobs?fun=%G1%4&user=%\nlocalhost",
+        "plus-space": "/ui/api/jobs?fun=a+b&&=&x\nlocalhost",
+        "rebinding-host": "/ui/api/jobs\nattacker.example:9109",
+        "rebinding-suffix": "/ui/api/jobs\n127.0.0.1.nip.io",
+        "bracket-host": "/ui/\n[::1\n",
+        "userinfo-host": "/ui/\nevil@127.0.0.1",
+        "cross-origin": "/ui/api/jobs\n127.0.0.1:9109\nhttp://attacker.example",
+        "null-origin": "/ui/api/jobs\n127.0.0.1:9109\nnull",
+        "same-origin": "/ui/api/jobs\n127.0.0.1:9109\nhttp://127.0.0.1:9109\nsame-origin",
+        "cross-site": "/ui/api/jobs\n127.0.0.1:9109\n\ncross-site",
+        "root": "/\nlocalhost",
+        "empty": "",
+        "static": "/ui/static/app.js?v=1\nsalt.example",
+        "long": "/ui/api/jobs?fun=" + "a" * 3000 + "\nlocalhost",
+    }
+    for name, text in cases.items():
+        write(d, name, text.encode("latin-1"), written)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--captures", type=pathlib.Path, default=DEFAULT_CAPTURES)
@@ -874,7 +907,7 @@ def main():
     written = []
     for target in ("frame_decoder", "event_decoder", "json_transcoder", "master_config", "spool_recovery", "bulk_result",
                    "event_from_json", "server_info", "job_cache_file", "reconcile_state", "search_response",
-                   "tap_journal"):
+                   "tap_journal", "web_request"):
         d = args.out / target
         d.mkdir(parents=True, exist_ok=True)
         for f in d.iterdir():  # regenerate seeds; keep crash-* regressions and rec-* recordings
@@ -892,6 +925,7 @@ def main():
     reconcile_state_corpus(args.out, written)
     search_response_corpus(args.out, written)
     tap_journal_corpus(args.captures, args.out, written)
+    web_request_corpus(args.out, written)
     total = sum(p.stat().st_size for p in written)
     print(f"{len(written)} seed files, {total} bytes, in {args.out}")
 

@@ -42,6 +42,17 @@ def metric(text: str, sample: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
+def stop_child(proc: subprocess.Popen, timeout: float = 15) -> None:
+    """A child started by the test, stopped by its PID: SIGTERM, then SIGKILL after `timeout`."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def _no_events(line: str) -> dict:
     raise ValueError("salttap run logs to stderr; its stdout carries no events")
 

@@ -2,12 +2,14 @@
 
 #include <charconv>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
 #include "common/json_writer.h"
+#include "common/log.h"
 #include "common/time_bound.h"
 #include "history/history_client.h"
 #include "history/query_bodies.h"
@@ -21,6 +23,13 @@ using json::string;
 using json::Writer;
 
 constexpr std::size_t kMaxRows = 1000;
+
+// An id to find an error's details in the log by: random, so one answer says
+// nothing about how many errors came before it.
+std::string new_error_id() {
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  return fmt::format("{:016x}", random());
+}
 constexpr std::string_view kDefaultSince = "7d";
 
 WebResponse json_response(int status, std::string body) {
@@ -38,14 +47,29 @@ WebResponse error_response(int status, std::string_view message) {
   return json_response(status, std::move(out));
 }
 
-// The engine's problem: no indices is an empty answer with a note; the rest a 502.
+constexpr std::string_view kNoIndices = "the engine holds no salttap indices yet";
+
+// The engine's problem: no indices is an empty answer with a note; the rest a
+// 502 with a fixed message and an id. The engine's own words name its address,
+// so they go to the log only, under the same id.
 std::optional<WebResponse> engine_problem(const history::SearchError& e) {
   if (e.problem == history::SearchProblem::no_indices) return std::nullopt;
-  return error_response(502, e.message);
+  const std::string id = new_error_id();
+  log::warn("ui: engine error {}: {}", id, e.message);
+  std::string out;
+  json::StringOut sink{out};
+  Writer w(sink);
+  w.StartObject();
+  key(w, "error");
+  string(w, "the engine could not answer this search (salttap's log has the details under error_id)");
+  key(w, "error_id");
+  string(w, id);
+  w.EndObject();
+  return json_response(502, std::move(out));
 }
 
 // {"<list>": [], "note": "..."}: the engine holds no salttap indices yet.
-WebResponse empty_with_note(std::string_view list, const history::SearchError& e) {
+WebResponse empty_with_note(std::string_view list) {
   std::string out;
   json::StringOut sink{out};
   Writer w(sink);
@@ -54,7 +78,7 @@ WebResponse empty_with_note(std::string_view list, const history::SearchError& e
   w.StartArray();
   w.EndArray();
   key(w, "note");
-  string(w, e.message);
+  string(w, kNoIndices);
   w.EndObject();
   return json_response(200, std::move(out));
 }
@@ -63,7 +87,7 @@ WebResponse empty_with_note(std::string_view list, const history::SearchError& e
 // salttap indices yet, a 502 for every other problem.
 WebResponse failed_search(std::string_view list, const history::SearchError& e) {
   if (auto problem = engine_problem(e)) return *problem;
-  return empty_with_note(list, e);
+  return empty_with_note(list);
 }
 
 std::string param(const UiQuery& q, const std::string& name, std::string_view fallback = {}) {
@@ -202,7 +226,9 @@ WebResponse ui_api_jobs(http::HttpClient& http, const indexer::IndexLayout& layo
     return error_response(400, "status: expected running, succeeded, failed or missing");
   history::JobQuery q;
   if (!history::make_job_query(args, now, q, error)) {
-    if (error.starts_with("--")) error.erase(0, 2);  // the command line's option names are the API's parameters
+    // The command line's option names are the API's parameters: "--since must be before --until" -> "since must
+    // be before until".
+    for (auto at = error.find("--"); at != std::string::npos; at = error.find("--", at)) error.erase(at, 2);
     return error_response(400, error);
   }
   const auto found = history::parse_job_hits(history::search(http, layout, "jobs", history::jobs_search_body(q)));
@@ -226,7 +252,7 @@ WebResponse ui_api_job(http::HttpClient& http, const indexer::IndexLayout& layou
   const auto found = history::fetch_job(http, layout, jid);
   if (!found) {
     if (auto problem = engine_problem(found.error())) return *problem;
-    return error_response(404, "no job " + jid + ": " + found.error().message);
+    return error_response(404, fmt::format("no job {}: {}", jid, kNoIndices));
   }
   if (!found.value()) return error_response(404, "no job " + jid + " in the engine");
   const history::JobDetail& d = *found.value();

@@ -44,7 +44,7 @@ TEST(LogFormat, JournalHasTheSyslogPriorityAndNoTime) {
   EXPECT_EQ(format_line(Format::journal, Level::info, kTime, "run: stopped"), "<6>INFO run: stopped\n");
   EXPECT_EQ(format_line(Format::journal, Level::warn, kTime, "m"), "<4>WARN m\n");
   EXPECT_EQ(format_line(Format::journal, Level::error, kTime, "m"), "<3>ERROR m\n");
-  EXPECT_EQ(format_line(Format::journal, Level::error, kTime, "two\nlines"), "<3>ERROR two lines\n")
+  EXPECT_EQ(format_line(Format::journal, Level::error, kTime, "two\nlines"), "<3>ERROR two\\nlines\n")
       << "journald would make two entries, the second without priority";
 }
 

@@ -240,5 +240,42 @@ TEST_F(ConfigFile, EveryStatePathFollowsTheSpoolUnlessNamed) {
   EXPECT_EQ(config::reconcile_state_path(named), std::filesystem::path("/srv/st/spool/reconcile.state"));
 }
 
+// The `listener:` section: safe defaults, every key, each value out of range an error naming the key.
+TEST_F(ConfigFile, ListenerSafeDefaults) {
+  const ListenerLimits l = load("master_id: m\n").listener;
+  EXPECT_EQ(l.header_timeout, std::chrono::seconds(10));
+  EXPECT_EQ(l.idle_timeout, std::chrono::seconds(30));
+  EXPECT_EQ(l.request_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(l.max_connections, 64u);
+  EXPECT_EQ(l.max_header_bytes, 16384u);
+  EXPECT_EQ(l.max_target_bytes, 8192u);
+  EXPECT_TRUE(l.allowed_hosts.empty());
+}
+
+TEST_F(ConfigFile, ListenerReadsEveryKey) {
+  const ListenerLimits l = load(
+                               "listener: {header_timeout_ms: 500, idle_timeout_ms: 700, request_timeout_ms: 900, "
+                               "max_connections: 10, max_header_bytes: 4096, max_target_bytes: 1024, "
+                               "allowed_hosts: [salt.example, ui.example]}\n")
+                               .listener;
+  EXPECT_EQ(l.header_timeout, std::chrono::milliseconds(500));
+  EXPECT_EQ(l.idle_timeout, std::chrono::milliseconds(700));
+  EXPECT_EQ(l.request_timeout, std::chrono::milliseconds(900));
+  EXPECT_EQ(l.max_connections, 10u);
+  EXPECT_EQ(l.max_header_bytes, 4096u);
+  EXPECT_EQ(l.max_target_bytes, 1024u);
+  EXPECT_EQ(l.allowed_hosts, (std::vector<std::string>{"salt.example", "ui.example"}));
+}
+
+TEST_F(ConfigFile, ListenerOutOfRangeIsAnErrorNamingTheKey) {
+  EXPECT_NE(error_of("listener: {header_timeout_ms: 0}\n").find("listener.header_timeout_ms"), std::string::npos);
+  EXPECT_NE(error_of("listener: {max_connections: 0}\n").find("listener.max_connections"), std::string::npos);
+  EXPECT_NE(error_of("listener: {max_header_bytes: 100}\n").find("listener.max_header_bytes"), std::string::npos);
+  EXPECT_NE(error_of("listener: {max_target_bytes: 20000}\n").find("listener.max_target_bytes"), std::string::npos);
+  EXPECT_NE(error_of("listener: {allowed_hosts: [\"a.example:80\"]}\n").find("listener.allowed_hosts"),
+            std::string::npos);
+  EXPECT_NE(error_of("listener: {max_conections: 3}\n").find("max_conections"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace salttap

@@ -15,6 +15,7 @@
 #include "alerting/internal/alert_metrics.h"
 #include "common/clock.h"
 #include "common/metrics.h"
+#include "common/metrics_server.h"
 #include "common/version.h"
 #include "correlator/correlator_metrics.h"
 #include "daemon/internal/config_reload.h"
@@ -101,6 +102,7 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   service.publish(m);
   const web::UiMetrics ui;
   ui.publish(m);
+  const MetricsServer listener("127.0.0.1:0", m);  // its own counts, published as it starts and at every /metrics
 
   const auto published = samples_of(m.render());
   std::set<std::string> declared;
