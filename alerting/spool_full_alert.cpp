@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "alerting/internal/system_alert.h"
 #include "common/json_writer.h"
 
 namespace salttap::alerting {
@@ -28,14 +29,7 @@ correlator::Alert make_spool_full_alert(std::string_view master_id, Micros now, 
   correlator::Alert alert{AlertKind::spool_full, {AlertKind::spool_full}, "", "", now, now};
   json::StringOut os{alert.json};
   json::Writer w(os);
-  w.StartObject();
-  w.Key("alert"), json::string(w, to_string(AlertKind::spool_full));
-  w.Key("kinds");
-  w.StartArray();
-  json::string(w, to_string(AlertKind::spool_full));
-  w.EndArray();
-  if (!master_id.empty()) w.Key("master"), json::string(w, master_id);
-  w.Key("settled_at"), json::string(w, format_utc(now));
+  start_system_alert(w, AlertKind::spool_full, master_id, now);
   w.Key("lane"), json::string(w, indexer::to_string(lane));
   w.Key("spool_bytes"), w.Uint64(spool_bytes);
   w.Key("spool_max_bytes"), w.Uint64(spool.max_bytes);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "alerting/internal/system_alert.h"
 #include "common/json_writer.h"
 
 namespace salttap::alerting {
@@ -19,14 +20,7 @@ correlator::Alert make_tap_journal_alert(std::string_view master_id, Micros now,
   correlator::Alert alert{AlertKind::tap_journal_full, {AlertKind::tap_journal_full}, "", "", now, now};
   json::StringOut os{alert.json};
   json::Writer w(os);
-  w.StartObject();
-  w.Key("alert"), json::string(w, to_string(AlertKind::tap_journal_full));
-  w.Key("kinds");
-  w.StartArray();
-  json::string(w, to_string(AlertKind::tap_journal_full));
-  w.EndArray();
-  if (!master_id.empty()) w.Key("master"), json::string(w, master_id);
-  w.Key("settled_at"), json::string(w, format_utc(now));
+  start_system_alert(w, AlertKind::tap_journal_full, master_id, now);
   w.Key("journal_bytes"), w.Uint64(stats.bytes);
   w.Key("journal_max_bytes"), w.Uint64(config.max_bytes);
   w.Key("dropped_events"), w.Uint64(stats.dropped_full + stats.dropped_error);

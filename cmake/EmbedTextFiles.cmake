@@ -6,7 +6,7 @@
 #         [-DHEADER=<include> -DNAMESPACE=<ns> -DFUNCTION=<name>] -P EmbedTextFiles.cmake
 #
 # The generated file defines <NAMESPACE>::<FUNCTION>() (declared in HEADER,
-# which also declares the EmbeddedFile it returns): {file name, contents},
+# with the EmbeddedFile it returns from common/embedded_file.h): {file name, contents},
 # sorted by name. The defaults are the index contract's:
 # salttap::indexer::embedded_mapping_files() of indexer/internal/embedded_mappings.h.
 cmake_minimum_required(VERSION 3.25)

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "common/enum_names.h"
+
 namespace salttap {
 namespace {
 
@@ -52,27 +54,13 @@ std::string fit(std::string_view text, std::size_t width) {
   return out;
 }
 
+// The ANSI SGR code of each colour; none has none, and its text stays plain.
+constexpr EnumName<Colour> kColourCodes[] = {
+    {Colour::green, "32"}, {Colour::red, "31"}, {Colour::yellow, "33"}, {Colour::cyan, "36"}, {Colour::bold, "1"}};
+
 std::string paint(std::string_view text, Colour colour) {
-  const char* code = nullptr;
-  switch (colour) {
-    case Colour::none:
-      return std::string(text);
-    case Colour::green:
-      code = "32";
-      break;
-    case Colour::red:
-      code = "31";
-      break;
-    case Colour::yellow:
-      code = "33";
-      break;
-    case Colour::cyan:
-      code = "36";
-      break;
-    case Colour::bold:
-      code = "1";
-      break;
-  }
+  const std::string_view code = name_of(kColourCodes, colour, "");
+  if (code.empty()) return std::string(text);
   return "\033[" + std::string(code) + "m" + std::string(text) + "\033[0m";
 }
 

@@ -1,5 +1,6 @@
 #include "correlator/alert.h"
 
+#include "common/enum_names.h"
 #include "common/json_writer.h"
 
 #include "common/clock.h"
@@ -21,21 +22,7 @@ void names(Writer& w, const Job& job, const MinionRegistry& reg, std::uint8_t ou
 
 }  // namespace
 
-std::string_view to_string(AlertKind kind) {
-  switch (kind) {
-    case AlertKind::failed:
-      return "failed";
-    case AlertKind::missing:
-      return "missing";
-    case AlertKind::risky:
-      return "risky";
-    case AlertKind::spool_full:
-      return "spool_full";
-    case AlertKind::tap_journal_full:
-      return "tap_journal_full";
-  }
-  return "failed";
-}
+std::string_view to_string(AlertKind kind) { return enumerator_name(kind, "failed"); }
 
 std::optional<Alert> make_alert(const Job& job, const MinionRegistry& reg, const AlertConfig& config,
                                 std::string_view master_id) {

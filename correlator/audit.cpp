@@ -4,6 +4,7 @@
 #include <charconv>
 #include <set>
 
+#include "common/enum_names.h"
 #include "common/text.h"
 #include "common/yaml_fields.h"
 #include "tap/event.h"
@@ -132,21 +133,7 @@ bool has_glob_chars(std::string_view s) { return s.find_first_of("*?[") != std::
 
 }  // namespace
 
-std::string_view to_string(RiskLevel level) {
-  switch (level) {
-    case RiskLevel::none:
-      return "none";
-    case RiskLevel::low:
-      return "low";
-    case RiskLevel::medium:
-      return "medium";
-    case RiskLevel::high:
-      return "high";
-    case RiskLevel::critical:
-      return "critical";
-  }
-  return "none";
-}
+std::string_view to_string(RiskLevel level) { return enumerator_name(level, "none"); }
 
 std::optional<RiskLevel> parse_risk_level(std::string_view text) {
   for (RiskLevel l : {RiskLevel::none, RiskLevel::low, RiskLevel::medium, RiskLevel::high, RiskLevel::critical})

@@ -22,6 +22,18 @@ std::string string_or_empty(const tap::Event& e, std::string_view key) {
   return std::string(e.string_field(key).value_or(""));
 }
 
+// The minions an event's list names (its strings; anything else is skipped), interned, sorted and each
+// once: what Job::expect takes.
+std::vector<MinionId> minion_ids(const msgpack::object& list, MinionRegistry& minions) {
+  std::vector<MinionId> ids;
+  ids.reserve(list.via.array.size);
+  for (std::uint32_t i = 0; i < list.via.array.size; ++i)
+    if (auto name = as_string(list.via.array.ptr[i])) ids.push_back(minions.intern(*name));
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
 }  // namespace
 
 Correlator::Correlator(CorrelatorConfig config, const Clock& clock, Sink sink, std::shared_ptr<const Auditor> auditor,
@@ -196,27 +208,14 @@ void Correlator::on_new(std::string_view jid, const tap::Event& e) {
   job.kind = JobKind::job;
   job.started_at = std::min(job.started_at, started);
 
-  if (const msgpack::object* list = e.find("minions"); list && list->type == msgpack::type::ARRAY) {
-    std::vector<MinionId> ids;
-    ids.reserve(list->via.array.size);
-    for (std::uint32_t i = 0; i < list->via.array.size; ++i)
-      if (auto name = as_string(list->via.array.ptr[i])) ids.push_back(minions_.intern(*name));
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    job.expect(ids);
-  }
+  if (const msgpack::object* list = e.find("minions"); list && list->type == msgpack::type::ARRAY)
+    job.expect(minion_ids(*list, minions_));
   // `missing`: list-target entries without an accepted key; the CLI reports
   // them failed. On a master of masters they are the syndics' minions,
   // expected like the others.
   const msgpack::object* missing_list = e.find("missing");
   if (missing_list && missing_list->type == msgpack::type::ARRAY && config_.order_masters) {
-    const msgpack::object* list = missing_list;
-    std::vector<MinionId> ids;
-    for (std::uint32_t i = 0; i < list->via.array.size; ++i)
-      if (auto name = as_string(list->via.array.ptr[i])) ids.push_back(minions_.intern(*name));
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    job.expect(ids);
+    job.expect(minion_ids(*missing_list, minions_));
   } else if (const msgpack::object* list = missing_list; list && list->type == msgpack::type::ARRAY) {
     for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
       auto name = as_string(list->via.array.ptr[i]);
@@ -314,11 +313,7 @@ void Correlator::on_syndic_minions(std::string_view syndic, std::string_view jid
   const msgpack::object* list = e.find("minions");
   if (!found || found->settled || found->kind != JobKind::job || list->type != msgpack::type::ARRAY) return;
   Job& job = *found;
-  std::vector<MinionId> ids;
-  for (std::uint32_t i = 0; i < list->via.array.size; ++i)
-    if (auto name = as_string(list->via.array.ptr[i])) ids.push_back(minions_.intern(*name));
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  const std::vector<MinionId> ids = minion_ids(*list, minions_);
   job.expect(ids);
   const MinionId sid = minions_.intern(syndic);
   if (std::binary_search(ids.begin(), ids.end(), sid)) return;  // also a minion below itself

@@ -2,37 +2,13 @@
 
 #include <algorithm>
 
+#include "common/enum_names.h"
+
 namespace salttap::correlator {
 
-std::string_view to_string(JobKind k) {
-  switch (k) {
-    case JobKind::job:
-      return "job";
-    case JobKind::runner:
-      return "runner";
-    case JobKind::wheel:
-      return "wheel";
-    case JobKind::scheduled:
-      return "scheduled";
-    case JobKind::orphan:
-      return "orphan";
-  }
-  return "job";
-}
+std::string_view to_string(JobKind k) { return enumerator_name(k, "job"); }
 
-std::string_view to_string(JobStatus s) {
-  switch (s) {
-    case JobStatus::running:
-      return "running";
-    case JobStatus::succeeded:
-      return "succeeded";
-    case JobStatus::failed:
-      return "failed";
-    case JobStatus::missing:
-      return "missing";
-  }
-  return "running";
-}
+std::string_view to_string(JobStatus s) { return enumerator_name(s, "running"); }
 
 JobStatus Job::status() const {
   if (failed > 0 || (outcome_success && !*outcome_success)) return JobStatus::failed;  // failed wins over missing

@@ -54,20 +54,8 @@ std::vector<std::string_view> split_state_key(std::string_view key) {
   return parts;
 }
 
-std::string comment_text(const msgpack::object* c) {
-  if (!c) return {};
-  if (auto s = as_string(*c)) return std::string(*s);
-  std::string out;
-  if (c->type == msgpack::type::ARRAY) {
-    for (std::uint32_t i = 0; i < c->via.array.size; ++i) {
-      if (auto s = as_string(c->via.array.ptr[i])) {
-        if (!out.empty()) out += '\n';
-        out += *s;
-      }
-    }
-  }
-  return out;
-}
+// A state's comment: a string, or a list of lines.
+std::string comment_text(const msgpack::object* c) { return tap::joined_strings(c, '\n'); }
 
 // A state run returns {<state key>: {result, changes, comment, __run_num__, ...}}.
 bool is_state_result_map(const msgpack::object& ret) {

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
 #include "common/errno_text.h"
 #include "common/log.h"
 #include "common/thread_name.h"
@@ -26,29 +27,7 @@
 
 namespace salttap::indexer {
 
-std::string_view to_string(RequestFailure f) {
-  switch (f) {
-    case RequestFailure::transport:
-      return "transport";
-    case RequestFailure::http_429:
-      return "http_429";
-    case RequestFailure::http_5xx:
-      return "http_5xx";
-    case RequestFailure::http_413:
-      return "http_413";
-    case RequestFailure::http_auth:
-      return "http_auth";
-    case RequestFailure::http_4xx:
-      return "http_4xx";
-    case RequestFailure::http_other:
-      return "http_other";
-    case RequestFailure::bad_response:
-      return "bad_response";
-    case RequestFailure::tls:
-      return "tls";
-  }
-  return "unknown";
-}
+std::string_view to_string(RequestFailure f) { return enumerator_name(f, "unknown"); }
 
 namespace {
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
+#include "common/enum_names.h"
 #include "common/json_value.h"
 #include "common/log.h"
 
@@ -238,23 +239,7 @@ class Setup {
 
 }  // namespace
 
-std::string_view to_string(SetupFailure f) {
-  switch (f) {
-    case SetupFailure::transport:
-      return "transport";
-    case SetupFailure::tls:
-      return "tls";
-    case SetupFailure::http_auth:
-      return "http_auth";
-    case SetupFailure::http_error:
-      return "http_error";
-    case SetupFailure::not_an_engine:
-      return "not_an_engine";
-    case SetupFailure::config:
-      return "config";
-  }
-  return "unknown";
-}
+std::string_view to_string(SetupFailure f) { return enumerator_name(f, "unknown"); }
 
 std::string engine_error_reason(std::string_view body) {
   rapidjson::Document doc;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include "common/enum_names.h"
 
 namespace salttap::indexer {
 
@@ -32,19 +33,7 @@ TraceFile& trace_file() {
   return t;
 }
 
-std::string_view name(TraceStage s) {
-  switch (s) {
-    case TraceStage::built:
-      return "built";
-    case TraceStage::spooled:
-      return "spooled";
-    case TraceStage::sent:
-      return "sent";
-    case TraceStage::acked:
-      return "acked";
-  }
-  return "unknown";
-}
+std::string_view name(TraceStage s) { return enumerator_name(s, "unknown"); }
 
 // The value of "key": in the action line: a string's characters, or a number's digits.
 std::string_view field(std::string_view action, std::string_view key) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
+#include "common/enum_names.h"
 #include "common/json_value.h"
 
 namespace salttap::indexer {
@@ -108,29 +109,15 @@ ServerInfo parse_banner(const http::HttpResponse& response) {
 
 }  // namespace
 
-std::string_view to_string(Flavor flavor) {
-  switch (flavor) {
-    case Flavor::elasticsearch:
-      return "Elasticsearch";
-    case Flavor::opensearch:
-      return "OpenSearch";
-    case Flavor::unknown:
-      break;
-  }
-  return "unknown";
-}
+constexpr EnumName<Flavor> kFlavorNames[] = {
+    {Flavor::elasticsearch, "Elasticsearch"}, {Flavor::opensearch, "OpenSearch"}, {Flavor::unknown, "unknown"}};
 
-std::string_view to_string(LifecycleApi api) {
-  switch (api) {
-    case LifecycleApi::ilm:
-      return "ILM";
-    case LifecycleApi::ism:
-      return "ISM";
-    case LifecycleApi::none:
-      break;
-  }
-  return "none";
-}
+std::string_view to_string(Flavor flavor) { return name_of(kFlavorNames, flavor, "unknown"); }
+
+constexpr EnumName<LifecycleApi> kLifecycleApiNames[] = {
+    {LifecycleApi::ilm, "ILM"}, {LifecycleApi::ism, "ISM"}, {LifecycleApi::none, "none"}};
+
+std::string_view to_string(LifecycleApi api) { return name_of(kLifecycleApiNames, api, "none"); }
 
 std::string ServerInfo::describe() const {
   if (flavor == Flavor::unknown) return "unknown server";

@@ -32,25 +32,14 @@
 #include "common/access_advice.h"
 #include "common/atomic_file.h"
 #include "common/dir_lock.h"
+#include "common/enum_names.h"
 #include "common/errno_text.h"
 #include "common/log.h"
 #include "indexer/internal/spool_format.h"
 
 namespace salttap::indexer {
 
-std::string_view to_string(DropReason r) {
-  switch (r) {
-    case DropReason::full:
-      return "full";
-    case DropReason::timed_out:
-      return "timed_out";
-    case DropReason::too_large:
-      return "too_large";
-    case DropReason::io_error:
-      return "io_error";
-  }
-  return "unknown";
-}
+std::string_view to_string(DropReason r) { return enumerator_name(r, "unknown"); }
 
 namespace {
 

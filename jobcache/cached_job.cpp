@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
 #include "jobcache/internal/cache_file.h"
 #include "jobcache/internal/event_body.h"
 
@@ -23,19 +24,7 @@ std::string stamp(Micros t) { return format_utc(t); }
 
 }  // namespace
 
-std::string_view to_string(JobShape s) {
-  switch (s) {
-    case JobShape::publish:
-      return "publish";
-    case JobShape::runner:
-      return "runner";
-    case JobShape::wheel:
-      return "wheel";
-    case JobShape::minion_return:
-      return "minion_return";
-  }
-  return "unknown";
-}
+std::string_view to_string(JobShape s) { return enumerator_name(s, "unknown"); }
 
 bool CachedJob::complete() const {
   switch (shape_) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
 #include "common/text.h"
 #include "jobcache/internal/cache_file.h"
 #include "jobcache/internal/job_dir.h"
@@ -43,25 +44,7 @@ bool has_target(const msgpack::object& load) {
 
 }  // namespace
 
-std::string_view to_string(JobOutcome o) {
-  switch (o) {
-    case JobOutcome::ready:
-      return "ready";
-    case JobOutcome::outside_window:
-      return "outside_window";
-    case JobOutcome::noise:
-      return "noise";
-    case JobOutcome::nocache:
-      return "nocache";
-    case JobOutcome::incomplete:
-      return "incomplete";
-    case JobOutcome::undecodable:
-      return "undecodable";
-    case JobOutcome::unreadable:
-      return "unreadable";
-  }
-  return "unknown";
-}
+std::string_view to_string(JobOutcome o) { return enumerator_name(o, "unknown"); }
 
 bool JobReader::is_noise(const msgpack::object& load) const {
   // As the correlator: only a single function (a string) is noise.

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "common/log.h"
 #include "config/resolve.h"
 #include "pipeline/document_pipeline.h"
@@ -24,18 +25,12 @@ config::Config backfill_config(const config::Config& config) {
   return c;
 }
 
-std::string_view why(JobOutcome o) {
-  switch (o) {
-    case JobOutcome::incomplete:
-      return "incomplete";
-    case JobOutcome::undecodable:
-      return "does not decode";
-    case JobOutcome::unreadable:
-      return "cannot be read";
-    default:
-      return jobcache::to_string(o);
-  }
-}
+// How a skipped job is told in the log where its outcome's own name reads poorly in a sentence.
+constexpr EnumName<JobOutcome> kWhyNames[] = {{JobOutcome::incomplete, "incomplete"},
+                                              {JobOutcome::undecodable, "does not decode"},
+                                              {JobOutcome::unreadable, "cannot be read"}};
+
+std::string_view why(JobOutcome o) { return name_of(kWhyNames, o, jobcache::to_string(o)); }
 
 }  // namespace
 

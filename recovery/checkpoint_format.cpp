@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 #include <msgpack.hpp>
+#include "common/enum_names.h"
 
 namespace salttap::recovery {
 namespace {
@@ -269,23 +270,7 @@ CheckpointFailure failed(CheckpointError e, std::string why) { return {e, std::m
 
 }  // namespace
 
-std::string_view to_string(CheckpointError e) {
-  switch (e) {
-    case CheckpointError::unreadable:
-      return "unreadable";
-    case CheckpointError::truncated:
-      return "truncated";
-    case CheckpointError::bad_magic:
-      return "bad_magic";
-    case CheckpointError::unknown_version:
-      return "unknown_version";
-    case CheckpointError::bad_crc:
-      return "bad_crc";
-    case CheckpointError::invalid:
-      return "invalid";
-  }
-  return "invalid";
-}
+std::string_view to_string(CheckpointError e) { return enumerator_name(e, "invalid"); }
 
 std::string encode_checkpoint(const correlator::CorrelatorSnapshot& snapshot, Micros written_at) {
   msgpack::sbuffer payload;

@@ -13,14 +13,14 @@ std::optional<std::string_view> as_string(const msgpack::object& o) {
   }
 }
 
-std::string joined_strings(const msgpack::object* o) {
+std::string joined_strings(const msgpack::object* o, char separator) {
   if (!o) return {};
   if (auto s = as_string(*o)) return std::string(*s);
   std::string out;
   if (o->type == msgpack::type::ARRAY) {
     for (std::uint32_t i = 0; i < o->via.array.size; ++i) {
       if (auto s = as_string(o->via.array.ptr[i])) {
-        if (!out.empty()) out += ',';
+        if (!out.empty()) out += separator;
         out += *s;
       }
     }

@@ -47,8 +47,9 @@ class Event {
 // Lookup helpers shared by every consumer of msgpack maps from Salt.
 const msgpack::object* map_find(const msgpack::object& map, std::string_view key);
 [[nodiscard]] std::optional<std::string_view> as_string(const msgpack::object& o);
-// A string, or the comma-joined strings of a list (a multi-function job's
-// fun, a list target); "" for anything else.
-[[nodiscard]] std::string joined_strings(const msgpack::object* o);
+// A string, or the strings of a list joined by `separator` (a multi-function
+// job's fun, a list target: commas; a state's comment lines: newlines); ""
+// for anything else.
+[[nodiscard]] std::string joined_strings(const msgpack::object* o, char separator = ',');
 
 }  // namespace salttap::tap

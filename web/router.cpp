@@ -1,5 +1,7 @@
 #include "web/router.h"
 
+#include "common/enum_names.h"
+
 namespace salttap::web {
 namespace {
 
@@ -37,26 +39,8 @@ bool one_segment_after(std::string_view path, std::string_view prefix, std::stri
 }  // namespace
 
 std::string_view to_string(UiRoute route) {
-  switch (route) {
-    case UiRoute::page:
-      return "page";
-    case UiRoute::asset:
-      return "asset";
-    case UiRoute::api_jobs:
-      return "api_jobs";
-    case UiRoute::api_job:
-      return "api_job";
-    case UiRoute::api_minions:
-      return "api_minions";
-    case UiRoute::api_minion:
-      return "api_minion";
-    case UiRoute::api_alerts:
-      return "api_alerts";
-    case UiRoute::redirect:
-    case UiRoute::other:
-      return "other";
-  }
-  return "other";
+  if (route == UiRoute::redirect) return "other";  // a redirect is counted with the other answers
+  return enumerator_name(route, "other");
 }
 
 std::string percent_decode(std::string_view text, bool plus_is_space) {

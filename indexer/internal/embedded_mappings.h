@@ -5,12 +5,9 @@
 #include <span>
 #include <string_view>
 
-namespace salttap::indexer {
+#include "common/embedded_file.h"
 
-struct EmbeddedFile {
-  std::string_view name;  // "jobs.json"
-  std::string_view text;
-};
+namespace salttap::indexer {
 
 // Every mappings/*.json, sorted by name (generated source).
 std::span<const EmbeddedFile> embedded_mapping_files();

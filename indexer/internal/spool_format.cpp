@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include "common/enum_names.h"
 
 namespace salttap::indexer::spool_format {
 namespace {
@@ -100,19 +101,12 @@ std::optional<std::uint64_t> parse_segment_file_name(std::string_view name) {
   return id;
 }
 
-std::string_view to_string(Probe p) {
-  switch (p) {
-    case Probe::ok:
-      return "ok";
-    case Probe::incomplete:
-      return "incomplete record";
-    case Probe::bad:
-      return "bad header or CRC";
-    case Probe::stale_id:
-      return "record id not increasing";
-  }
-  return "unknown";
-}
+constexpr EnumName<Probe> kProbeNames[] = {{Probe::ok, "ok"},
+                                           {Probe::incomplete, "incomplete record"},
+                                           {Probe::bad, "bad header or CRC"},
+                                           {Probe::stale_id, "record id not increasing"}};
+
+std::string_view to_string(Probe p) { return name_of(kProbeNames, p, "unknown"); }
 
 SegmentCursor::SegmentCursor(ByteSource& source, std::uint64_t size, std::size_t window)
     : source_(source), size_(size), window_limit_(std::max<std::size_t>(window, kHeaderBytes)) {}

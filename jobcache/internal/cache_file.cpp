@@ -4,29 +4,21 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
 #include "common/errno_text.h"
 
 #include "tap/msgpack_tree.h"
 
 namespace salttap::jobcache {
 
-std::string_view to_string(CacheFileStatus s) {
-  switch (s) {
-    case CacheFileStatus::ok:
-      return "ok";
-    case CacheFileStatus::empty:
-      return "empty";
-    case CacheFileStatus::truncated:
-      return "truncated";
-    case CacheFileStatus::invalid:
-      return "not msgpack";
-    case CacheFileStatus::over_limit:
-      return "over a decode limit";
-    case CacheFileStatus::trailing_bytes:
-      return "trailing bytes";
-  }
-  return "unknown";
-}
+constexpr EnumName<CacheFileStatus> kCacheFileStatusNames[] = {{CacheFileStatus::ok, "ok"},
+                                                               {CacheFileStatus::empty, "empty"},
+                                                               {CacheFileStatus::truncated, "truncated"},
+                                                               {CacheFileStatus::invalid, "not msgpack"},
+                                                               {CacheFileStatus::over_limit, "over a decode limit"},
+                                                               {CacheFileStatus::trailing_bytes, "trailing bytes"}};
+
+std::string_view to_string(CacheFileStatus s) { return name_of(kCacheFileStatusNames, s, "unknown"); }
 
 std::string CacheFileResult::describe() const {
   switch (status) {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 
+#include "common/enum_names.h"
 #include "tap/internal/json_transcoder.h"
 #include "tap/msgpack_tree.h"
 
@@ -18,25 +19,8 @@ std::size_t zone_chunk_for(std::size_t frame_size) { return frame_size * 2 + 512
 }  // namespace
 
 std::string_view to_string(DecodeError e) {
-  switch (e) {
-    case DecodeError::frame_not_msgpack:
-      return "frame_not_msgpack";
-    case DecodeError::frame_not_map:
-      return "frame_not_map";
-    case DecodeError::no_body:
-      return "no_body";
-    case DecodeError::body_not_bytes:
-      return "body_not_bytes";
-    case DecodeError::no_separator:
-      return "no_separator";
-    case DecodeError::data_not_msgpack:
-      return "data_not_msgpack";
-    case DecodeError::over_limit:
-      return "over_limit";
-    case DecodeError::count_:
-      break;
-  }
-  return "unknown";
+  if (e == DecodeError::count_) return "unknown";  // the number of reasons, not one of them
+  return enumerator_name(e, "unknown");
 }
 
 std::uint64_t DecodeStats::total_errors() const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include "common/enum_names.h"
 
 namespace salttap::tap {
 namespace {
@@ -47,17 +48,7 @@ std::size_t canonical_frame_size(std::string_view s) {
 
 }  // namespace
 
-std::string_view to_string(Framing f) {
-  switch (f) {
-    case Framing::plain:
-      return "plain";
-    case Framing::len32:
-      return "len32";
-    case Framing::unknown:
-      break;
-  }
-  return "unknown";
-}
+std::string_view to_string(Framing f) { return enumerator_name(f, "unknown"); }
 
 FrameStats& FrameStats::operator+=(const FrameStats& o) {
   bytes += o.bytes;

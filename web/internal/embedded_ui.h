@@ -6,12 +6,9 @@
 #include <span>
 #include <string_view>
 
-namespace salttap::web {
+#include "common/embedded_file.h"
 
-struct EmbeddedFile {
-  std::string_view name;  // "app.js"
-  std::string_view text;
-};
+namespace salttap::web {
 
 // Every file of web/assets/, sorted by name (generated source).
 std::span<const EmbeddedFile> embedded_ui_files();

@@ -9,6 +9,7 @@
 #include "tap/event.h"
 #include "tap/event_from_json.h"
 #include "tests/support/captures.h"
+#include "tests/support/config_errors.h"
 #include "tests/support/events.h"
 
 namespace salttap::correlator {
@@ -320,12 +321,7 @@ TEST(AuditYaml, FullRule) {
 }
 
 void expect_yaml_error(const std::string& yaml, const std::vector<std::string>& parts) {
-  try {
-    parse_audit_rules(YAML::Load(yaml));
-    ADD_FAILURE() << "no error for:\n" << yaml;
-  } catch (const ConfigError& e) {
-    for (const auto& p : parts) EXPECT_THAT(e.what(), HasSubstr(p)) << yaml;
-  }
+  salttap::testing::expect_config_error([](const YAML::Node& node) { return parse_audit_rules(node); }, yaml, parts);
 }
 
 TEST(AuditYaml, Errors) {

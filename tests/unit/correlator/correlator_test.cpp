@@ -389,16 +389,16 @@ TEST_F(CorrelatorTest, ArgumentsChangedByRedactionAreMarked) {
   corr_ = std::make_unique<Correlator>(
       CorrelatorConfig{}, clock_, [&](JobUpdate, const Job& job) { seen = job; },
       std::make_shared<Auditor>(Auditor::default_rules()), std::make_shared<Redactor>());
-  feed(
-      "salt/job/1/new",
-      R"({"jid": "1", "fun": "test.arg", "arg": ["x", {"__kwarg__": true, "password": "hunter2"}], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
-  ret("1", "a", R"("return": true, "retcode": 0, "success": true)", "test.arg");
+  // One test.arg job with these arguments, settled by its one minion's return.
+  const auto run_test_arg = [&](const std::string& jid, const std::string& arg) {
+    feed("salt/job/" + jid + "/new", R"({"jid": ")" + jid + R"(", "fun": "test.arg", "arg": )" + arg +
+                                         R"(, "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
+    ret(jid, "a", R"("return": true, "retcode": 0, "success": true)", "test.arg");
+  };
+  run_test_arg("1", R"(["x", {"__kwarg__": true, "password": "hunter2"}])");
   EXPECT_EQ(seen.jid, "1");
   EXPECT_TRUE(seen.args_redacted);
-  feed(
-      "salt/job/2/new",
-      R"({"jid": "2", "fun": "test.arg", "arg": ["x", {"__kwarg__": true, "k": "v"}], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
-  ret("2", "a", R"("return": true, "retcode": 0, "success": true)", "test.arg");
+  run_test_arg("2", R"(["x", {"__kwarg__": true, "k": "v"}])");
   EXPECT_EQ(seen.jid, "2");
   EXPECT_FALSE(seen.args_redacted);
 }

@@ -53,6 +53,12 @@ struct Lanes {
   SpoolLanes lanes;
 };
 
+// Each test's spool directory and the clock its lanes wait on.
+struct SpoolLanesTest : ::testing::Test {
+  TempDir dir;
+  FakeSteadyTime time;
+};
+
 // Everything the lanes hand out now, without waiting, in the order handed out.
 std::vector<SpoolRecord> take_all(SpoolLanes& lanes) {
   std::vector<SpoolRecord> all;
@@ -81,9 +87,7 @@ void expect_a_take_to_time_out(SpoolLanes& lanes, FakeSteadyTime& time) {
   EXPECT_EQ(time.now() - start, 2s);
 }
 
-TEST(SpoolLanes, LiveRecordsGoAheadOfBackfillRecordsAppendedBefore) {
-  TempDir dir;
-  FakeSteadyTime time;
+TEST_F(SpoolLanesTest, LiveRecordsGoAheadOfBackfillRecordsAppendedBefore) {
   Lanes l(dir.path(), time);
   append_all(l.backfill, jobs("cache", 5));
   append_all(l.live, jobs("live", 2));
@@ -99,9 +103,7 @@ TEST(SpoolLanes, LiveRecordsGoAheadOfBackfillRecordsAppendedBefore) {
   EXPECT_TRUE(l.lanes.take(1000, 1u << 30, 0ms).empty());
 }
 
-TEST(SpoolLanes, ATakerWaitingOnBothLanesWakesForEither) {
-  TempDir dir;
-  FakeSteadyTime time;
+TEST_F(SpoolLanesTest, ATakerWaitingOnBothLanesWakesForEither) {
   Lanes l(dir.path(), time);
   for (const bool backfill : {true, false}) {
     auto taken = waiting_take(l.lanes, time, 10s);
@@ -115,9 +117,7 @@ TEST(SpoolLanes, ATakerWaitingOnBothLanesWakesForEither) {
   }
 }
 
-TEST(SpoolLanes, AWakeWithNoTakeWaitingCountsForTheNextTakeOnly) {
-  TempDir dir;
-  FakeSteadyTime time;
+TEST_F(SpoolLanesTest, AWakeWithNoTakeWaitingCountsForTheNextTakeOnly) {
   Lanes l(dir.path(), time);
   l.lanes.wake_takers();  // before any take, as a stop() just ahead of the preparer's take
   const auto before = time.now();
@@ -130,9 +130,7 @@ TEST(SpoolLanes, AWakeWithNoTakeWaitingCountsForTheNextTakeOnly) {
   expect_a_take_to_time_out(l.lanes, time);  // the wake is spent: this one waits
 }
 
-TEST(SpoolLanes, WakeTakersReturnsAWaitingTakeAtOnceAndATimeoutReturnsNothing) {
-  TempDir dir;
-  FakeSteadyTime time;
+TEST_F(SpoolLanesTest, WakeTakersReturnsAWaitingTakeAtOnceAndATimeoutReturnsNothing) {
   Lanes l(dir.path(), time);
   auto taken = waiting_take(l.lanes, time, 10s);
   const auto before = time.now();
@@ -143,9 +141,7 @@ TEST(SpoolLanes, WakeTakersReturnsAWaitingTakeAtOnceAndATimeoutReturnsNothing) {
   expect_a_take_to_time_out(l.lanes, time);
 }
 
-TEST(SpoolLanes, AcksReachTheirLaneAndARestartHandsOutExactlyWhatWasNotAcked) {
-  TempDir dir;
-  FakeSteadyTime time;
+TEST_F(SpoolLanesTest, AcksReachTheirLaneAndARestartHandsOutExactlyWhatWasNotAcked) {
   {
     Lanes l(dir.path(), time);
     append_all(l.live, jobs("live", 4));
@@ -177,9 +173,7 @@ TEST(SpoolLanes, AcksReachTheirLaneAndARestartHandsOutExactlyWhatWasNotAcked) {
   EXPECT_EQ(third.live.recovery().pending_records + third.backfill.recovery().pending_records, 0u);
 }
 
-TEST(SpoolLanes, TheLiveLaneIgnoresTheBackfillLaneInsideItsDirectory) {
-  TempDir dir;
-  FakeSteadyTime time;
+TEST_F(SpoolLanesTest, TheLiveLaneIgnoresTheBackfillLaneInsideItsDirectory) {
   {
     Lanes l(dir.path(), time);
     append_all(l.backfill, jobs("cache", 3));
@@ -191,7 +185,7 @@ TEST(SpoolLanes, TheLiveLaneIgnoresTheBackfillLaneInsideItsDirectory) {
   EXPECT_EQ(backfill.recovery().pending_records, 3u);
 }
 
-TEST(SpoolLanes, TheBackfillLaneHasAQuarterOfTheCapInASubdirectory) {
+TEST_F(SpoolLanesTest, TheBackfillLaneHasAQuarterOfTheCapInASubdirectory) {
   SpoolConfig live;
   live.dir = "/var/lib/salttap/spool";
   live.max_bytes = 1ull << 30;

@@ -14,6 +14,7 @@
 
 #include "jobcache/job_cache_source.h"
 #include "recovery/cache_indexer.h"
+#include "tests/support/bulk_docs.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/job_cache_fixtures.h"
 
@@ -30,28 +31,12 @@ constexpr const char* kJid = "20261129192428536894";  // 2026-11-29T19:24:28.536
 
 Micros at(const char* stamp) { return *parse_salt_stamp(stamp); }
 
-struct Doc {
-  std::string op, index, id;
-  std::int64_t version = 0;
-  rapidjson::Document source;
-};
+using Doc = salttap::testing::ParsedBulkDoc;
 
 class CollectSink final : public pipeline::DocumentSink {
  public:
   void put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>&) override {
-    for (const auto& b : docs) {
-      const auto nl = b.ndjson.find('\n');
-      rapidjson::Document action;
-      action.Parse(b.ndjson.data(), nl);
-      const auto& op = *action.MemberBegin();
-      Doc d;
-      d.op = op.name.GetString();
-      d.index = op.value["_index"].GetString();
-      d.id = op.value["_id"].GetString();
-      if (op.value.HasMember("version")) d.version = op.value["version"].GetInt64();
-      d.source.Parse(b.ndjson.data() + nl + 1, b.ndjson.size() - nl - 2);
-      docs_.push_back(std::move(d));
-    }
+    for (const auto& b : docs) docs_.push_back(salttap::testing::parse_bulk_doc(b));
   }
   std::vector<Doc> docs_;
   const Doc* find(std::string_view id) const {

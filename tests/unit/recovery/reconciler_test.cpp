@@ -15,6 +15,7 @@
 #include "common/errno_text.h"
 #include "recovery/reconcile_state.h"
 #include "recovery/reconciler.h"
+#include "tests/support/bulk_docs.h"
 #include "tests/support/events.h"
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/faulty_state_filesystem.h"
@@ -34,32 +35,13 @@ constexpr const char* kNow = "2026-11-29T19:24:35";
 
 Micros at(const char* stamp) { return *parse_salt_stamp(stamp); }
 
-struct Doc {
-  std::string id;
-  std::int64_t version = 0;
-  rapidjson::Document source;
-};
-
-std::vector<Doc> parse(std::span<const indexer::BulkDoc> docs) {
-  std::vector<Doc> out;
-  for (const auto& b : docs) {
-    const auto nl = b.ndjson.find('\n');
-    rapidjson::Document action;
-    action.Parse(b.ndjson.data(), nl);
-    const auto& op = *action.MemberBegin();
-    Doc d;
-    d.id = op.value["_id"].GetString();
-    if (op.value.HasMember("version")) d.version = op.value["version"].GetInt64();
-    d.source.Parse(b.ndjson.data() + nl + 1, b.ndjson.size() - nl - 2);
-    out.push_back(std::move(d));
-  }
-  return out;
-}
+using Doc = salttap::testing::ParsedBulkDoc;
+using salttap::testing::parse_bulk_docs;
 
 class CollectSink final : public pipeline::DocumentSink {
  public:
   void put(std::span<const indexer::BulkDoc> docs, const std::function<bool()>&) override {
-    for (auto& d : parse(docs)) docs_.push_back(std::move(d));
+    for (auto& d : parse_bulk_docs(docs)) docs_.push_back(std::move(d));
   }
   std::vector<Doc> docs_;
 };
@@ -87,7 +69,7 @@ class Reconcile : public ::testing::Test {
     ASSERT_FALSE(reconciler().pass_running());
   }
   // The live pipeline's documents since the last call.
-  std::vector<Doc> live_docs() { return parse(live_.take_docs()); }
+  std::vector<Doc> live_docs() { return parse_bulk_docs(live_.take_docs()); }
   static const Doc* find(const std::vector<Doc>& docs, const std::string& id) {
     const Doc* found = nullptr;
     for (const auto& d : docs)

@@ -364,7 +364,7 @@ TEST(UiService, ServesThePageTheAssetsAndTheApi) {
 TEST(UiService, EveryEmbeddedFileIsServedOrIsThePage) {
   Browser b;
   ASSERT_FALSE(web::embedded_ui_files().empty());
-  for (const web::EmbeddedFile& f : web::embedded_ui_files()) {
+  for (const EmbeddedFile& f : web::embedded_ui_files()) {
     if (f.name == "index.html") continue;
     const auto r = b.get("/ui/static/" + std::string(f.name));
     EXPECT_EQ(r->status, 200) << f.name;

@@ -14,9 +14,10 @@ import java.util.concurrent.CountDownLatch;
  * What every test engine launcher shares, whatever the engine: the command line, the
  * directory layout, the node's settings, the port file and the shutdown. This one file is
  * compiled into each engine's launcher (build-helper-maven-plugin adds
- * tests/engines/launcher-common to each pom); each launcher (OpenSearchLauncher,
- * OpenSearch3Launcher, ElasticsearchLauncher) only builds its engine's node from the
- * settings, since each engine's classes live in its own packages and jars.
+ * tests/engines/launcher-common to each pom); the node comes from EmbeddedEngine, a template
+ * each pom fills in with its engine's package, since each engine's classes live in its own
+ * packages and jars, and each launcher (OpenSearchLauncher, OpenSearch3Launcher,
+ * ElasticsearchLauncher) only names its engine's modules.
  *
  * Usage: LAUNCHER DIR [HTTP_PORT]
  *   DIR        data, logs and home live under it (DIR/home, DIR/data, DIR/logs)
