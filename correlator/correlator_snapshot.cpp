@@ -21,10 +21,17 @@ CorrelatorSnapshot Correlator::snapshot() const {
   absl::flat_hash_map<std::uint32_t, std::uint32_t> load_at, detail_at;
   absl::flat_hash_set<JidKey> taken;
   s.settled.reserve(settled_.size());
+  // Places in the opening order of all the jobs, whole and settled.
+  std::vector<std::uint64_t> seqs;
+  seqs.reserve(order_.size() + settled_.size());
+  for (const auto& [seq, jid] : order_) seqs.push_back(seq);
+  for (const auto& [key, job] : settled_) seqs.push_back(job.open_seq);
+  std::sort(seqs.begin(), seqs.end());
   for (const auto& [at, key] : grace_queue_) {
     const auto it = settled_.find(key);
     if (it == settled_.end() || it->second.grace_end != at || !taken.insert(key).second) continue;
     SettledEntry e{key.text(), it->second};
+    e.job.open_seq = static_cast<std::uint64_t>(std::lower_bound(seqs.begin(), seqs.end(), e.job.open_seq) - seqs.begin());
     if (auto [slot, fresh] = load_at.try_emplace(e.job.load, static_cast<std::uint32_t>(s.loads.size())); fresh)
       s.loads.push_back(loads_.get(e.job.load));
     e.job.load = load_at[e.job.load];
@@ -97,12 +104,28 @@ std::size_t Correlator::restore(const CorrelatorSnapshot& snapshot) {
     const auto key = JidKey::of(jid);
     return find_whole(jid) != nullptr || (key && settled_.contains(*key));
   };
+  // The snapshot's opening order: settled jobs name their place, whole ones
+  // take the others in turn (a place named twice or out of range: at the end).
+  const std::uint64_t base = next_seq_;
+  const std::size_t places = snapshot.size();
+  std::vector<bool> named(places, false);
+  std::vector<std::uint64_t> settled_seq;
+  settled_seq.reserve(snapshot.settled.size());
+  for (const SettledEntry& saved : snapshot.settled) {
+    const std::uint64_t place = saved.job.open_seq;
+    const bool ok = place < places && !named[place];
+    if (ok) named[place] = true;
+    settled_seq.push_back(ok ? base + place : base + places + settled_seq.size());
+  }
+  std::size_t free_place = 0;
   for (const Job& saved : snapshot.jobs) {
+    while (free_place < places && named[free_place]) ++free_place;
+    const std::uint64_t seq = base + free_place++;
     if (tracked(saved.jid)) continue;  // seen live already: what this run knows wins
     auto whole = std::make_unique<Job>(remapped(saved, ids));
     Job& job = *whole;
     jobs_.emplace(job.jid, std::move(whole));
-    job.open_seq = next_seq_++;
+    job.open_seq = seq;
     order_.emplace(job.open_seq, job.jid);
     account(job);
     if (job.settled)
@@ -114,7 +137,8 @@ std::size_t Correlator::restore(const CorrelatorSnapshot& snapshot) {
   // Each shared load and detail is taken in once, then shared.
   std::vector<LoadPool::Ref> load_refs(snapshot.loads.size(), LoadPool::kNone);
   std::vector<DetailPool::Ref> detail_refs(snapshot.details.size(), DetailPool::kNone);
-  for (const SettledEntry& saved : snapshot.settled) {
+  for (std::size_t i = 0; i < snapshot.settled.size(); ++i) {
+    const SettledEntry& saved = snapshot.settled[i];
     const auto key = JidKey::of(saved.jid);
     if (!key || tracked(saved.jid) || saved.job.load >= snapshot.loads.size() ||
         saved.job.detail >= snapshot.details.size())
@@ -130,12 +154,13 @@ std::size_t Correlator::restore(const CorrelatorSnapshot& snapshot) {
                        ? (detail = details_.intern(remapped(snapshot.details[saved.job.detail], ids)))
                        : details_.share(detail);
     }
-    job.open_seq = next_seq_++;
+    job.open_seq = settled_seq[i];
     settled_heap_bytes_ += job.minions.heap_bytes();
     grace_queue_.emplace_back(job.grace_end, *key);
     settled_.emplace(*key, std::move(job));
     ++restored;
   }
+  next_seq_ = base + places + snapshot.settled.size();
   ++revision_;
   return restored;
 }

@@ -21,7 +21,9 @@
 namespace salttap::correlator {
 
 // A settled job as the snapshot holds it: its `load` and `detail` index the
-// snapshot's tables (0: none), not a correlator's pools.
+// snapshot's tables (0: none), not a correlator's pools; its `open_seq` is
+// its place in the opening order of every job of the snapshot (the whole
+// jobs fill the other places, in their order).
 struct SettledEntry {
   std::string jid;
   SettledJob job;

@@ -154,7 +154,7 @@ void pack_detail(Packer& p, const correlator::JobDetail& d) {
 
 void pack_settled(Packer& p, const correlator::SettledEntry& e) {
   const correlator::SettledJob& j = e.job;
-  p.pack_array(10);
+  p.pack_array(11);
   pack_str(p, e.jid);
   p.pack(static_cast<std::uint8_t>(j.kind));
   p.pack(j.started_at);
@@ -166,6 +166,7 @@ void pack_settled(Packer& p, const correlator::SettledEntry& e) {
   p.pack(j.progress_events);
   p.pack_array(static_cast<std::uint32_t>(j.minions.size()));
   for (std::uint32_t m : j.minions.span()) p.pack(m);  // id << 4 | flags
+  p.pack(j.open_seq);                                   // its place in the opening order of all jobs
 }
 
 // Reading: any deviation from the documented shape throws Invalid.
@@ -369,7 +370,7 @@ correlator::JobDetail read_detail(const msgpack::object& o, std::size_t names) {
 
 correlator::SettledEntry read_settled(const msgpack::object& o, std::size_t names, std::size_t loads,
                                       std::size_t details) {
-  const msgpack::object* f = array_of(o, "settled", 10);
+  const msgpack::object* f = array_of(o, "settled", 11);
   correlator::SettledEntry e;
   e.jid = read_str(f[0], "settled.jid");
   if (!correlator::JidKey::of(e.jid)) throw Invalid("settled.jid: not a compact jid");
@@ -397,6 +398,7 @@ correlator::SettledEntry read_settled(const msgpack::object& o, std::size_t name
     packed.push_back(p);
   }
   j.minions = correlator::PackedMinions(packed);
+  j.open_seq = read_uint(f[10], "settled.place", UINT64_MAX);
   return e;
 }
 

@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ManualClock clock(d.written_at);
   pipeline::DocumentPipeline pipeline(config, clock);
   const std::size_t restored = pipeline.correlator().restore(d.snapshot);
-  FUZZ_CHECK(restored <= d.snapshot.jobs.size());
+  FUZZ_CHECK(restored <= d.snapshot.size());
   FUZZ_CHECK(pipeline.correlator().tracked_jobs() == restored);
   pipeline.advance();
   pipeline.settle_all();
