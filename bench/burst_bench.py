@@ -270,6 +270,10 @@ def one_run(opts, stream: Path, events: int, tap: dict, hosts: list[str], name: 
             "cpu_seconds": round(end[1], 2),
             "cpu_us_per_event": round(end[1] / events * 1e6, 2),
             "peak_rss": benchlib.status_fields(proc.pid).get("VmHWM", 0),
+            # The correlator's own measure (builds that publish it): jobs held and their bytes.
+            "tracked_jobs": int(m.get("salttap_correlator_tracked_jobs", 0)),
+            "settled_jobs": int(m.get("salttap_correlator_settled_jobs", 0)),
+            "jobs_bytes": int(m.get("salttap_correlator_jobs_bytes", 0)),
             "drops": drops(m),
             "dropped": sum(drops(m).values()),
             "correlator_events": int(m.get("salttap_correlator_events_total", 0)),
@@ -368,6 +372,16 @@ def report(res: dict) -> None:
               f"{max(r.get('journal_max_bytes_seen', 0) for r in runs) / 1e6:,.0f} | "
               f"{med(runs, 'alerts_tap_journal_full'):.0f} | "
               f"{loads(runs)} |")
+    print("\nMemory: the correlator's own measure once every event was processed (builds that publish it): jobs "
+          "held (of them settled, waiting for late returns), the bytes they hold, bytes per job held; peak RSS.")
+    for key, runs in res["runs"].items():
+        if not any(r.get("tracked_jobs") for r in runs):
+            print(f"- {key}: peak RSS {med(runs, 'peak_rss') / 1e6:.0f} MB (no correlator memory metrics)")
+            continue
+        print(f"- {key}: {med(runs, 'tracked_jobs'):,.0f} jobs held ({med(runs, 'settled_jobs'):,.0f} settled), "
+              f"{med(runs, 'jobs_bytes') / 1e6:.1f} MB, "
+              f"{med(runs, lambda r: r['jobs_bytes'] / max(r['tracked_jobs'], 1)):,.0f} bytes per job; "
+              f"peak RSS {med(runs, 'peak_rss') / 1e6:.0f} MB")
     print("\nPer run: events/s until processed (until shipped); the seconds the publisher took to send the stream; "
           "frames journaled. A run whose journal took nothing never had the queue full: salttap kept up with the "
           "publisher, and its rate is the publisher's, a lower bound of salttap's.")
@@ -440,9 +454,10 @@ def main() -> int:
     opts.down_host = f"http://127.0.0.1:{benchlib.free_port()}"  # nobody listens there
     streams_dir = Path(opts.streams)
     files = json.loads((streams_dir / "manifest.json").read_text())["files"]
-    streams = {"mixed": "mixed.plain.raw", "burst": "small.plain.raw"}
+    streams = {"mixed": "mixed.plain.raw", "burst": "small.plain.raw", "pairs": "pairs.plain.raw",
+               "wide": "wide.plain.raw"}
     info = {key: {"file": str(streams_dir / name), "events": int(files[name]["events"]),
-                  "bytes": int(files[name]["bytes"])} for key, name in streams.items()}
+                  "bytes": int(files[name]["bytes"])} for key, name in streams.items() if name in files}
     scenarios = opts.scenarios.split(",")
     binaries = [("", opts.salttap)] + ([("@before", opts.old_salttap)] if opts.old_salttap else [])
     engine = None
@@ -462,7 +477,7 @@ def main() -> int:
         for rnd in range(opts.rounds):
             plan = []
             for scen in scenarios:
-                stream = "burst" if scen.startswith("burst") else "mixed"
+                stream = scen.split("-")[0]  # burst, mixed, pairs (memory), wide (memory)
                 hosts = [engine.url] if scen.endswith("-up") else [opts.down_host]
                 cfgs = dict(CONFIGS)
                 if scen == "burst-down":

@@ -52,11 +52,10 @@ void Correlator::reconfigure(CorrelatorConfig config, std::shared_ptr<const Audi
 std::size_t Correlator::jobs_bytes() const {
   const std::size_t whole = jobs_.size() * (sizeof(std::string) + sizeof(void*) + 1 + kJidHeap) +
                             order_.size() * (kMapNode + sizeof(std::string) + kJidHeap) +
-                            timers_.size() * (sizeof(Timer) + kJidHeap) + open_bytes_;
+                            jobs_.size() * sizeof(Timer) + open_bytes_;  // one live timer each
   const std::size_t compact = settled_.size() * (sizeof(std::pair<const JidKey, SettledJob>) + 1) +
                               settled_heap_bytes_ + grace_queue_.size() * sizeof(grace_queue_[0]) +
-                              loads_.memory_bytes() + details_.memory_bytes() +
-                              dropped_.size() * (sizeof(dropped_[0]) + sizeof(JidKey) + 1);
+                              loads_.memory_bytes() + details_.memory_bytes();
   return whole + compact;
 }
 
@@ -64,8 +63,9 @@ std::size_t Correlator::jobs_bytes() const {
 std::size_t Correlator::memory_bytes() const {
   const std::size_t spare = (jobs_.capacity() - jobs_.size()) * (sizeof(std::string) + sizeof(void*) + 1) +
                             (settled_.capacity() - settled_.size()) * (sizeof(std::pair<const JidKey, SettledJob>) + 1) +
-                            (dropped_set_.capacity() - dropped_set_.size()) * (sizeof(JidKey) + 1);
-  return minions_.memory_bytes() + jobs_bytes() + spare;
+                            dropped_.size() * sizeof(dropped_[0]) + dropped_set_.capacity() * (sizeof(JidKey) + 1) +
+                            (timers_.size() - std::min(timers_.size(), jobs_.size())) * sizeof(Timer);  // stale timers
+  return minions_.memory_bytes() + jobs_bytes() + spare;  // the evicted jids kept (bounded) are not the budget's
 }
 
 std::optional<Job> Correlator::find(std::string_view jid) const {
@@ -453,14 +453,39 @@ void Correlator::on_minion_event(std::string_view tag, const tap::Event& e) {
 
 void Correlator::schedule(Job& job, Micros at) {
   job.next_check = at;
-  timers_.emplace(at, job.jid);
+  timers_.emplace(at, job.open_seq);
 }
 
 void Correlator::advance() {
   const Micros now = clock_.now();
-  while (!timers_.empty() && timers_.top().first <= now) {
-    const auto [at, jid] = timers_.top();
+  // Whole jobs' timers and compact jobs' ends of grace, in one order: by
+  // time, then by opening order (as if every job had stayed whole).
+  while (true) {
+    while (!grace_queue_.empty()) {  // entries of jobs gone, or settled again since, first
+      const auto it = settled_.find(grace_queue_.front().second);
+      if (it != settled_.end() && it->second.grace_end == grace_queue_.front().first) break;
+      grace_queue_.pop_front();
+    }
+    const bool timer_due = !timers_.empty() && timers_.top().first <= now;
+    const bool grace_due = !grace_queue_.empty() && grace_queue_.front().first <= now;
+    if (!timer_due && !grace_due) break;
+    bool take_timer = timer_due;
+    if (timer_due && grace_due) {
+      const auto& [g_at, g_key] = grace_queue_.front();
+      take_timer = timers_.top() < Timer{g_at, settled_.find(g_key)->second.open_seq};
+    }
+    if (!take_timer) {
+      const JidKey key = grace_queue_.front().second;
+      grace_queue_.pop_front();
+      ++revision_;
+      drop_settled(key);
+      continue;
+    }
+    const auto [at, seq] = timers_.top();
     timers_.pop();
+    const auto named = order_.find(seq);
+    if (named == order_.end()) continue;  // stale timer: the job left
+    const std::string jid = named->second;
     Job* job = find_job(jid);
     if (!job || job->next_check != at) continue;  // stale timer
     ++revision_;
@@ -468,14 +493,6 @@ void Correlator::advance() {
       evict(jid, /*early=*/false);
     else
       expire(*job);
-  }
-  while (!grace_queue_.empty() && grace_queue_.front().first <= now) {
-    const auto [at, key] = grace_queue_.front();
-    grace_queue_.pop_front();
-    const auto it = settled_.find(key);
-    if (it == settled_.end() || it->second.grace_end != at) continue;  // gone, or settled again since
-    ++revision_;
-    drop_settled(key);
   }
   while (!dropped_.empty() && dropped_.front().first <= now) {
     dropped_set_.erase(dropped_.front().second);
@@ -520,11 +537,12 @@ void Correlator::settle(Job& job) {
 // revived it). The Job is destroyed.
 void Correlator::park(Job& job, bool queued) {
   const auto key = JidKey::of(job.jid);
-  if (!key || !compactable(job)) {
+  if (!config_.compact_settled || !key || !compactable(job)) {
     schedule(job, job.next_check);
     return;
   }
   const Micros grace_end = job.next_check;
+  const std::uint64_t job_seq = job.open_seq;
   open_bytes_ -= job.accounted_bytes;
   order_.erase(job.open_seq);
   const auto it = jobs_.find(absl::string_view(job.jid));
@@ -533,7 +551,21 @@ void Correlator::park(Job& job, bool queued) {
   s.grace_end = grace_end;
   settled_heap_bytes_ += s.minions.heap_bytes();
   settled_.insert_or_assign(*key, std::move(s));
-  if (!queued) grace_queue_.emplace_back(grace_end, *key);
+  if (!queued) enqueue_grace(grace_end, *key, job_seq);
+}
+
+// In settling order; jobs whose grace ends at the same time in opening order,
+// as their timers fired when every job stayed whole.
+void Correlator::enqueue_grace(Micros grace_end, const JidKey& key, std::uint64_t seq) {
+  auto at = grace_queue_.end();
+  while (at != grace_queue_.begin()) {
+    const auto& [prev_end, prev_key] = *std::prev(at);
+    if (prev_end != grace_end) break;
+    const auto prev = settled_.find(prev_key);
+    if (prev == settled_.end() || prev->second.open_seq < seq) break;
+    --at;
+  }
+  grace_queue_.insert(at, {grace_end, key});
 }
 
 // A compact settled job made whole again (for a late return, a load from

@@ -170,6 +170,7 @@ class Correlator {
   Job* revive(std::string_view jid);
   Job* find_or_revive(std::string_view jid);
   void repark();
+  void enqueue_grace(Micros grace_end, const JidKey& key, std::uint64_t seq);
   void drop_settled(const JidKey& key);
   bool drop_oldest_settled();
   void evict_oldest_whole(Job::Evicted why);
@@ -195,7 +196,7 @@ class Correlator {
     return it == jobs_.end() ? nullptr : it->second.get();
   }
   GlobList noise_funs_;  // config_.noise_funs
-  using Timer = std::pair<Micros, std::string>;
+  using Timer = std::pair<Micros, std::uint64_t>;  // when, the job's open_seq (order_ names it)
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::map<std::uint64_t, std::string> order_;  // whole jobs by opening order, for the cap and final flush
   LoadPool loads_;
