@@ -116,7 +116,7 @@ TEST_F(Reload, AJobOpenAcrossTheReloadKeepsItsMinionsAndDeadlineAndSettlesAsBefo
   next.correlator.deadlines = {{"*", 10 * kSecond}};
   target_.apply(next);
 
-  const correlator::Job* open = pipeline_.correlator().find("1");
+  const auto open = pipeline_.correlator().find("1");
   ASSERT_NE(open, nullptr);
   EXPECT_FALSE(open->settled);
   EXPECT_EQ(open->expected, 2u);
@@ -132,7 +132,7 @@ TEST_F(Reload, AJobOpenAcrossTheReloadKeepsItsMinionsAndDeadlineAndSettlesAsBefo
 
   feed(job_ret("1", "a", "test.sleep"));
   feed(job_ret("1", "b", "test.sleep"));
-  const correlator::Job* done = pipeline_.correlator().find("1");
+  const auto done = pipeline_.correlator().find("1");
   ASSERT_NE(done, nullptr);
   EXPECT_TRUE(done->settled);
   EXPECT_EQ(done->kind, correlator::JobKind::job);
@@ -184,7 +184,7 @@ TEST_F(Reload, NewAuditRulesAndRedactionApplyToJobsOpenedAfter) {
 
   EXPECT_EQ(pipeline_.correlator().find("1")->risk.level, correlator::RiskLevel::none) << "assessed when it opened";
   feed(job_new("2", "test.arg", args));
-  const correlator::Job* job = pipeline_.correlator().find("2");
+  const auto job = pipeline_.correlator().find("2");
   EXPECT_EQ(job->risk.level, correlator::RiskLevel::critical);
   ASSERT_FALSE(job->risk.reasons.empty());
   EXPECT_EQ(job->risk.reasons[0], "arg-rule");
