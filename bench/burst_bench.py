@@ -58,7 +58,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -298,13 +297,7 @@ def one_run(opts, stream: Path, events: int, tap: dict, hosts: list[str], name: 
         res["log_alert"] = "tap_journal_full" in errlog.read_text(errors="replace")
     finally:
         sampler.stop()
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        benchlib.stop(proc, 60)
         pub.close()
         if not opts.keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -494,14 +487,12 @@ def main() -> int:
                 r = one_run(opts, Path(info[stream]["file"]), info[stream]["events"], tap, hosts,
                             f"{scen}-{cfg.replace('@', '-')}-{rnd}", binary)
                 res["runs"].setdefault(f"{scen}/{cfg}", []).append(r)
-                path.write_text(json.dumps(res, indent=1) + "\n")  # after every run: a partial run can be reported
+                benchlib.save_results(path, res)
     finally:
         if engine:
             engine.stop()
     res["host"] += f", {benchlib.load_text()} at the end"
-    path.write_text(json.dumps(res, indent=1) + "\n")
-    report(res)
-    print(f"\nraw figures: {path}")
+    benchlib.finish(path, res, report)
     return 0
 
 

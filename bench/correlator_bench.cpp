@@ -92,23 +92,35 @@ const std::string& stream(int jobs) {
   return s;
 }
 
-void BM_decode(benchmark::State& state) {
-  const std::string& bytes = stream(static_cast<int>(state.range(0)));
+// Decodes the stream as the bus reader does, 256 KiB at a time, each event to
+// `on_event`; how many events it decoded.
+template <typename OnEvent>
+std::size_t decode_stream(const std::string& bytes, OnEvent on_event) {
+  tap::StreamDecoder decoder;
   std::size_t events = 0;
-  for (auto _ : state) {
-    tap::StreamDecoder decoder;
-    events = 0;
-    for (std::size_t off = 0; off < bytes.size(); off += 256 * 1024)
-      decoder.feed(std::string_view(bytes).substr(off, 256 * 1024), [&](tap::Event&& e) {
-        benchmark::DoNotOptimize(e.tag().data());
-        ++events;
-      });
-  }
+  for (std::size_t off = 0; off < bytes.size(); off += 256 * 1024)
+    decoder.feed(std::string_view(bytes).substr(off, 256 * 1024), [&](tap::Event&& e) {
+      on_event(e);
+      ++events;
+    });
+  return events;
+}
+
+// The run fails unless every event of the stream was decoded; the per-event figures.
+void count_events(benchmark::State& state, std::size_t events) {
   if (events != events_of(static_cast<int>(state.range(0)))) state.SkipWithError("not every event decoded");
   state.SetItemsProcessed(static_cast<std::int64_t>(events * state.iterations()));
   state.counters["events"] = static_cast<double>(events);
   state.counters["ns_per_event"] = benchmark::Counter(static_cast<double>(events) * state.iterations(),
                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_decode(benchmark::State& state) {
+  const std::string& bytes = stream(static_cast<int>(state.range(0)));
+  std::size_t events = 0;
+  for (auto _ : state)
+    events = decode_stream(bytes, [](const tap::Event& e) { benchmark::DoNotOptimize(e.tag().data()); });
+  count_events(state, events);
 }
 
 void BM_decode_correlate(benchmark::State& state) {
@@ -119,20 +131,10 @@ void BM_decode_correlate(benchmark::State& state) {
     correlator::Correlator corr({}, clock, [&](correlator::JobUpdate u, const correlator::Job&) {
       settled += u == correlator::JobUpdate::settled;
     });
-    tap::StreamDecoder decoder;
-    events = 0;
-    for (std::size_t off = 0; off < bytes.size(); off += 256 * 1024)
-      decoder.feed(std::string_view(bytes).substr(off, 256 * 1024), [&](tap::Event&& e) {
-        corr.on_event(e);
-        ++events;
-      });
+    events = decode_stream(bytes, [&](const tap::Event& e) { corr.on_event(e); });
   }
   if (settled != static_cast<std::size_t>(state.range(0)) * state.iterations()) state.SkipWithError("jobs not settled");
-  if (events != events_of(static_cast<int>(state.range(0)))) state.SkipWithError("not every event decoded");
-  state.SetItemsProcessed(static_cast<std::int64_t>(events * state.iterations()));
-  state.counters["events"] = static_cast<double>(events);
-  state.counters["ns_per_event"] = benchmark::Counter(static_cast<double>(events) * state.iterations(),
-                                                      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  count_events(state, events);
 }
 
 // 100 jobs x 10,000 minions, no returns yet: every minion pending.

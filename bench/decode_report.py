@@ -23,27 +23,35 @@ FILES = ["small.plain.raw", "small.len32.raw", "mixed.plain.raw", "mixed.len32.r
 DECODERS = ("salttap", "msgpack-c", "salt-python")
 
 
-def benchmarks(paths):
+SECONDS_PER = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}  # Google Benchmark's time units
+
+
+def iterations(paths, problems):
+    """The iteration runs of Google Benchmark JSON files (not their aggregates); a run that
+    stopped with an error is added to problems instead."""
     for path in paths:
-        yield from json.load(open(path))["benchmarks"]
+        for b in json.load(open(path))["benchmarks"]:
+            if b.get("error_occurred"):
+                problems.append(f"{b['name']}: {b.get('error_message')}")
+            elif b.get("run_type") == "iteration":
+                yield b
+
+
+def seconds(b, key: str) -> float:
+    """A run's real_time or cpu_time, in seconds."""
+    return b[key] * SECONDS_PER[b["time_unit"]]
 
 
 def read_runs(cpp_jsons, salt_jsonl, manifest):
     """{(decoder, file): [seconds per pass]}, and the problems found on the way."""
     runs, problems = {}, []
-    for b in benchmarks(cpp_jsons):
-        if b.get("error_occurred"):
-            problems.append(f"{b['name']}: {b.get('error_message')}")
-            continue
-        if b.get("run_type") != "iteration":
-            continue
+    for b in iterations(cpp_jsons, problems):
         name = b["run_name"]  # BM_salttap/"small.plain.raw"/min_time:.../real_time
         decoder = "salttap" if name.startswith("BM_salttap") else "msgpack-c"
         file = name.split('"')[1]
         if b.get("events") != manifest[file]["events"]:
             problems.append(f"{name}: decoded {b.get('events')} events, the stream has {manifest[file]['events']}")
-        unit = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}[b["time_unit"]]
-        runs.setdefault((decoder, file), []).append(b["real_time"] * unit)  # wall, like salt_decode.py
+        runs.setdefault((decoder, file), []).append(seconds(b, "real_time"))  # wall, like salt_decode.py
     for line in open(salt_jsonl):
         r = json.loads(line)
         file = r["file"].rsplit("/", 1)[-1]
@@ -72,18 +80,12 @@ def decode_table(runs, manifest):
 def correlator_runs(paths):
     """({name: [(wall s, cpu s, events)]}, the memory run, problems)."""
     runs, memory, problems = {}, {}, []
-    for b in benchmarks(paths):
-        if b.get("error_occurred"):
-            problems.append(f"{b['name']}: {b.get('error_message')}")
-            continue
-        if b.get("run_type") != "iteration":
-            continue
+    for b in iterations(paths, problems):
         name = b["run_name"].split("/")[0]
         if name == "BM_memory_pending":
             memory = b
             continue
-        unit = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}[b["time_unit"]]
-        runs.setdefault(name, []).append((b["real_time"] * unit, b["cpu_time"] * unit, b["events"]))
+        runs.setdefault(name, []).append((seconds(b, "real_time"), seconds(b, "cpu_time"), b["events"]))
     for name in ("BM_decode", "BM_decode_correlate"):
         if name not in runs:
             problems.append(f"{name}: no run")

@@ -48,7 +48,6 @@ import gzip
 import http.client
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -305,13 +304,7 @@ def memory_run(cmd: list[str], log_path: Path, interval: float, spool: Path | No
                 break  # everything spooled; a few samples after, then stop it
             time.sleep(interval)
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        benchlib.stop(proc, 30)
     if spool and spooled_at is None:
         raise RuntimeError(f"engine-down run: never logged that everything is spooled ({log_path})")
     if len(samples) < 4:
@@ -681,7 +674,7 @@ def main() -> int:
 
     res["load_end"] = benchlib.loadavg()
     res["settings"]["documents_total"] = o.documents_total
-    path.write_text(json.dumps(res, indent=1) + "\n")
+    benchlib.save_results(path, res)
     ok = report(res)
     print(f"\nthe machine's load: {res['load_start'][0]:.1f} at the start, {res['load_end'][0]:.1f} at the end "
           f"(1-minute averages)")

@@ -341,9 +341,7 @@ def main() -> int:
         engine.stop()
         shutil.rmtree(base, ignore_errors=True)
     res["load_end"] = benchlib.loadavg()
-    path.write_text(json.dumps(res, indent=1) + "\n")
-    report(res)
-    print(f"\nraw results: {path}")
+    benchlib.finish(path, res, report)
     return 0
 
 

@@ -188,12 +188,7 @@ class Salttap:
         return out
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        benchlib.stop(self.proc, 60)
 
 
 def fire_and_measure(lab: saltlab.SaltLab, url: str, jobs: int, interval: float, poll: float,
@@ -545,9 +540,7 @@ def main() -> int:
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)
         path = out / f"live-stall-{stamp}.json"
-        path.write_text(json.dumps({"stall": runs}, indent=1) + "\n")
-        stall_report(runs)
-        print(f"\nraw results: {path}")
+        benchlib.finish(path, {"stall": runs}, lambda res: stall_report(res["stall"]))
         shutil.rmtree(base, ignore_errors=True)
         return 0
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -666,9 +659,7 @@ def main() -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"live-{stamp}.json"
-    path.write_text(json.dumps(res, indent=1) + "\n")
-    report(res)
-    print(f"\nraw results: {path}")
+    benchlib.finish(path, res, report)
     shutil.rmtree(base, ignore_errors=True)
     return 0
 

@@ -18,11 +18,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using salttap::indexer::BulkDoc;
-using salttap::indexer::DocClass;
-using salttap::indexer::FsyncPolicy;
-using salttap::indexer::Spool;
-using salttap::indexer::SpoolConfig;
+using namespace salttap::indexer;  // the spool, its config and documents
 
 constexpr std::size_t kDocBytes = 1024;
 

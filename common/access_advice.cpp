@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "common/errno_text.h"
+
 namespace salttap {
 namespace {
 
@@ -34,7 +36,7 @@ int stat_owner(const std::filesystem::path& path, PathOwner& out) {
 
 std::string access_advice(const std::filesystem::path& path, int error, const std::string& wanted, Access access,
                           const OwnerLookup& lookup) {
-  std::string text = fmt::format("cannot {} {}: {}", wanted, path.string(), std::strerror(error));
+  std::string text = fmt::format("cannot {} {}: {}", wanted, path.string(), errno_text(error));
   if (error != EACCES && error != EPERM) return text;
   // The path itself refuses, or a parent salttap may not search: name the
   // first one that does, since that is the one to change.

@@ -146,6 +146,10 @@ std::filesystem::path tap_journal_dir(const Config& config) {
   return state_directory(config) / "tap-journal";
 }
 
+std::filesystem::path reconcile_state_path(const Config& config) {
+  return config.indexer.spool.dir / "reconcile.state";
+}
+
 Config default_config() {
   Config c;
   c.auditor = std::make_shared<correlator::Auditor>(correlator::Auditor::default_rules());

@@ -132,6 +132,9 @@ std::filesystem::path checkpoint_path(const Config& config);
 // Where `run` keeps the tap journal: tap.journal.dir, else tap-journal in
 // the spool directory's parent (the state directory).
 std::filesystem::path tap_journal_dir(const Config& config);
+// Where `run` records which stretch of the job cache it has reconciled:
+// reconcile.state in the spool directory (it describes what the spool took).
+std::filesystem::path reconcile_state_path(const Config& config);
 
 // The defaults (no file).
 Config default_config();

@@ -6,8 +6,15 @@
 // requests `drain` to finish; the spool keeps the rest for the next start.
 // SIGHUP: `config_path` is read again and what can change without a restart
 // is applied between two batches of events (config_reload.h).
+//
+// Its life has four steps, each a member of `Daemon`: the constructor builds
+// every part (config resolved, checkpoint restored, nothing running yet),
+// start() starts the threads (shipper, tap reader, reconciler), run() is the
+// event loop until a stop signal, and stop() writes the last checkpoint and
+// drains. run_daemon() does the four in order.
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "config/bus_location.h"
@@ -25,6 +32,28 @@ struct DaemonOptions {
   std::string config_path;  // where `config` came from; empty: the defaults (a reload reads nothing)
 };
 
+class Daemon {
+ public:
+  // Builds every part; throws (ConfigError, a spool or journal error) when
+  // one cannot be built. Nothing runs yet, and the checkpoint is restored.
+  explicit Daemon(const DaemonOptions& options);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // The shipper, the tap reader and the reconciler start their threads.
+  void start();
+  // Events through the pipeline until SIGTERM / SIGINT; reloads on SIGHUP.
+  void run();
+  // The last checkpoint, then the reader stops and in-flight requests get `drain`.
+  void stop();
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
+
+// Installs the signal handlers, then builds, starts, runs and stops a Daemon.
 int run_daemon(const DaemonOptions& options);
 
 }  // namespace salttap::daemon

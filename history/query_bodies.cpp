@@ -16,6 +16,18 @@ using json::Writer;
 constexpr std::string_view kJobMinionLists[] = {"minions.expected", "minions.succeeded", "minions.failed",
                                                 "minions.missing", "minions.late"};
 
+// A request body: one JSON object, its members written by `members`.
+template <typename Members>
+std::string object_body(Members members) {
+  std::string out;
+  json::StringOut sink{out};
+  Writer w(sink);
+  w.StartObject();
+  members(w);
+  w.EndObject();
+  return out;
+}
+
 // Whether a glob needs a wildcard query; a plain name is a (cheaper) term.
 bool has_wildcard(std::string_view glob) { return glob.find_first_of("*?") != std::string_view::npos; }
 
@@ -139,181 +151,157 @@ std::string search_path(const indexer::IndexLayout& layout, std::string_view kin
 }
 
 std::string jobs_search_body(const JobQuery& q) {
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  page(w, q.limit, false);
-  sort_by(w, "started_at", "desc");
-  filtered_query(w, [&] {
-    if (!q.status.empty()) match(w, "status", q.status);
-    if (!q.fun.empty()) match(w, "fun", q.fun);
-    if (!q.user.empty()) match(w, "user", q.user);
-    if (!q.tgt.empty()) match(w, "tgt", q.tgt);
-    if (!q.minion.empty()) any_of(w, q.minion);
-    if (q.min_risk) risk_at_least(w, *q.min_risk);
-    if (q.since || q.until) time_range(w, "started_at", q.since, q.until);
+  return object_body([&](Writer& w) {
+    page(w, q.limit, false);
+    sort_by(w, "started_at", "desc");
+    filtered_query(w, [&] {
+      if (!q.status.empty()) match(w, "status", q.status);
+      if (!q.fun.empty()) match(w, "fun", q.fun);
+      if (!q.user.empty()) match(w, "user", q.user);
+      if (!q.tgt.empty()) match(w, "tgt", q.tgt);
+      if (!q.minion.empty()) any_of(w, q.minion);
+      if (q.min_risk) risk_at_least(w, *q.min_risk);
+      if (q.since || q.until) time_range(w, "started_at", q.since, q.until);
+    });
   });
-  w.EndObject();
-  return out;
 }
 
 std::string job_by_jid_body(std::string_view jid) {
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  key(w, "size");
-  w.Int(100);
-  sort_by(w, "started_at", "desc");
-  filtered_query(w, [&] { term(w, "jid", jid); });
-  w.EndObject();
-  return out;
+  return object_body([&](Writer& w) {
+    key(w, "size");
+    w.Int(100);
+    sort_by(w, "started_at", "desc");
+    filtered_query(w, [&] { term(w, "jid", jid); });
+  });
 }
 
 std::string returns_of_job_body(std::string_view jid, std::string_view master) {
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  page(w, kMaxResultWindow, true);
-  sort_by(w, "minion", "asc");
-  filtered_query(w, [&] {
-    for (const auto& [field, value] : {std::pair{"jid", jid}, std::pair{"master", master}})
-      if (!value.empty()) term(w, field, value);
+  return object_body([&](Writer& w) {
+    page(w, kMaxResultWindow, true);
+    sort_by(w, "minion", "asc");
+    filtered_query(w, [&] {
+      for (const auto& [field, value] : {std::pair{"jid", jid}, std::pair{"master", master}})
+        if (!value.empty()) term(w, field, value);
+    });
   });
-  w.EndObject();
-  return out;
 }
 
 std::string minions_page_body(std::optional<Micros> since, std::string_view after_key, std::string_view minion,
                               std::size_t page_size) {
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  const auto status_filter = [&w](std::string_view name, std::string_view status) {
-    key(w, name);
-    w.StartObject();
-    key(w, "filter");
-    term(w, "status", status);
-    w.EndObject();
-  };
   // The window starts at its whole minute: every page a minute asks for is
   // then the same request, which the engine's shard request cache answers
   // for every daily index that has not changed since (all but today's),
   // instead of aggregating each of their returns again.
   std::optional<Micros> from = since;
   if (from) *from -= ((*from % kMicrosPerMinute) + kMicrosPerMinute) % kMicrosPerMinute;
-  w.StartObject();
-  page(w, 0, false);
-  if (from || !minion.empty())
-    filtered_query(w, [&] {
-      if (from) time_range(w, "job_started_at", from, std::nullopt);
-      if (!minion.empty()) term(w, "minion", minion);
-    });
-  key(w, "aggs");
-  w.StartObject();
-  key(w, "minions");
-  w.StartObject();
-  key(w, "composite");
-  w.StartObject();
-  key(w, "size");
-  w.Uint64(page_size);
-  key(w, "sources");
-  w.StartArray();
-  w.StartObject();
-  key(w, "minion");
-  w.StartObject();
-  key(w, "terms");
-  w.StartObject();
-  key(w, "field");
-  string(w, "minion");
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  w.EndArray();
-  if (!after_key.empty()) {
-    // The engine's own after_key, passed back verbatim.
-    rapidjson::Document after;
-    after.Parse(after_key.data(), after_key.size());
-    if (!after.HasParseError()) {
-      key(w, "after");
-      after.Accept(w);
+  return object_body([&](Writer& w) {
+    const auto status_filter = [&w](std::string_view name, std::string_view status) {
+      key(w, name);
+      w.StartObject();
+      key(w, "filter");
+      term(w, "status", status);
+      w.EndObject();
+    };
+    page(w, 0, false);
+    if (from || !minion.empty())
+      filtered_query(w, [&] {
+        if (from) time_range(w, "job_started_at", from, std::nullopt);
+        if (!minion.empty()) term(w, "minion", minion);
+      });
+    key(w, "aggs");
+    w.StartObject();
+    key(w, "minions");
+    w.StartObject();
+    key(w, "composite");
+    w.StartObject();
+    key(w, "size");
+    w.Uint64(page_size);
+    key(w, "sources");
+    w.StartArray();
+    w.StartObject();
+    key(w, "minion");
+    w.StartObject();
+    key(w, "terms");
+    w.StartObject();
+    key(w, "field");
+    string(w, "minion");
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndArray();
+    if (!after_key.empty()) {
+      // The engine's own after_key, passed back verbatim.
+      rapidjson::Document after;
+      after.Parse(after_key.data(), after_key.size());
+      if (!after.HasParseError()) {
+        key(w, "after");
+        after.Accept(w);
+      }
     }
-  }
-  w.EndObject();
-  key(w, "aggs");
-  w.StartObject();
-  status_filter("succeeded", "succeeded");
-  status_filter("failed", "failed");
-  status_filter("missing", "missing");
-  // Last seen: the newest return that came (a missing minion's document is
-  // stamped when its job settled, not when the minion spoke).
-  key(w, "answered");
-  w.StartObject();
-  key(w, "filter");
-  w.StartObject();
-  key(w, "bool");
-  w.StartObject();
-  key(w, "must_not");
-  term(w, "status", "missing");
-  w.EndObject();
-  w.EndObject();
-  key(w, "aggs");
-  w.StartObject();
-  key(w, "last");
-  w.StartObject();
-  key(w, "max");
-  w.StartObject();
-  key(w, "field");
-  string(w, "@timestamp");
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  return out;
+    w.EndObject();
+    key(w, "aggs");
+    w.StartObject();
+    status_filter("succeeded", "succeeded");
+    status_filter("failed", "failed");
+    status_filter("missing", "missing");
+    // Last seen: the newest return that came (a missing minion's document is
+    // stamped when its job settled, not when the minion spoke).
+    key(w, "answered");
+    w.StartObject();
+    key(w, "filter");
+    w.StartObject();
+    key(w, "bool");
+    w.StartObject();
+    key(w, "must_not");
+    term(w, "status", "missing");
+    w.EndObject();
+    w.EndObject();
+    key(w, "aggs");
+    w.StartObject();
+    key(w, "last");
+    w.StartObject();
+    key(w, "max");
+    w.StartObject();
+    key(w, "field");
+    string(w, "@timestamp");
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+  });
 }
 
 std::string returns_of_minion_body(std::string_view minion, std::optional<Micros> since, std::size_t limit) {
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  page(w, limit, false);
-  // The whole return stays in _source; a page of them needs only what a row shows.
-  key(w, "_source");
-  w.StartObject();
-  key(w, "excludes");
-  w.StartArray();
-  for (const auto field : {"return", "return_text", "return_flat", "fun_args"}) string(w, field);
-  w.EndArray();
-  w.EndObject();
-  sort_by(w, "job_started_at", "desc");
-  filtered_query(w, [&] {
-    term(w, "minion", minion);
-    if (since) time_range(w, "job_started_at", since, std::nullopt);
+  return object_body([&](Writer& w) {
+    page(w, limit, false);
+    // The whole return stays in _source; a page of them needs only what a row shows.
+    key(w, "_source");
+    w.StartObject();
+    key(w, "excludes");
+    w.StartArray();
+    for (const auto field : {"return", "return_text", "return_flat", "fun_args"}) string(w, field);
+    w.EndArray();
+    w.EndObject();
+    sort_by(w, "job_started_at", "desc");
+    filtered_query(w, [&] {
+      term(w, "minion", minion);
+      if (since) time_range(w, "job_started_at", since, std::nullopt);
+    });
   });
-  w.EndObject();
-  return out;
 }
 
 std::string alerts_search_body(std::optional<Micros> since, std::string_view kind, std::size_t limit) {
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  page(w, limit, false);
-  sort_by(w, "@timestamp", "desc");
-  filtered_query(w, [&] {
-    if (!kind.empty()) term(w, "kinds", kind);
-    if (since) time_range(w, "@timestamp", since, std::nullopt);
+  return object_body([&](Writer& w) {
+    page(w, limit, false);
+    sort_by(w, "@timestamp", "desc");
+    filtered_query(w, [&] {
+      if (!kind.empty()) term(w, "kinds", kind);
+      if (since) time_range(w, "@timestamp", since, std::nullopt);
+    });
   });
-  w.EndObject();
-  return out;
 }
 
 }  // namespace salttap::history

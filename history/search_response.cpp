@@ -6,12 +6,13 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
-#include "common/json_writer.h"
+#include "common/json_value.h"
 
 namespace salttap::history {
 namespace {
 
 using Value = rapidjson::Value;
+using json::member;
 
 // Quoted text from the engine: control characters become spaces (one line),
 // cut at a character boundary.
@@ -25,12 +26,6 @@ std::string one_line(std::string_view text, std::size_t max = 200) {
 }
 
 SearchError fail(SearchProblem problem, std::string message) { return {problem, std::move(message)}; }
-
-const Value* member(const Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  const auto it = object.FindMember(name);
-  return it == object.MemberEnd() ? nullptr : &it->value;
-}
 
 const Value* path(const Value& v, std::initializer_list<const char*> names) {
   const Value* at = &v;
@@ -63,14 +58,6 @@ std::optional<std::int64_t> integer(const Value& object, std::initializer_list<c
 std::uint64_t count(const Value& object, std::initializer_list<const char*> names) {
   const Value* v = path(object, names);
   return v && v->IsUint64() ? v->GetUint64() : 0;
-}
-
-std::string to_json(const Value& v) {
-  std::string out;
-  json::StringOut sink{out};
-  json::Writer w(sink);
-  v.Accept(w);
-  return out;
 }
 
 // The answer's HTTP status and body, checked; `doc` holds the parsed body.
@@ -120,7 +107,7 @@ Result<Hits<Row>, SearchError> read_hits(const http::HttpResponse& r, Read read)
     if (!source || !source->IsObject())
       return fail(SearchProblem::bad_answer, fmt::format("{}: a hit without a _source object", one_line(r.host)));
     Row row = read(*source);
-    row.source = to_json(*source);
+    row.source = json::to_text(*source);
     out.rows.push_back(std::move(row));
   }
   const Value* total = path(doc, {"hits", "total"});
@@ -202,7 +189,7 @@ Result<MinionPage, SearchError> parse_minion_page(const http::HttpResponse& r) {
   // The engine sends after_key with the last bucket of every page but may
   // send one after the last page too: an empty page ends the paging.
   if (const Value* after = member(*agg, "after_key"); after && after->IsObject() && !page.rows.empty())
-    page.after_key = to_json(*after);
+    page.after_key = json::to_text(*after);
   return page;
 }
 

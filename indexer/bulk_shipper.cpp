@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "common/errno_text.h"
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "http/gzip.h"
@@ -107,18 +108,17 @@ std::string append_durably(const std::filesystem::path& path, const std::string&
   std::filesystem::create_directories(path.parent_path(), ec);
   if (ec) return fmt::format("cannot create {}: {}", path.parent_path().string(), ec.message());
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-  if (fd < 0) return fmt::format("cannot open {}: {}", path.string(), std::strerror(errno));
+  if (fd < 0) return fmt::format("cannot open {}: {}", path.string(), errno_text(errno));
   std::string error;
   for (std::size_t done = 0; done < line.size() && error.empty();) {
     const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      error = fmt::format("cannot write {}: {}", path.string(), std::strerror(errno));
+      error = fmt::format("cannot write {}: {}", path.string(), errno_text(errno));
     else
       done += static_cast<std::size_t>(n);
   }
-  if (error.empty() && ::fsync(fd) != 0)
-    error = fmt::format("cannot fsync {}: {}", path.string(), std::strerror(errno));
+  if (error.empty() && ::fsync(fd) != 0) error = fmt::format("cannot fsync {}: {}", path.string(), errno_text(errno));
   ::close(fd);
   return error;
 }

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
+#include "common/json_value.h"
 #include "common/log.h"
 
 namespace salttap::indexer {
 namespace {
+
+using json::member;
 
 bool ok(const http::HttpResponse& r) { return r.status >= 200 && r.status <= 299; }
 // Worth retrying the whole setup later rather than degrading.
@@ -40,19 +43,8 @@ std::string describe_failure(const http::HttpResponse& r) {
   return fmt::format("HTTP {}: {}", r.status, engine_error_reason(r.body));
 }
 
-const rapidjson::Value* member(const rapidjson::Value& v, const char* name) {
-  if (!v.IsObject()) return nullptr;
-  const auto it = v.FindMember(name);
-  return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string string_of(const rapidjson::Value& e, const char* name) {
-  const auto* v = member(e, name);
-  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-}
-
 std::string type_and_reason(const rapidjson::Value& e) {
-  const std::string type = string_of(e, "type"), reason = string_of(e, "reason");
+  const std::string type = json::string_member(e, "type"), reason = json::string_member(e, "reason");
   return type.empty() || reason.empty() ? type + reason : type + ": " + reason;
 }
 
@@ -277,8 +269,8 @@ std::string engine_error_reason(std::string_view body) {
       const rapidjson::Value* root = causes && causes->IsArray() && !causes->Empty() ? &(*causes)[0] : nullptr;
       std::string out = root ? type_and_reason(*root) : "";
       if (out.empty()) return type_and_reason(*error);
-      const std::string top_reason = string_of(*error, "reason");
-      if (!top_reason.empty() && top_reason.find(string_of(*root, "reason")) == std::string::npos)
+      const std::string top_reason = json::string_member(*error, "reason");
+      if (!top_reason.empty() && top_reason.find(json::string_member(*root, "reason")) == std::string::npos)
         out += " (in " + type_and_reason(*error) + ")";
       return out;
     }

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
-#include "common/json_writer.h"
+#include "common/json_value.h"
 #include "indexer/internal/embedded_mappings.h"
 
 namespace salttap::indexer {
@@ -22,14 +22,6 @@ Document parse_embedded(std::string_view name) {
   if (doc.HasParseError() || !doc.IsObject())
     throw std::invalid_argument(fmt::format("embedded mappings/{} is not a JSON object", name));
   return doc;
-}
-
-std::string serialize(const Value& v) {
-  std::string out;
-  json::StringOut sink{out};
-  json::Writer w(sink);
-  v.Accept(w);
-  return out;
 }
 
 Value string_value(std::string_view s, Document::AllocatorType& a) {
@@ -176,7 +168,7 @@ std::string template_body(std::string_view kind, const IndexLayout& layout, cons
     body.AddMember("settings", index_settings, a);
     body.AddMember("mappings", mappings, a);
   }
-  return serialize(body);
+  return json::to_text(body);
 }
 
 std::string lifecycle_policy_name(const IndexLayout& layout) { return fmt::format("{}-retention", layout.prefix); }
@@ -184,7 +176,7 @@ std::string lifecycle_policy_name(const IndexLayout& layout) { return fmt::forma
 std::string ilm_policy_body(int retention_days) {
   Document doc = parse_embedded("ilm-policy.json");
   fill_policy(doc, std::to_string(retention_days), Value(rapidjson::kArrayType), doc.GetAllocator());
-  return serialize(doc);
+  return json::to_text(doc);
 }
 
 std::string ism_policy_body(int retention_days, const IndexLayout& layout, std::span<const std::string_view> kinds) {
@@ -193,7 +185,7 @@ std::string ism_policy_body(int retention_days, const IndexLayout& layout, std::
   Value patterns(rapidjson::kArrayType);
   for (const auto kind : kinds) patterns.PushBack(string_value(layout.index_pattern(kind), a), a);
   fill_policy(doc, std::to_string(retention_days), patterns, a);
-  return serialize(doc);
+  return json::to_text(doc);
 }
 
 }  // namespace salttap::indexer

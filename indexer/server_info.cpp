@@ -6,19 +6,13 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
+#include "common/json_value.h"
+
 namespace salttap::indexer {
 namespace {
 
-const rapidjson::Value* member(const rapidjson::Value& v, const char* name) {
-  if (!v.IsObject()) return nullptr;
-  const auto it = v.FindMember(name);
-  return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string string_member(const rapidjson::Value& v, const char* name) {
-  const auto* m = member(v, name);
-  return m && m->IsString() ? std::string(m->GetString(), m->GetStringLength()) : std::string();
-}
+using json::member;
+using json::string_member;
 
 // "8.15.0-SNAPSHOT" -> {8, 15, 0}; false unless at least "major.minor".
 bool parse_version(std::string_view text, ServerVersion& out) {

@@ -30,6 +30,9 @@
 #include <fmt/format.h>
 
 #include "common/access_advice.h"
+#include "common/atomic_file.h"
+#include "common/dir_lock.h"
+#include "common/errno_text.h"
 #include "common/log.h"
 #include "indexer/internal/spool_format.h"
 
@@ -64,27 +67,15 @@ constexpr auto kLedgerInterval = std::chrono::milliseconds(100);
 constexpr std::size_t kKeepStagingBytes = 8u << 20;
 constexpr const char* kLedgerName = "ledger";
 constexpr const char* kLedgerTmpName = "ledger.tmp";
-constexpr const char* kLockName = "lock";
 constexpr const char* kDeadDir = "dead";
-
-std::string errno_text(int e) { return std::system_category().message(e); }
 
 std::size_t index(DocClass c) { return static_cast<std::size_t>(c); }
 
-// A failed file operation: which call, on which path, and the errno.
-struct IoFailure {
-  int error = 0;  // 0: no failure
-  std::string_view call;
-  fs::path path;
-  explicit operator bool() const { return error != 0; }
-  std::string text() const { return fmt::format("{} {}: {}", call, path.string(), errno_text(error)); }
-};
-
-// A descriptor from a SpoolFilesystem, closed through it.
+// A descriptor from a StateFilesystem, closed through it.
 class Fd {
  public:
   Fd() = default;
-  Fd(SpoolFilesystem& files, int fd) : files_(&files), fd_(fd) {}
+  Fd(StateFilesystem& files, int fd) : files_(&files), fd_(fd) {}
   Fd(Fd&& o) noexcept : files_(o.files_), fd_(std::exchange(o.fd_, -1)) {}
   Fd& operator=(Fd&& o) noexcept {
     if (this != &o) {
@@ -103,12 +94,12 @@ class Fd {
   explicit operator bool() const { return fd_ >= 0; }
 
  private:
-  SpoolFilesystem* files_ = nullptr;
+  StateFilesystem* files_ = nullptr;
   int fd_ = -1;
 };
 
 // 0, or the errno of the failed open.
-int open_file(SpoolFilesystem& files, const fs::path& path, int flags, Fd& out) {
+int open_file(StateFilesystem& files, const fs::path& path, int flags, Fd& out) {
   int fd = -1;
   if (const int e = files.open(path, flags, fd); e != 0) return e;
   out = Fd(files, fd);
@@ -116,7 +107,7 @@ int open_file(SpoolFilesystem& files, const fs::path& path, int flags, Fd& out) 
 }
 
 // 0, or the errno of the write that failed (after any short writes).
-int write_all(SpoolFilesystem& files, int fd, std::span<const char> data) {
+int write_all(StateFilesystem& files, int fd, std::span<const char> data) {
   while (!data.empty()) {
     std::size_t written = 0;
     if (const int e = files.write(fd, data, written); e != 0) return e;
@@ -127,7 +118,7 @@ int write_all(SpoolFilesystem& files, int fd, std::span<const char> data) {
 }
 
 // A new file or a rename is durable only once its directory is synced.
-int sync_dir(SpoolFilesystem& files, const fs::path& dir) {
+int sync_dir(StateFilesystem& files, const fs::path& dir) {
   Fd fd;
   if (const int e = open_file(files, dir, O_RDONLY | O_DIRECTORY, fd); e != 0) return e;
   return files.sync(fd.get());
@@ -135,7 +126,7 @@ int sync_dir(SpoolFilesystem& files, const fs::path& dir) {
 
 class FdSource final : public sf::ByteSource {
  public:
-  FdSource(SpoolFilesystem& files, int fd, fs::path path) : files_(files), fd_(fd), path_(std::move(path)) {}
+  FdSource(StateFilesystem& files, int fd, fs::path path) : files_(files), fd_(fd), path_(std::move(path)) {}
   std::size_t read_at(std::uint64_t offset, std::span<unsigned char> out) override {
     std::size_t done = 0;
     while (done < out.size()) {
@@ -149,7 +140,7 @@ class FdSource final : public sf::ByteSource {
   }
 
  private:
-  SpoolFilesystem& files_;
+  StateFilesystem& files_;
   int fd_;
   fs::path path_;
 };
@@ -183,7 +174,7 @@ std::uint64_t lost_between(std::uint64_t prev_id, std::uint64_t next_id) {
 }  // namespace
 
 struct Spool::Impl {
-  Impl(SpoolConfig c, SteadyTime& t, SpoolFilesystem& f);
+  Impl(SpoolConfig c, SteadyTime& t, StateFilesystem& f);
   ~Impl();
 
   // --- construction ---
@@ -196,10 +187,10 @@ struct Spool::Impl {
   void stage(const BulkDoc& doc);
   void flush(AppendResult& result);
   void publish_staged(AppendResult& result);
-  void discard_staged(const IoFailure& failure, AppendResult& result);
-  IoFailure open_segment(std::uint64_t first_id);
+  void discard_staged(const FileError& failure, AppendResult& result);
+  FileError open_segment(std::uint64_t first_id);
   void close_segment();
-  IoFailure sync_active();
+  FileError sync_active();
   void sync_or_log();
   bool retire_active_if_acked();                                  // and mu held
   void drop(DocClass cls, DropReason why, AppendResult& result);  // and mu held
@@ -211,7 +202,7 @@ struct Spool::Impl {
 
   // --- shared ---
   void write_ledger(bool force);
-  IoFailure put_ledger(const sf::Ledger& ledger);                          // ledger_mu held
+  FileError put_ledger(const sf::Ledger& ledger);                          // ledger_mu held
   void remove_doomed();                                                    // no lock but write_mu may be held
   void space_freed();                                                      // mu held
   bool ledger_retry_due() const { return ledger_due && !ledger_failing; }  // mu held
@@ -221,10 +212,10 @@ struct Spool::Impl {
 
   SpoolConfig config;
   SteadyTime& time;
-  SpoolFilesystem& files;
+  StateFilesystem& files;
   fs::path dir;
-  std::string dir_name;  // for messages
-  Fd lock_fd;
+  std::string dir_name;             // for messages
+  std::optional<DirLock> dir_lock;  // held while the spool is open
   RecoveryReport report;
 
   // --- shared state, under mu ---
@@ -282,7 +273,7 @@ struct Spool::Impl {
 // ---------------------------------------------------------------------------
 // Construction and recovery
 
-Spool::Impl::Impl(SpoolConfig c, SteadyTime& t, SpoolFilesystem& f)
+Spool::Impl::Impl(SpoolConfig c, SteadyTime& t, StateFilesystem& f)
     : config(std::move(c)), time(t), files(f), dir(config.dir), dir_name(dir.string()), last_sync(time.now()) {
   validate_config();
   open_dir();
@@ -312,25 +303,9 @@ void Spool::Impl::open_dir() {
   if (const int e = files.check_writable(dir); e != 0)
     throw SpoolError(access_advice(dir, e, "write to the spool directory"));
 
-  // flock, not a pid file: the kernel drops it when the process dies, so
-  // kill -9 never leaves a stale lock behind.
-  const fs::path lock_path = dir / kLockName;
-  if (const int e = open_file(files, lock_path, O_RDWR | O_CREAT, lock_fd); e != 0)
-    throw SpoolError(fmt::format("cannot open spool lock {}: {}", lock_path.string(), errno_text(e)));
-  if (const int e = files.lock_exclusive(lock_fd.get()); e != 0) {
-    std::array<unsigned char, 32> pid{};
-    std::size_t n = 0;
-    const bool read = files.read_at(lock_fd.get(), 0, pid, n) == 0 && n > 0;
-    const std::string holder = read ? std::string(reinterpret_cast<const char*>(pid.data()), n) : "?";
-    if (e == EWOULDBLOCK)
-      throw SpoolError(fmt::format("spool directory {} is in use by another salttap (pid {} holds {})", dir_name,
-                                   holder.substr(0, holder.find('\n')), lock_path.string()));
-    throw SpoolError(fmt::format("cannot lock {}: {}", lock_path.string(), errno_text(e)));
-  }
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  int pid_error = files.truncate(lock_fd.get(), 0);
-  if (pid_error == 0) pid_error = write_all(files, lock_fd.get(), pid);
-  if (pid_error != 0) throw SpoolError(fmt::format("cannot write {}: {}", lock_path.string(), errno_text(pid_error)));
+  auto taken = DirLock::take(dir, files);
+  if (!taken) throw SpoolError(taken.error().text("spool"));
+  dir_lock.emplace(std::move(taken).value());
 
   if (const int e = files.create_directories(dir / kDeadDir); e != 0)
     throw SpoolError(fmt::format("cannot create {}: {}", (dir / kDeadDir).string(), errno_text(e)));
@@ -345,7 +320,7 @@ struct FoundSegment {
   sf::SegmentScan scan;
 };
 
-std::optional<sf::Ledger> read_ledger(SpoolFilesystem& files, const fs::path& path, bool& present) {
+std::optional<sf::Ledger> read_ledger(StateFilesystem& files, const fs::path& path, bool& present) {
   Fd fd;
   const int e = open_file(files, path, O_RDONLY, fd);
   present = e != ENOENT;
@@ -362,7 +337,7 @@ std::optional<sf::Ledger> read_ledger(SpoolFilesystem& files, const fs::path& pa
 
 // The cut is synced (unless the policy syncs nothing): a torn tail that came
 // back after a power loss would sit in an older segment, taken for corruption.
-void truncate_or_throw(SpoolFilesystem& files, const fs::path& path, std::uint64_t size, bool sync) {
+void truncate_or_throw(StateFilesystem& files, const fs::path& path, std::uint64_t size, bool sync) {
   Fd fd;
   int e = open_file(files, path, O_WRONLY, fd);
   if (e == 0) e = files.truncate(fd.get(), size);
@@ -370,7 +345,7 @@ void truncate_or_throw(SpoolFilesystem& files, const fs::path& path, std::uint64
   if (e != 0) throw SpoolError(fmt::format("cannot truncate {} to {} bytes: {}", path.string(), size, errno_text(e)));
 }
 
-void remove_or_throw(SpoolFilesystem& files, const fs::path& path) {
+void remove_or_throw(StateFilesystem& files, const fs::path& path) {
   if (const int e = files.remove(path); e != 0 && e != ENOENT)
     throw SpoolError(fmt::format("cannot remove {}: {}", path.string(), errno_text(e)));
 }
@@ -385,7 +360,7 @@ void Spool::Impl::recover() {
   for (const auto& entry : entries) {
     const auto id = sf::parse_segment_file_name(entry.name);
     if (!id) {
-      if (entry.name != kLedgerName && entry.name != kLedgerTmpName && entry.name != kLockName &&
+      if (entry.name != kLedgerName && entry.name != kLedgerTmpName && entry.name != DirLock::kFileName &&
           entry.name != kDeadDir)
         log::debug("spool {}: ignoring {}", dir_name, entry.name);
       continue;
@@ -576,7 +551,7 @@ void Spool::Impl::stage(const BulkDoc& doc) {
   sf::append_record(staged, staged_last_id, doc.cls, doc.ndjson);
 }
 
-IoFailure Spool::Impl::open_segment(std::uint64_t first_id) {
+FileError Spool::Impl::open_segment(std::uint64_t first_id) {
   std::uint64_t name_id = 0;
   {
     std::lock_guard lock(mu);
@@ -586,7 +561,7 @@ IoFailure Spool::Impl::open_segment(std::uint64_t first_id) {
   const fs::path path = segment_path(name_id);
   Fd fd;
   if (const int e = open_file(files, path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, fd); e != 0)
-    return IoFailure{e, "create", path};
+    return FileError{e, "create", path};
   active_fd = std::move(fd);
   active_bytes = 0;
   dir_sync_due = true;  // with the first sync of its data
@@ -600,16 +575,16 @@ IoFailure Spool::Impl::open_segment(std::uint64_t first_id) {
 // Syncs what was written to the active segment since the last sync, and
 // first the directory when a segment was created since: data in a file whose
 // name never reached the disk is lost with it.
-IoFailure Spool::Impl::sync_active() {
+FileError Spool::Impl::sync_active() {
   if (!active_fd || !dirty || config.fsync == FsyncPolicy::never) return {};
-  IoFailure failure;
+  FileError failure;
   if (dir_sync_due) {
-    if (const int e = sync_dir(files, dir); e != 0) failure = IoFailure{e, "fsync (directory)", dir};
+    if (const int e = sync_dir(files, dir); e != 0) failure = FileError{e, "fsync (directory)", dir};
   }
   if (!failure) {
     dir_sync_due = false;
     if (const int e = files.sync_data(active_fd.get()); e != 0)
-      failure = IoFailure{e, "fdatasync", segment_path(active_id)};
+      failure = FileError{e, "fdatasync", segment_path(active_id)};
   }
   last_sync = time.now();       // a failed sync is retried at the policy's pace, not at every append
   if (failure) return failure;  // the caller logs and counts it
@@ -623,7 +598,7 @@ IoFailure Spool::Impl::sync_active() {
 // be shipped); a failed sync leaves them in the page cache, and the next sync
 // tries again.
 void Spool::Impl::sync_or_log() {
-  const IoFailure failure = sync_active();
+  const FileError failure = sync_active();
   if (!failure) return;
   log::error(
       "spool {}: {}; records written since the last sync are not on disk yet (a power loss would lose "
@@ -646,11 +621,11 @@ void Spool::Impl::close_segment() {
 void Spool::Impl::flush(AppendResult& result) {
   if (staged.empty()) return;
   const bool was_dirty = dirty;
-  IoFailure failure;
+  FileError failure;
   if (!active_fd) failure = open_segment(staged_first_id);
   if (!failure) {
     if (const int e = write_all(files, active_fd.get(), staged); e != 0)
-      failure = IoFailure{e, "write", segment_path(active_id)};
+      failure = FileError{e, "write", segment_path(active_id)};
   }
   if (!failure) {
     dirty = true;
@@ -693,7 +668,7 @@ void Spool::Impl::publish_staged(AppendResult& result) {
 // cut off (the segment ends with its last whole record again), and every
 // document is counted as dropped. Its ids are not reused: were the cut to
 // fail, records with those ids could still be on disk.
-void Spool::Impl::discard_staged(const IoFailure& failure, AppendResult& result) {
+void Spool::Impl::discard_staged(const FileError& failure, AppendResult& result) {
   log::error("spool {}: {}; {} documents dropped (io_error)", dir_name, failure.text(), staged_records);
   std::uint64_t errors = 1;
   if (active_fd) {
@@ -900,7 +875,7 @@ void Spool::Impl::write_ledger(bool force) {
     ledger = sf::Ledger{acked_id, std::max(committed_next_id, acked_id + 1)};
     ledger_due = false;
   }
-  const IoFailure failure = put_ledger(ledger);
+  const FileError failure = put_ledger(ledger);
   const TimePoint now = time.now();
   std::lock_guard lock(mu);
   last_ledger_write = now;
@@ -921,30 +896,17 @@ void Spool::Impl::write_ledger(bool force) {
   ++counters.ledger_writes;
 }
 
-IoFailure Spool::Impl::put_ledger(const sf::Ledger& ledger) {
-  const auto bytes_out = sf::encode_ledger(ledger);
-  const fs::path tmp = dir / kLedgerTmpName, final_path = dir / kLedgerName;
-  const bool sync = config.fsync != FsyncPolicy::never;
-  {
-    Fd fd;
-    if (const int e = open_file(files, tmp, O_WRONLY | O_CREAT | O_TRUNC, fd); e != 0) return {e, "open", tmp};
-    const std::span<const char> data(reinterpret_cast<const char*>(bytes_out.data()), bytes_out.size());
-    if (const int e = write_all(files, fd.get(), data); e != 0) return {e, "write", tmp};
-    if (sync) {
-      if (const int e = files.sync_data(fd.get()); e != 0) return {e, "fdatasync", tmp};
-    }
-  }
-  if (const int e = files.rename(tmp, final_path); e != 0) return {e, "rename to ledger", tmp};
-  if (sync) {
-    if (const int e = sync_dir(files, dir); e != 0) return {e, "fsync (directory)", dir};
-  }
-  return {};
+FileError Spool::Impl::put_ledger(const sf::Ledger& ledger) {
+  const auto encoded = sf::encode_ledger(ledger);
+  AtomicFile file(dir / kLedgerName, files, {.sync = config.fsync != FsyncPolicy::never});
+  auto written = file.replace({reinterpret_cast<const char*>(encoded.data()), encoded.size()});
+  return written ? FileError{} : written.error();
 }
 
 // ---------------------------------------------------------------------------
 // Spool
 
-Spool::Spool(SpoolConfig config, SteadyTime& time, SpoolFilesystem& files)
+Spool::Spool(SpoolConfig config, SteadyTime& time, StateFilesystem& files)
     : impl_(std::make_unique<Impl>(std::move(config), time, files)) {}
 
 Spool::~Spool() {

@@ -42,10 +42,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/state_filesystem.h"
 #include "common/steady_time.h"
 #include "indexer/document.h"
 #include "indexer/record_source.h"
-#include "indexer/spool_filesystem.h"
 
 namespace salttap::indexer {
 
@@ -130,7 +130,7 @@ class Spool final : public RecordSource {
   // take()'s wait and the fsync interval; `files` makes every file operation.
   // Both must outlive the Spool.
   explicit Spool(SpoolConfig config, SteadyTime& time = real_steady_time(),
-                 SpoolFilesystem& files = posix_spool_filesystem());
+                 StateFilesystem& files = posix_state_filesystem());
   ~Spool() override;
   Spool(const Spool&) = delete;
   Spool& operator=(const Spool&) = delete;

@@ -75,7 +75,7 @@ std::string CachedJob::tag(std::string_view what) const {
 std::optional<msgpack::object> CachedJob::read_value(const std::filesystem::path& file, std::string& bytes,
                                                      msgpack::zone& zone, std::string& error) const {
   if (const int e = fs_.read_file(file, limits_.max_frame_bytes, bytes); e != 0) {
-    error = fmt::format("{}: {}", file.string(), e == EFBIG ? "larger than the decode limit" : std::strerror(e));
+    error = read_error(file, e);
     return std::nullopt;
   }
   msgpack::object value;

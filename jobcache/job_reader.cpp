@@ -22,10 +22,6 @@ using tap::map_find;
 constexpr std::uint64_t kMaxJidBytes = 1024;
 constexpr std::string_view kMinionsFile = ".minions.p";
 
-std::string errno_text(const fs::path& file, int e) {
-  return fmt::format("{}: {}", file.string(), e == EFBIG ? "larger than the decode limit" : std::strerror(e));
-}
-
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -90,7 +86,7 @@ JobRead JobReader::read(const fs::path& dir) const {
   std::string jid_text;
   Micros jid_mtime = 0;
   if (const int e = fs_.read_file(jid_file, kMaxJidBytes, jid_text, &jid_mtime); e != 0)
-    return finish(e == ENOENT ? JobOutcome::incomplete : JobOutcome::unreadable, errno_text(jid_file, e));
+    return finish(e == ENOENT ? JobOutcome::incomplete : JobOutcome::unreadable, read_error(jid_file, e));
   const std::string jid(trimmed(jid_text));
   if (jid.empty()) return finish(JobOutcome::incomplete, jid_file.string() + ": empty");
   Micros at = 0;
@@ -117,7 +113,7 @@ JobRead JobReader::read(const fs::path& dir) const {
     const JobOutcome o = e == ENOENT  ? JobOutcome::incomplete
                          : e == EFBIG ? JobOutcome::undecodable
                                       : JobOutcome::unreadable;
-    return finish(o, errno_text(load_file, e));
+    return finish(o, read_error(load_file, e));
   }
   if (const CacheFileResult d = decode_cache_file(job->load_zone_, job->load_bytes_, options_.limits, job->load_);
       !d.ok())
@@ -158,7 +154,7 @@ JobOutcome JobReader::read_minions(CachedJob& job, std::string& error) const {
   int e = 0;
   auto entries = fs_.open_dir(job.dir_, e);
   if (!entries) {
-    error = errno_text(job.dir_, e);
+    error = read_error(job.dir_, e);
     return JobOutcome::unreadable;
   }
   // The listing names everything: the minion-list files (read once it is
@@ -179,7 +175,7 @@ JobOutcome JobReader::read_minions(CachedJob& job, std::string& error) const {
       } else if (se == ENOENT) {
         ++job.pending_dirs_;
       } else {
-        error = errno_text(file, se);
+        error = read_error(file, se);
         return JobOutcome::unreadable;
       }
     } else if (name == "nocache") {
@@ -187,7 +183,7 @@ JobOutcome JobReader::read_minions(CachedJob& job, std::string& error) const {
     }  // other files: jid, endtime
   }
   if (e != 0) {
-    error = errno_text(job.dir_, e);
+    error = read_error(job.dir_, e);
     return JobOutcome::unreadable;
   }
   if (nocache && job.shape_ == JobShape::publish) return JobOutcome::nocache;
@@ -200,7 +196,7 @@ JobOutcome JobReader::read_minions(CachedJob& job, std::string& error) const {
     const fs::path file = job.dir_ / list_name;
     std::string bytes;
     if (const int re = fs_.read_file(file, options_.limits.max_frame_bytes, bytes); re != 0) {
-      error = errno_text(file, re);
+      error = read_error(file, re);
       return re == ENOENT ? JobOutcome::incomplete : re == EFBIG ? JobOutcome::undecodable : JobOutcome::unreadable;
     }
     msgpack::zone zone;

@@ -5,6 +5,29 @@
 #include "common/log.h"
 
 namespace salttap::pipeline {
+namespace {
+
+// Reads every capture with `read` (which throws on a file it cannot open or
+// read), reports what each one skipped, and goes on past a file that failed:
+// 1 when one did, else 0.
+template <typename Read>
+int for_each_capture(const std::vector<std::string>& files, const Read& read) {
+  int rc = 0;
+  for (const std::string& path : files) {
+    tap::CaptureStats stats;
+    try {
+      read(path, stats);
+    } catch (const std::exception& e) {
+      log::error("replay: {}", e.what());
+      rc = 1;
+      continue;
+    }
+    report_capture(path, stats);
+  }
+  return rc;
+}
+
+}  // namespace
 
 int LiveFeed::pump(const OnEvent& on_event, const OnBatchEnd& on_batch_end) {
   std::vector<tap::Event> events;
@@ -25,19 +48,9 @@ int CaptureFeed::pump(const OnEvent& on_event, const OnBatchEnd&) {
     }
     on_event(event);
   };
-  int rc = 0;
-  for (const std::string& path : files_) {
-    tap::CaptureStats stats;
-    try {
-      tap::read_capture(path, limits_, deliver, stats);
-    } catch (const std::exception& e) {
-      log::error("replay: {}", e.what());
-      rc = 1;
-      continue;
-    }
-    report_capture(path, stats);
-  }
-  return rc;
+  return for_each_capture(files_, [&](const std::string& path, tap::CaptureStats& stats) {
+    tap::read_capture(path, limits_, deliver, stats);
+  });
 }
 
 void report_capture(const std::string& path, const tap::CaptureStats& stats) {
@@ -55,19 +68,9 @@ void report_capture(const std::string& path, const tap::CaptureStats& stats) {
 
 int transcode_captures(const std::vector<std::string>& files, const tap::DecodeLimits& limits, std::FILE* out) {
   const auto write = [out](std::string_view lines) { std::fwrite(lines.data(), 1, lines.size(), out); };
-  int rc = 0;
-  for (const std::string& path : files) {
-    tap::CaptureStats stats;
-    try {
-      tap::transcode_capture(path, limits, write, stats);
-    } catch (const std::exception& e) {
-      log::error("replay: {}", e.what());
-      rc = 1;
-      continue;
-    }
-    report_capture(path, stats);
-  }
-  return rc;
+  return for_each_capture(files, [&](const std::string& path, tap::CaptureStats& stats) {
+    tap::transcode_capture(path, limits, write, stats);
+  });
 }
 
 }  // namespace salttap::pipeline

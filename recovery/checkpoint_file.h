@@ -1,8 +1,11 @@
 #pragma once
 // CheckpointFile: the correlator's snapshot on disk (docs/checkpoint.md),
-// written atomically - a temporary file beside it, fsync, rename over the
-// old one, fsync of the directory - so a crash at any point leaves either the
-// old checkpoint or the new one, whole. A failed write leaves the old file.
+// written atomically (common/atomic_file.h: a temporary file beside it,
+// fdatasync, rename over the old one, fsync of the directory), so a crash at
+// any point leaves either the old checkpoint or the new one, whole. A failed
+// write is an error value, counted in stats(), and leaves the old file; the
+// caller logs it (CheckpointKeeper). A temporary file a crash left behind is
+// removed at the next load().
 //
 // Reading never stops salttap: an absent file is a first start; an unreadable,
 // truncated, foreign, future-version, wrong-crc or malformed one is logged
@@ -13,8 +16,11 @@
 #include <filesystem>
 #include <optional>
 
+#include "common/atomic_file.h"
 #include "common/clock.h"
 #include "common/metrics.h"
+#include "common/result.h"
+#include "common/state_filesystem.h"
 #include "correlator/correlator_snapshot.h"
 #include "recovery/checkpoint_format.h"
 
@@ -32,27 +38,25 @@ struct CheckpointStats {
 
 class CheckpointFile {
  public:
-  explicit CheckpointFile(std::filesystem::path path);
+  explicit CheckpointFile(std::filesystem::path path, StateFilesystem& fs = posix_state_filesystem());
 
-  // Writes `snapshot` atomically; false (logged, counted) when any step failed.
-  [[nodiscard]] bool write(const correlator::CorrelatorSnapshot& snapshot, Micros now);
+  // Writes `snapshot` atomically; the failed step (counted) when one failed.
+  [[nodiscard]] Result<void, FileError> write(const correlator::CorrelatorSnapshot& snapshot, Micros now);
   // The saved snapshot; nothing when there is none or it is bad (see above).
   [[nodiscard]] std::optional<correlator::CorrelatorSnapshot> load();
   // Counts jobs a restore took in (the correlator says how many).
   void count_restored(std::size_t jobs) { stats_.restored_jobs += jobs; }
 
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path temp_path() const;
+  const std::filesystem::path& path() const { return file_.path(); }
+  const std::filesystem::path& temp_path() const { return file_.temp_path(); }
   std::filesystem::path aside_path() const;
   const CheckpointStats& stats() const { return stats_; }
 
  private:
   std::optional<correlator::CorrelatorSnapshot> reject(CheckpointError error, const std::string& why);
 
-  std::filesystem::path path_;
+  AtomicFile file_;
   CheckpointStats stats_;
-  std::uint64_t failures_in_a_row_ = 0;
-  std::uint64_t next_logged_failure_ = 1;
 };
 
 void publish_checkpoint_metrics(Metrics& metrics, const CheckpointStats& stats);

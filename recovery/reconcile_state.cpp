@@ -1,14 +1,14 @@
 #include "recovery/reconcile_state.h"
 
-#include <fcntl.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <iterator>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "common/errno_text.h"
 
 namespace salttap::recovery {
 namespace {
@@ -37,8 +37,6 @@ std::optional<Micros> parse_micros(std::string_view v) {
   if (ec != std::errc() || end != v.data() + v.size() || out < 0) return std::nullopt;
   return out;
 }
-
-std::string describe(int e) { return std::strerror(e); }
 
 // A jid as Salt makes them (20 digits, maybe "_<pid>"), or one a caller
 // passed: printable, no spaces, bounded.
@@ -105,76 +103,30 @@ std::optional<ReconcileState> parse_reconcile_state(std::string_view text, std::
   return s;
 }
 
-ReconcileStateFile::ReconcileStateFile(std::filesystem::path path, indexer::SpoolFilesystem& fs)
-    : path_(std::move(path)), fs_(fs) {}
+ReconcileStateFile::ReconcileStateFile(std::filesystem::path path, StateFilesystem& fs) : file_(std::move(path), fs) {}
 
 ReconcileStateFile::Read ReconcileStateFile::read(ReconcileState& state, std::string& error) {
-  int fd = -1;
-  if (const int e = fs_.open(path_, O_RDONLY, fd); e != 0) {
-    if (e == ENOENT) return Read::absent;
-    error = fmt::format("{}: cannot open: {}", path_.string(), describe(e));
-    return Read::bad;
-  }
-  std::vector<unsigned char> buf(kMaxFile + 1);
-  std::size_t got = 0;
-  int e = 0;
-  while (got < buf.size()) {
-    std::size_t n = 0;
-    e = fs_.read_at(fd, got, std::span(buf).subspan(got), n);
-    if (e != 0 || n == 0) break;
-    got += n;
-  }
-  fs_.close(fd);
-  if (e != 0) {
-    error = fmt::format("{}: cannot read: {}", path_.string(), describe(e));
-    return Read::bad;
-  }
-  if (got > kMaxFile) {
-    error = fmt::format("{}: larger than {} bytes", path_.string(), kMaxFile);
+  file_.remove_leftover_temp();  // the record before that write is the one to read
+  const auto text = file_.read(kMaxFile);
+  if (!text) {
+    const FileError& e = text.error();
+    if (e.error == ENOENT) return Read::absent;
+    error = e.error == EFBIG ? fmt::format("{}: larger than {} bytes", path().string(), kMaxFile)
+                             : fmt::format("{}: cannot {}: {}", path().string(), e.step, errno_text(e.error));
     return Read::bad;
   }
   std::string why;
-  const auto parsed = parse_reconcile_state({reinterpret_cast<const char*>(buf.data()), got}, why);
+  const auto parsed = parse_reconcile_state(text.value(), why);
   if (!parsed) {
-    error = fmt::format("{}: {}", path_.string(), why);
+    error = fmt::format("{}: {}", path().string(), why);
     return Read::bad;
   }
   state = *parsed;
   return Read::found;
 }
 
-int ReconcileStateFile::write(const ReconcileState& state, std::string& error) {
-  const std::string text = format_reconcile_state(state);
-  std::filesystem::path tmp = path_;
-  tmp += ".tmp";
-  const auto fail = [&](int e, std::string_view step) {
-    error = fmt::format("{}: {}: {}", step == "rename" ? path_.string() : tmp.string(), step, describe(e));
-    return e;
-  };
-  int fd = -1;
-  if (const int e = fs_.open(tmp, O_WRONLY | O_CREAT | O_TRUNC, fd); e != 0) return fail(e, "open");
-  std::size_t done = 0;
-  while (done < text.size()) {
-    std::size_t n = 0;
-    if (const int e = fs_.write(fd, std::span(text).subspan(done), n); e != 0 || n == 0) {
-      fs_.close(fd);
-      return fail(e != 0 ? e : EIO, "write");
-    }
-    done += n;
-  }
-  if (const int e = fs_.sync_data(fd); e != 0) {
-    fs_.close(fd);
-    return fail(e, "fdatasync");
-  }
-  if (const int e = fs_.close(fd); e != 0) return fail(e, "close");
-  if (const int e = fs_.rename(tmp, path_); e != 0) return fail(e, "rename");
-  // The rename itself survives a power cut once the directory is synced.
-  int dir = -1;
-  if (fs_.open(path_.parent_path().empty() ? "." : path_.parent_path(), O_RDONLY | O_DIRECTORY, dir) == 0) {
-    fs_.sync(dir);
-    fs_.close(dir);
-  }
-  return 0;
+Result<void, FileError> ReconcileStateFile::write(const ReconcileState& state) {
+  return file_.replace(format_reconcile_state(state));
 }
 
 }  // namespace salttap::recovery

@@ -5,8 +5,9 @@
 // began. The next start reconciles the job cache from the earlier of the
 // two (less an overlap) to now; without the file, the whole cache.
 //
-// A small text file, written atomically (temporary file, fdatasync, rename,
-// fsync of the directory) through the spool's filesystem seam:
+// A small text file, written atomically (common/atomic_file.h: temporary
+// file, fdatasync, rename, fsync of the directory) through the state-file
+// seam (common/state_filesystem.h):
 //
 //   salttap-reconcile 1
 //   live_until <µs since the epoch>
@@ -26,8 +27,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "common/clock.h"
-#include "indexer/spool_filesystem.h"
+#include "common/result.h"
+#include "common/state_filesystem.h"
 
 namespace salttap::recovery {
 
@@ -47,21 +50,19 @@ std::string format_reconcile_state(const ReconcileState& state);
 
 class ReconcileStateFile {
  public:
-  explicit ReconcileStateFile(std::filesystem::path path,
-                              indexer::SpoolFilesystem& fs = indexer::posix_spool_filesystem());
+  explicit ReconcileStateFile(std::filesystem::path path, StateFilesystem& fs = posix_state_filesystem());
 
   enum class Read { found, absent, bad };
-  // `error` names the path and why for `bad` (unreadable or unparsable).
+  // `error` names the path and why for `bad` (unreadable or unparsable). A
+  // temporary file a crash left in the middle of a write is removed.
   Read read(ReconcileState& state, std::string& error);
-  // 0 or the errno of the step that failed (named in `error`); the file
-  // before it is kept whole.
-  int write(const ReconcileState& state, std::string& error);
+  // The step that failed, if one did; the record before it is kept whole.
+  [[nodiscard]] Result<void, FileError> write(const ReconcileState& state);
 
-  const std::filesystem::path& path() const { return path_; }
+  const std::filesystem::path& path() const { return file_.path(); }
 
  private:
-  std::filesystem::path path_;
-  indexer::SpoolFilesystem& fs_;
+  AtomicFile file_;
 };
 
 }  // namespace salttap::recovery

@@ -276,9 +276,11 @@ void Reconciler::write_state() {
   // beginning again.
   if (pass_) s.live_until = std::min(s.live_until, pass_->since.value_or(0));
   if (planned_) s.live_until = std::min(s.live_until, planned_since_.value_or(0));
-  std::string error;
-  if (state_.write(s, error) != 0) {
-    if (counts_.state_write_errors++ == 0) log::error("reconcile: cannot record coverage: {}", error);
+  // A failed write keeps the record before it (older coverage: the next
+  // start reads more of the cache again, which indexes nothing twice).
+  if (auto written = state_.write(s); !written) {
+    if (counts_.state_write_errors++ == 0)
+      log::error("reconcile: cannot record coverage: {}; the record before stays", written.error().text());
   }
 }
 

@@ -1,11 +1,11 @@
 #include "tap/capture_file.h"
 
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <vector>
 
+#include "common/errno_text.h"
 #include "common/log.h"
 #include "tap/event_from_json.h"
 #include "tap/internal/stream_decoder.h"
@@ -45,6 +45,42 @@ void each_json_body(std::istream& in, const std::string& path, const EventDecode
   }
 }
 
+// A capture file read a chunk at a time. The first chunk is read at once: it
+// tells the format.
+class ChunkedFile {
+ public:
+  ChunkedFile(const std::string& path, std::size_t chunk_bytes) : in_(path, std::ios::binary), buf_(chunk_bytes) {
+    if (!in_) throw std::runtime_error(path + ": " + errno_text(errno));
+    next();
+  }
+  // What the last read got; empty at the end.
+  std::string_view chunk() const { return {buf_.data(), got_}; }
+  void next() {
+    in_.read(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    got_ = static_cast<std::size_t>(in_.gcount());
+  }
+  // The file from its start, as lines are read.
+  std::istream& rewound() {
+    in_.clear();
+    in_.seekg(0);
+    return in_;
+  }
+
+ private:
+  std::ifstream in_;
+  std::vector<char> buf_;
+  std::size_t got_ = 0;
+};
+
+// A raw capture's frames that do not decode are skipped: the first
+// kMaxLoggedErrors of them are logged.
+template <typename Stream>
+void log_skipped_frames(Stream& stream, const std::string& path) {
+  stream.set_error_sink([&path, logged = std::uint64_t{0}](const std::string& why) mutable {
+    if (logged++ < kMaxLoggedErrors) log::warn("{}: skipped a frame: {}", path, why);
+  });
+}
+
 }  // namespace
 
 CaptureFormat detect_capture_format(std::string_view head) {
@@ -57,37 +93,24 @@ CaptureFormat detect_capture_format(std::string_view head) {
 
 void read_capture(const std::string& path, const DecodeLimits& limits, const std::function<void(Event&&)>& on_event,
                   CaptureStats& stats) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
-  std::vector<char> buf(kChunk);
-  in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-  auto got = static_cast<std::size_t>(in.gcount());
+  ChunkedFile file(path, kChunk);
   const auto counted = [&](Event&& e) {
     ++stats.events;
     on_event(std::move(e));
   };
 
-  if (detect_capture_format(std::string_view(buf.data(), got)) == CaptureFormat::raw) {
+  if (detect_capture_format(file.chunk()) == CaptureFormat::raw) {
     StreamDecoder decoder(limits);
-    std::uint64_t logged = 0;
-    decoder.set_error_sink([&](const std::string& why) {
-      if (logged++ < kMaxLoggedErrors) log::warn("{}: skipped a frame: {}", path, why);
-    });
-    while (got > 0) {
-      decoder.feed(std::string_view(buf.data(), got), counted);
-      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-      got = static_cast<std::size_t>(in.gcount());
-    }
+    log_skipped_frames(decoder, path);
+    for (; !file.chunk().empty(); file.next()) decoder.feed(file.chunk(), counted);
     decoder.finish();
     stats.frames += decoder.frames().stats();
     accumulate(stats.decode, decoder.events().stats());
     return;
   }
 
-  in.clear();
-  in.seekg(0);
   EventDecoder decoder(limits);
-  each_json_body(in, path, decoder, stats, [&](const auto& body) {
+  each_json_body(file.rewound(), path, decoder, stats, [&](const auto& body) {
     auto event = decoder.decode_body(body);
     if (event) counted(std::move(*event));
     return event.has_value();
@@ -98,8 +121,7 @@ void read_capture(const std::string& path, const DecodeLimits& limits, const std
 void transcode_capture(const std::string& path, const DecodeLimits& limits,
                        const std::function<void(std::string_view lines)>& write, CaptureStats& stats,
                        std::size_t chunk_bytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
+  ChunkedFile file(path, kTranscodeChunk);
   std::string out;
   out.reserve(chunk_bytes + chunk_bytes / 4);
   const auto drain = [&](bool always) {
@@ -107,23 +129,15 @@ void transcode_capture(const std::string& path, const DecodeLimits& limits,
     write(out);
     out.clear();
   };
-  std::vector<char> buf(kTranscodeChunk);
-  in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-  auto got = static_cast<std::size_t>(in.gcount());
 
-  if (detect_capture_format(std::string_view(buf.data(), got)) == CaptureFormat::raw) {
+  if (detect_capture_format(file.chunk()) == CaptureFormat::raw) {
     StreamTranscoder transcoder(limits);
-    std::uint64_t logged = 0;
-    transcoder.set_error_sink([&](const std::string& why) {
-      if (logged++ < kMaxLoggedErrors) log::warn("{}: skipped a frame: {}", path, why);
-    });
+    log_skipped_frames(transcoder, path);
     // A read of kTranscodeChunk bytes makes at most a few MiB of JSON: drained
     // after each read, the buffer stays near chunk_bytes.
-    while (got > 0) {
-      transcoder.feed(std::string_view(buf.data(), got), out);
+    for (; !file.chunk().empty(); file.next()) {
+      transcoder.feed(file.chunk(), out);
       drain(false);
-      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-      got = static_cast<std::size_t>(in.gcount());
     }
     transcoder.finish();
     drain(true);
@@ -133,10 +147,8 @@ void transcode_capture(const std::string& path, const DecodeLimits& limits,
     return;
   }
 
-  in.clear();
-  in.seekg(0);
   EventDecoder decoder(limits);
-  each_json_body(in, path, decoder, stats, [&](const auto& body) {
+  each_json_body(file.rewound(), path, decoder, stats, [&](const auto& body) {
     if (!decoder.transcode_body(body, out)) return false;
     out.push_back('\n');
     ++stats.events;

@@ -7,13 +7,10 @@
 
 #include "common/text.h"
 #include "tap/internal/json_transcoder.h"
+#include "tap/internal/salt_ext.h"
 
 namespace salttap::tap {
 namespace {
-
-constexpr std::int8_t kExtDatetime = 78;
-constexpr std::int8_t kExtConstant = 79;
-constexpr std::size_t kMaxNestedExtDepth = 8;
 
 using json::StringOut;
 using CompactWriter = json::Writer;
@@ -54,18 +51,13 @@ void write_ext(Writer& w, const msgpack::object& o, std::size_t ext_depth) {
   const std::int8_t type = o.via.ext.type();
   if (type == kExtDatetime) return write_datetime(w, payload);
   if (type == kExtConstant && ext_depth < kMaxNestedExtDepth) {
-    try {
-      msgpack::object_handle inner =
-          msgpack::unpack(payload.data(), payload.size(), nullptr, nullptr,
-                          msgpack::unpack_limit(1024, 1024, payload.size(), payload.size(), payload.size(), 16));
+    if (const auto inner = unpack_constant(payload)) {
       w.StartObject();
       w.Key("__salt_constant__");
-      write_value(w, inner.get(), ext_depth + 1);
+      write_value(w, inner->get(), ext_depth + 1);
       w.EndObject();
       return;
-    } catch (const std::exception&) {
-      // Not msgpack after all: fall through to the generic form.
-    }
+    }  // not msgpack after all: the generic form
   }
   w.StartObject();
   w.Key("__ext__");

@@ -2,35 +2,22 @@
 
 #include <cstring>
 
+#include "tap/internal/msgpack_cursor.h"
+
 namespace salttap::tap {
 namespace {
 
-class TreeBuilder {
+class TreeBuilder : MsgpackCursor {
  public:
   TreeBuilder(msgpack::zone& zone, std::string_view bytes, std::size_t offset, const DecodeLimits& limits)
-      : zone_(zone),
-        begin_(reinterpret_cast<const unsigned char*>(bytes.data())),
-        p_(begin_ + offset),
-        end_(begin_ + bytes.size()),
-        limits_(limits),
-        budget_(bytes.size() - offset) {}
+      : MsgpackCursor(bytes, offset), zone_(zone), limits_(limits), budget_(bytes.size() - offset) {}
 
   TreeResult run(msgpack::object& out) {
     const TreeStatus s = value(out, 0);
-    return {s, static_cast<std::size_t>(p_ - begin_)};
+    return {s, offset()};
   }
 
  private:
-  bool have(std::size_t n) const { return static_cast<std::size_t>(end_ - p_) >= n; }
-
-  template <typename T>
-  T read_be() {
-    T v = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>((v << 8) | p_[i]);
-    p_ += sizeof(T);
-    return v;
-  }
-
   // str/bin: `n` bytes at p_, referenced in place.
   TreeStatus blob(msgpack::object& o, msgpack::type::object_type type, std::size_t n) {
     if (!have(n)) return TreeStatus::truncated;
@@ -105,20 +92,7 @@ class TreeBuilder {
     if (b <= 0x9f) return array(o, b & 0x0f, depth);
     if (b <= 0xbf) return blob(o, msgpack::type::STR, b & 0x1f);
 
-    // Fixed-size payloads: check once, then read.
-    static constexpr unsigned char kPayload[32] = {
-        0, 0, 0, 0,      // c0 nil, c1 -, c2 false, c3 true
-        1, 2, 4,         // c4-c6 bin length
-        1, 2, 4,         // c7-c9 ext length
-        4, 8,            // ca float32, cb float64
-        1, 2, 4, 8,      // cc-cf uint
-        1, 2, 4, 8,      // d0-d3 int
-        2, 3, 5, 9, 17,  // d4-d8 fixext (type + data)
-        1, 2, 4,         // d9-db str length
-        2, 4,            // dc-dd array length
-        2, 4,            // de-df map length
-    };
-    if (!have(kPayload[b - 0xc0])) return TreeStatus::truncated;
+    if (!have_fixed_part(b)) return TreeStatus::truncated;
     switch (b) {
       case 0xc0:
         o.type = msgpack::type::NIL;
@@ -206,9 +180,6 @@ class TreeBuilder {
   }
 
   msgpack::zone& zone_;
-  const unsigned char* begin_;
-  const unsigned char* p_;
-  const unsigned char* end_;
   const DecodeLimits& limits_;
   std::size_t budget_;  // objects the rest of the input can still hold
 };

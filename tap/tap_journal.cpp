@@ -1,7 +1,6 @@
 #include "tap/tap_journal.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "common/dir_lock.h"
+#include "common/errno_text.h"
 #include "common/log.h"
 #include "tap/internal/journal_format.h"
 
@@ -27,8 +28,6 @@ constexpr std::size_t kReadWindow = std::size_t{4} << 20;
 constexpr std::size_t kWriteBuffer = std::size_t{1} << 20;  // flushed early past this
 constexpr auto kRefusalLogInterval = std::chrono::seconds(10);
 constexpr std::uint64_t kMaxLoggedCorruptions = 20;
-
-std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 template <typename F>
 auto retry_eintr(F f) {
@@ -73,26 +72,13 @@ TapJournal::TapJournal(JournalConfig config) : config_(std::move(config)) {
   if (ec || !fs::is_directory(config_.dir))
     throw JournalError(fmt::format("tap journal {}: cannot create the directory: {}", config_.dir.string(),
                                    ec ? ec.message() : "not a directory"));
-  const fs::path lock = config_.dir / "lock";
-  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd_ < 0)
-    throw JournalError(
-        fmt::format("tap journal {}: cannot open {}: {}", config_.dir.string(), lock.string(), errno_text(errno)));
-  if (retry_eintr([&] { return ::flock(lock_fd_, LOCK_EX | LOCK_NB); }) != 0) {
-    const int err = errno;
-    ::close(lock_fd_);
-    lock_fd_ = -1;
-    throw JournalError(err == EWOULDBLOCK ? fmt::format("tap journal {}: in use by another salttap ({} is locked)",
-                                                        config_.dir.string(), lock.string())
-                                          : fmt::format("tap journal {}: cannot lock {}: {}", config_.dir.string(),
-                                                        lock.string(), errno_text(err)));
-  }
+  auto lock = DirLock::take(config_.dir);
+  if (!lock) throw JournalError(lock.error().text("tap journal"));
   if (::access(config_.dir.c_str(), W_OK | X_OK) != 0) {
     const int err = errno;
-    ::close(lock_fd_);
-    lock_fd_ = -1;
     throw JournalError(fmt::format("tap journal {}: not writable: {}", config_.dir.string(), errno_text(err)));
   }
+  lock_.emplace(std::move(lock).value());
   recover();
 }
 
@@ -100,7 +86,6 @@ TapJournal::~TapJournal() {
   flush();
   if (wfd_ >= 0) ::close(wfd_);
   close_reader();
-  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 fs::path TapJournal::segment_path(std::uint64_t seq) const {

@@ -10,7 +10,8 @@
 // keep that promise; this class only keeps records in order).
 //
 // Files: <dir>/seg-<20 digits>, append-only segments of CRC-checked records
-// (tap/internal/journal_format.h), and <dir>/lock, flock()ed while open.
+// (tap/internal/journal_format.h), and <dir>/lock, held while open
+// (common/dir_lock.h: a second salttap is refused, naming the first).
 // A segment is deleted once drained. Records left by a previous run are
 // drained first. A corrupt record is logged and counted, and the rest of its
 // segment skipped; nothing here throws after construction. When max_bytes is
@@ -26,9 +27,12 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "common/dir_lock.h"
 
 namespace salttap::tap {
 
@@ -121,7 +125,7 @@ class TapJournal {
   void close_reader();
 
   JournalConfig config_;
-  int lock_fd_ = -1;
+  std::optional<DirLock> lock_;
 
   mutable std::mutex mutex_;
   std::deque<Segment> segments_;  // oldest first

@@ -7,8 +7,8 @@
 - median (statistics.median: the mean of the two middle values of an even count).
 - log lines on stderr, and the machine's load (/proc/loadavg) to print beside figures.
 - process CPU and memory, read from /proc by one reader (stat_fields, status_fields).
-- timed child processes (wait4: wall, user and system CPU, peak RSS), free ports,
-  directory sizes, results files.
+- timed child processes (wait4: wall, user and system CPU, peak RSS), stopping one, free
+  ports, directory sizes, results files (named, saved, reported).
 - the search engine: the test engines' launcher (tests/harness/engine.py, imported here
   and nowhere else in bench/) and the few index helpers the benchmarks need.
 
@@ -85,6 +85,18 @@ def load_text() -> str:
 
 def utc_stamp() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def save_results(path: Path, res) -> None:
+    """The raw figures, as indented JSON (rewritten after every run: a partial run can be reported)."""
+    path.write_text(json.dumps(res, indent=1) + "\n")
+
+
+def finish(path: Path, res, report) -> None:
+    """A benchmark's end: its raw figures saved, its tables printed, where the figures are."""
+    save_results(path, res)
+    report(res)
+    print(f"\nraw results: {path}")
 
 
 def results_file(out_dir: Path | str, kind: str) -> Path:
@@ -242,6 +254,18 @@ def run_measured(cmd: list[str], *, stdout=subprocess.DEVNULL, stderr=None, capt
                     stdout=b"".join(got["out"]), stderr=b"".join(got["err"]),
                     stdout_lines=got["lines"] if count_lines else None,
                     stdout_bytes=got["bytes"] if count_lines else None)
+
+
+def stop(proc: subprocess.Popen, timeout: float) -> None:
+    """SIGTERM to a child still running, then SIGKILL if it has not exited within timeout."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def free_port() -> int:

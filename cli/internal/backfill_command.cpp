@@ -1,5 +1,7 @@
 #include "cli/internal/backfill_command.h"
 
+#include <CLI/CLI.hpp>
+
 #include <filesystem>
 #include <memory>
 
@@ -197,6 +199,52 @@ int run_backfill(const BackfillOptions& options, jobcache::CacheFilesystem& fs) 
     rc = kBackfillInterrupted;
   }
   return rc;
+}
+
+Command add_backfill_command(CLI::App& app, std::string& config_path) {
+  struct Flags {
+    BackfillOptions options;
+    std::string cachedir, spool_dir;
+    double ship_timeout = 300;
+    bool no_progress = false;
+    std::uint64_t max_frame_mib = tap::DecodeLimits{}.max_frame_bytes >> 20;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "backfill",
+      "Index what the master's job cache knows: jobs that ran while salttap was not running (exit codes: "
+      "docs/commands.md)");
+  cmd->add_option("--since", f->options.since,
+                  "Only jobs whose jid time is at or after this: a duration before now (90s, 15m, 2h, 7d, 1h30m) "
+                  "or a UTC date or time (2026-11-29, 2026-11-29T19:04[:50][Z|+HH:MM])");
+  cmd->add_option("--until", f->options.until, "Only jobs whose jid time is before this (same forms)");
+  cmd->add_option("--master-config", f->options.master_config,
+                  "The salt-master's config (cachedir, hash_type, job_cache, master_job_cache, id)")
+      ->capture_default_str()
+      ->each([f](const std::string&) { f->options.master_config_given = true; });
+  cmd->add_option("--cachedir", f->cachedir, "The master's cachedir (reads DIR/jobs), instead of the master config's");
+  cmd->add_option("--config", config_path,
+                  "salttap config file (YAML) with an indexer: section (without one, the master config's "
+                  "elasticsearch: returner block is used); deadlines, audit, redaction as for run");
+  cmd->add_flag("--dry-run", f->options.dry_run, "Read the cache and count what would be indexed; write nothing");
+  cmd->add_option("--spool-dir", f->spool_dir,
+                  "A spool of its own (the configured one is locked while `salttap run` runs)");
+  cmd->add_option("--ship-timeout", f->ship_timeout, "Seconds to wait for the engine to acknowledge")
+      ->capture_default_str();
+  cmd->add_flag("--no-progress", f->no_progress,
+                "No progress bar, log lines instead (the default when stderr is not a terminal)");
+  add_frame_limit(*cmd, f->max_frame_mib);
+  return {cmd, [f](Invocation& call) {
+            BackfillOptions options = f->options;
+            options.config = call.config();
+            options.limits.max_frame_bytes = f->max_frame_mib << 20;
+            options.ship_timeout = from_seconds(f->ship_timeout);
+            if (!f->cachedir.empty()) options.cachedir = f->cachedir;
+            if (!f->spool_dir.empty()) options.spool_dir = f->spool_dir;
+            if (f->no_progress) options.progress_bar = false;
+            config::choose_master_config(options.config, options.master_config, options.master_config_given);
+            return run_backfill(options);
+          }};
 }
 
 }  // namespace salttap::cli

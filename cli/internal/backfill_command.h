@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/internal/command.h"
 #include "config/config.h"
 #include "jobcache/cache_filesystem.h"
 #include "jobcache/job_cache_source.h"
@@ -43,5 +44,8 @@ struct BackfillOptions {
 };
 
 int run_backfill(const BackfillOptions& options, jobcache::CacheFilesystem& fs = jobcache::posix_cache_filesystem());
+
+// Registers `backfill` on `app`; --config goes to `config_path`.
+Command add_backfill_command(CLI::App& app, std::string& config_path);
 
 }  // namespace salttap::cli

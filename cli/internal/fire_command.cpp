@@ -1,5 +1,9 @@
 #include "cli/internal/fire_command.h"
 
+#include <CLI/CLI.hpp>
+#include <memory>
+#include "cli/internal/bus_flags.h"
+
 #include "common/log.h"
 #include "tap/event_firer.h"
 #include "tap/event_from_json.h"
@@ -44,6 +48,18 @@ int run_fire(const FireOptions& options) {
   }
   log::info("fire: fired {} ({} framing)", options.tag, tap::to_string(framing));
   return 0;
+}
+
+Command add_fire_command(CLI::App& app) {
+  auto options = std::make_shared<FireOptions>();
+  auto* cmd = app.add_subcommand("fire", "Fire one salttap/... event into the master's bus (for reactors)");
+  add_bus_flags(*cmd, options->bus);
+  cmd->add_option("--tag", options->tag, "Event tag; must start with salttap/")->required();
+  cmd->add_option("--data", options->data_json, "Event data, a JSON object")->capture_default_str();
+  cmd->add_option("--framing", options->framing, "Pull-socket framing: auto probes it")
+      ->check(CLI::IsMember({"auto", "plain", "len32"}))
+      ->capture_default_str();
+  return {cmd, [options](Invocation&) { return run_fire(*options); }};
 }
 
 }  // namespace salttap::cli

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "cli/internal/command.h"
 #include "config/bus_location.h"
 
 namespace salttap::cli {
@@ -16,5 +17,8 @@ struct FireOptions {
 };
 
 int run_fire(const FireOptions& options);
+
+// Registers `fire` on `app`.
+Command add_fire_command(CLI::App& app);
 
 }  // namespace salttap::cli

@@ -1,5 +1,10 @@
 #include "cli/internal/jobs_command.h"
 
+#include <CLI/CLI.hpp>
+#include <memory>
+#include "cli/internal/engine_flags.h"
+#include "http/curl_http_client.h"
+
 #include <algorithm>
 #include <string_view>
 #include <tuple>
@@ -175,6 +180,51 @@ int show_job(http::HttpClient& http, const indexer::IndexLayout& layout, const s
   else
     print(out, job_detail(job, returns.rows, returns.total, output));
   return kHistoryOk;
+}
+
+Command add_jobs_command(CLI::App& app, std::string& config_path) {
+  struct Flags {
+    history::JobsArgs args;
+    HistoryOutput output, show_output;
+    std::string jid;
+    EngineFlags engine;  // one for both: before `show` or after it
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "jobs", "The indexed jobs, newest first, from Elasticsearch / OpenSearch (exit codes: docs/commands.md)");
+  cmd->require_subcommand(0, 1);
+  cmd->add_option("--status", f->args.status, "Only jobs with this status")
+      ->check(CLI::IsMember({"succeeded", "failed", "missing", "running"}));
+  cmd->add_option("--fun", f->args.fun, "Function glob (* and ?), e.g. 'state.*'");
+  cmd->add_option("--minion", f->args.minion, "Minion id glob: a minion the job targeted or that returned");
+  cmd->add_option("--user", f->args.user, "User glob");
+  cmd->add_option("--tgt", f->args.tgt, "Target glob, matched against the target as published");
+  cmd->add_option("--risk", f->args.risk, "Only jobs at or above this risk: low, medium, high, critical");
+  cmd->add_option("--since", f->args.since,
+                  "Jobs started at or after this: a duration before now (90s, 15m, 2h, 7d, 1h30m) or a UTC "
+                  "date or time (2026-11-29, 2026-11-29T19:04[:50][Z|+HH:MM])");
+  cmd->add_option("--until", f->args.until, "Jobs started before this (same forms)");
+  cmd->add_option("--limit", f->args.limit, "At most this many jobs")->capture_default_str();
+  add_engine_flags(*cmd, config_path, f->engine, kEngineConfigHelp);
+  add_format_flag(*cmd, f->output.format);
+  auto* show = cmd->add_subcommand("show", "One job with every minion's return and its failed states");
+  show->add_option("jid", f->jid, "The job id")->required();
+  add_engine_flags(*show, config_path, f->engine, kEngineConfigHelp);
+  add_format_flag(*show, f->show_output.format);
+  return {cmd,
+          [f, show](Invocation& call) {
+            history::JobQuery query;
+            std::string why;
+            // Validated first: a bad option is exit 2 before any engine is asked.
+            if (!show->parsed() && !history::make_job_query(f->args, SystemClock().now(), query, why))
+              return usage_error("jobs", why);
+            const indexer::IndexerConfig ix = engine_config(call.config(), f->engine);
+            auto http = http::make_curl_client(ix.http);
+            if (show->parsed())
+              return show_job(*http, ix.documents.layout, f->jid, on_terminal(f->show_output, stdout), stdout);
+            return list_jobs(*http, ix.documents.layout, query, on_terminal(f->output, stdout), stdout);
+          },
+          true};
 }
 
 }  // namespace salttap::cli

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/internal/command.h"
 #include "cli/internal/history_output.h"
 #include "common/clock.h"
 #include "history/history_client.h"
@@ -19,5 +20,8 @@ int list_jobs(http::HttpClient& http, const indexer::IndexLayout& layout, const 
               const HistoryOutput& output, std::FILE* out);
 int show_job(http::HttpClient& http, const indexer::IndexLayout& layout, const std::string& jid,
              const HistoryOutput& output, std::FILE* out);
+
+// Registers `jobs` (and `jobs show`) on `app`; --config goes to `config_path`.
+Command add_jobs_command(CLI::App& app, std::string& config_path);
 
 }  // namespace salttap::cli

@@ -1,5 +1,11 @@
 #include "cli/internal/minions_command.h"
 
+#include <CLI/CLI.hpp>
+#include <memory>
+#include "cli/internal/engine_flags.h"
+#include "common/time_bound.h"
+#include "http/curl_http_client.h"
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -62,6 +68,30 @@ int list_minions(http::HttpClient& http, const indexer::IndexLayout& layout, std
                       {short_time(m.last_seen)}});
   print(out, render(t, output.width, output.colour));
   return kHistoryOk;
+}
+
+Command add_minions_command(CLI::App& app, std::string& config_path) {
+  struct Flags {
+    std::string since = "7d";
+    HistoryOutput output;
+    EngineFlags engine;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "minions", "Per minion: jobs, failed, missing, last seen; flaky minions first (exit codes: docs/commands.md)");
+  cmd->add_option("--since", f->since, "Returns of jobs started at or after this (as for jobs)")->capture_default_str();
+  add_engine_flags(*cmd, config_path, f->engine, kEngineConfigHelp);
+  add_format_flag(*cmd, f->output.format);
+  return {cmd,
+          [f](Invocation& call) {
+            std::string why;
+            const std::optional<Micros> since = parse_time_bound(f->since, SystemClock().now(), why);
+            if (!since) return usage_error("minions", "--since: " + why);
+            const indexer::IndexerConfig ix = engine_config(call.config(), f->engine);
+            auto http = http::make_curl_client(ix.http);
+            return list_minions(*http, ix.documents.layout, since, on_terminal(f->output, stdout), stdout);
+          },
+          true};
 }
 
 }  // namespace salttap::cli

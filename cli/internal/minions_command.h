@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/internal/command.h"
 #include "cli/internal/history_output.h"
 #include "common/clock.h"
 #include "http/http_client.h"
@@ -17,5 +18,8 @@ namespace salttap::cli {
 
 int list_minions(http::HttpClient& http, const indexer::IndexLayout& layout, std::optional<Micros> since,
                  const HistoryOutput& output, std::FILE* out);
+
+// Registers `minions` on `app`; --config goes to `config_path`.
+Command add_minions_command(CLI::App& app, std::string& config_path);
 
 }  // namespace salttap::cli

@@ -1,5 +1,7 @@
 #include "cli/internal/replay_command.h"
 
+#include <CLI/CLI.hpp>
+
 #include "common/log.h"
 #include "common/steady_time.h"
 #include "config/resolve.h"
@@ -97,6 +99,44 @@ int run_replay(const ReplayOptions& options, std::FILE* out) {
   }
   std::fflush(out);
   return rc;
+}
+
+Command add_replay_command(CLI::App& app, std::string& config_path) {
+  struct Flags {
+    ReplayOptions options;
+    std::uint64_t max_frame_mib = tap::DecodeLimits{}.max_frame_bytes >> 20;
+    double missing_after = -1;
+    double ship_timeout = 300;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand("replay", "Decode captures (raw pub-socket bytes or JSON lines)");
+  cmd->add_option("files", f->options.files, "Capture files")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--output", f->options.output,
+                  "events: one JSON object per event; jobs: one per settled job; "
+                  "documents: the bulk NDJSON the indexer would ship")
+      ->check(CLI::IsMember({"events", "jobs", "documents"}))
+      ->capture_default_str();
+  cmd->add_option("--missing-after", f->missing_after,
+                  "Seconds after a job's start when its silent minions are "
+                  "missing (overrides every deadline)");
+  add_frame_limit(*cmd, f->max_frame_mib);
+  cmd->add_option("--config", config_path,
+                  "salttap config file (YAML): deadlines, audit rules, redaction, "
+                  "indexer");
+  cmd->add_flag("--ship", f->options.ship,
+                "Send the documents through the indexer (spool, bulk) to the configured "
+                "engine and wait until it acknowledged them");
+  cmd->add_option("--ship-timeout", f->ship_timeout, "Seconds to wait for the engine with --ship")
+      ->capture_default_str();
+  return {cmd, [f](Invocation& call) {
+            ReplayOptions options = f->options;
+            options.limits.max_frame_bytes = f->max_frame_mib << 20;
+            options.config = call.config();
+            options.ship_timeout = from_seconds(f->ship_timeout);
+            if (f->missing_after >= 0)
+              options.config.correlator.missing_after = static_cast<Micros>(f->missing_after * kMicrosPerSecond);
+            return run_replay(options, stdout);
+          }};
 }
 
 }  // namespace salttap::cli

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/internal/command.h"
 #include "config/config.h"
 #include "tap/decode_limits.h"
 
@@ -33,5 +34,8 @@ struct ReplayOptions {
 // 0 when every file was read (bad frames are counted and reported on stderr,
 // not fatal); 1 when a file could not be read.
 int run_replay(const ReplayOptions& options, std::FILE* out);
+
+// Registers `replay` on `app`; --config goes to `config_path`.
+Command add_replay_command(CLI::App& app, std::string& config_path);
 
 }  // namespace salttap::cli

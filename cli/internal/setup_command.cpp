@@ -1,5 +1,9 @@
 #include "cli/internal/setup_command.h"
 
+#include <CLI/CLI.hpp>
+#include <memory>
+#include "cli/internal/bus_flags.h"
+
 #include <cstdio>
 
 #include "common/log.h"
@@ -57,6 +61,33 @@ int run_setup(const config::Config& config, const config::BusLocation& bus, cons
   auto dashboards_http = http::make_curl_client(http_config);
   return dashboards::import_dashboards(*dashboards_http, {dashboards.url, objects.ndjson, objects.objects, product},
                                        stdout);
+}
+
+Command add_setup_command(CLI::App& app, std::string& config_path) {
+  struct Flags {
+    config::BusLocation bus;
+    DashboardsOptions dashboards;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand("setup",
+                                 "Detect the engine and install index templates and the retention "
+                                 "policy (run does this at every start)");
+  add_bus_flags(*cmd, f->bus);
+  cmd->add_option("--config", config_path, "salttap config file (YAML) with an indexer: section");
+  auto* dashboards = cmd->add_option(
+      "--dashboards", f->dashboards.url,
+      "Then import salttap's saved objects into the Kibana (Elasticsearch) or OpenSearch Dashboards (OpenSearch) "
+      "at this base URL, with the indexer's TLS and credentials (exit codes: docs/commands.md)");
+  cmd->add_option("--dashboards-file", f->dashboards.file,
+                  "The saved-objects NDJSON to import (default: the installed export for the engine's product)")
+      ->needs(dashboards);
+  return {cmd,
+          [f](Invocation& call) {
+            config::BusLocation bus = f->bus;
+            config::choose_master_config(call.config(), bus.master_config, bus.master_config_given);
+            return run_setup(call.config(), bus, f->dashboards);
+          },
+          true};
 }
 
 }  // namespace salttap::cli

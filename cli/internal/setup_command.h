@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "cli/internal/command.h"
 #include "config/bus_location.h"
 #include "config/config.h"
 
@@ -18,5 +19,8 @@ struct DashboardsOptions {
 };
 
 int run_setup(const config::Config& config, const config::BusLocation& bus, const DashboardsOptions& dashboards = {});
+
+// Registers `setup` on `app`; --config goes to `config_path`.
+Command add_setup_command(CLI::App& app, std::string& config_path);
 
 }  // namespace salttap::cli

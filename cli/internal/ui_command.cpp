@@ -1,5 +1,9 @@
 #include "cli/internal/ui_command.h"
 
+#include <CLI/CLI.hpp>
+#include <memory>
+#include "cli/internal/engine_flags.h"
+
 #include <chrono>
 #include <thread>
 
@@ -40,6 +44,25 @@ int run_ui(const UiOptions& options) {
   while (!daemon::stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   log::info("ui: stopped");
   return 0;
+}
+
+Command add_ui_command(CLI::App& app, std::string& config_path) {
+  struct Flags {
+    std::string listen;
+    EngineFlags engine;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "ui", "The job browser: jobs, a job's minions, minions, alerts, from Elasticsearch / OpenSearch (docs/ui.md)");
+  cmd->add_option("--listen", f->listen, "HOST:PORT to serve /ui/ on (default: ui.listen, 127.0.0.1:9109)");
+  add_engine_flags(*cmd, config_path, f->engine,
+                   "salttap config file (YAML): its indexer: section (else the master config's elasticsearch: "
+                   "block) and ui: section");
+  return {cmd, [f](Invocation& call) {
+            UiOptions options{f->listen, call.config(), f->engine.master_config, f->engine.master_config_given};
+            config::choose_master_config(options.config, options.master_config, options.master_config_given);
+            return run_ui(options);
+          }};
 }
 
 }  // namespace salttap::cli

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "cli/internal/command.h"
 #include "config/config.h"
 
 namespace salttap::cli {
@@ -19,5 +20,8 @@ struct UiOptions {
 
 // Until SIGINT / SIGTERM. 0, or 1 with an ERROR line (bad config, cannot bind).
 int run_ui(const UiOptions& options);
+
+// Registers `ui` on `app`; --config goes to `config_path`.
+Command add_ui_command(CLI::App& app, std::string& config_path);
 
 }  // namespace salttap::cli

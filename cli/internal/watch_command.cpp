@@ -1,5 +1,9 @@
 #include "cli/internal/watch_command.h"
 
+#include <CLI/CLI.hpp>
+#include <memory>
+#include "cli/internal/bus_flags.h"
+
 #include "alerting/alert_dispatcher.h"
 #include "alerting/configured_outlets.h"
 #include "cli/internal/job_output.h"
@@ -115,6 +119,70 @@ int run_watch(const WatchOptions& options, std::FILE* out) {
       s.events.load(), printed, s.decode_errors.load(), s.oversize_frames.load(), s.invalid_frames.load(),
       s.skipped_bytes.load(), s.queue_drops.load(), s.disconnects.load());
   return 0;
+}
+
+Command add_watch_command(CLI::App& app, std::string& config_path) {
+  struct Flags {
+    WatchOptions options;
+    // Filled into options.filter (events) or options.job_filter (--jobs) once parsed.
+    EventFilter filter;
+    std::vector<std::string> tgts;
+    double missing_after = -1;
+    std::uint64_t max_frame_mib = tap::DecodeLimits{}.max_frame_bytes >> 20;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand("watch", "Live, filtered view of the master's event bus");
+  add_bus_flags(*cmd, f->options.bus);
+  cmd->add_option("--tag", f->filter.tags,
+                  "Tag glob (repeatable). Not with --jobs: a job is assembled "
+                  "from several events (new, ret/<minion>, prog), so a tag "
+                  "names no job; select jobs with the other filters");
+  cmd->add_option("--fun", f->filter.funs, "Function glob, e.g. 'state.*' (repeatable)");
+  cmd->add_option("--minion", f->filter.minions,
+                  "Minion id glob (repeatable); with --jobs: a minion the "
+                  "job targeted or that returned");
+  cmd->add_option("--jid", f->filter.jids, "Job id glob (repeatable)");
+  cmd->add_option("--user", f->filter.users, "User glob (repeatable)");
+  cmd->add_option("--tgt", f->tgts,
+                  "With --jobs: target glob, matched against the target as published "
+                  "(any entry of a list target; repeatable)");
+  cmd->add_option("--format", f->options.format, "pretty or json (one JSON object per line)")
+      ->check(CLI::IsMember({"pretty", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--count", f->options.count, "Exit after this many matching events (jobs with --jobs)");
+  cmd->add_flag("--jobs", f->options.jobs,
+                "One line per settled job: who ran what where; who succeeded, failed, "
+                "never returned. Every event is correlated; --fun, --minion, --jid, "
+                "--user and --tgt select the jobs printed (and alerted on)");
+  cmd->add_option("--missing-after", f->missing_after,
+                  "With --jobs: seconds until silent minions are "
+                  "missing (overrides every deadline)");
+  add_frame_limit(*cmd, f->max_frame_mib);
+  cmd->add_option("--metrics-listen", f->options.metrics_listen,
+                  "Serve /metrics and /healthz on HOST:PORT "
+                  "(e.g. 127.0.0.1:9108)");
+  cmd->add_option("--config", config_path, "salttap config file (YAML): deadlines, audit, redaction, alerts");
+  return {cmd, [f](Invocation& call) {
+            WatchOptions options = f->options;
+            if (options.jobs && !f->filter.tags.empty())
+              return usage_error("watch",
+                                 "--tag filters events and a job is built from several (new, ret/<minion>, "
+                                 "prog): with --jobs, select jobs with --fun, --minion, --jid, --user or --tgt");
+            if (!options.jobs && !f->tgts.empty())
+              return usage_error("watch",
+                                 "--tgt selects jobs (only a job's `new` event carries its target): use it "
+                                 "with --jobs");
+            if (options.jobs)
+              options.job_filter = {f->filter.funs, f->filter.minions, f->filter.jids, f->filter.users, f->tgts};
+            else
+              options.filter = f->filter;
+            options.limits.max_frame_bytes = f->max_frame_mib << 20;
+            options.config = call.config();
+            if (f->missing_after >= 0)
+              options.config.correlator.missing_after = static_cast<Micros>(f->missing_after * kMicrosPerSecond);
+            config::choose_master_config(options.config, options.bus.master_config, options.bus.master_config_given);
+            return run_watch(options, stdout);
+          }};
 }
 
 }  // namespace salttap::cli

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/internal/command.h"
 #include "cli/internal/event_filter.h"
 #include "cli/internal/job_filter.h"
 #include "config/bus_location.h"
@@ -36,5 +37,8 @@ int run_watch(const WatchOptions& options, std::FILE* out);
 
 // One event as `watch` prints it (newline included).
 void format_event(std::string& out, const tap::Event& event, const std::string& format);
+
+// Registers `watch` on `app`; --config goes to `config_path`.
+Command add_watch_command(CLI::App& app, std::string& config_path);
 
 }  // namespace salttap::cli

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <string>
 
+#include "common/errno_text.h"
 #include "common/log.h"
 
 namespace salttap::daemon {
@@ -41,7 +42,7 @@ void SystemdNotifier::send(std::string_view message) {
   if (rc > 0) return;
   if (failures_++ == 0)
     log::warn("systemd notify: could not send {} ({}); later ones are not logged", text,
-              rc < 0 ? std::strerror(-rc) : "NOTIFY_SOCKET gone");
+              rc < 0 ? errno_text(-rc) : "NOTIFY_SOCKET gone");
 }
 
 }  // namespace salttap::daemon

@@ -39,6 +39,18 @@ void fields(W& w, const DeadLetter& d) {
   text(w, d.document);
 }
 
+// One JSON object, its members written by `members`, and a newline,
+// appended to `out`: one line of NDJSON.
+template <typename Members>
+void append_object_line(std::string& out, Members members) {
+  json::StringOut sink{out};
+  json::Writer w(sink);
+  w.StartObject();
+  members(w);
+  w.EndObject();
+  out.push_back('\n');
+}
+
 }  // namespace
 
 DeadLetter make_dead_letter(std::string_view payload, const ItemResult& result, Micros now) {
@@ -66,10 +78,7 @@ DeadLetter make_dead_letter(std::string_view payload, const ItemResult& result, 
 
 std::string dead_letter_ndjson(const DeadLetter& d, std::string_view dead_letter_index) {
   std::string out;
-  json::StringOut sink{out};
-  {
-    json::Writer w(sink);
-    w.StartObject();
+  append_object_line(out, [&](json::Writer& w) {
     json::key(w, "index");
     w.StartObject();
     json::key(w, "_index");
@@ -80,29 +89,18 @@ std::string dead_letter_ndjson(const DeadLetter& d, std::string_view dead_letter
       text(w, document_id({d.index, d.doc_id}));
     }
     w.EndObject();
-    w.EndObject();
-  }
-  out.push_back('\n');
-  {
-    json::Writer w(sink);
-    w.StartObject();
-    fields(w, d);
-    w.EndObject();
-  }
-  out.push_back('\n');
+  });
+  append_object_line(out, [&](json::Writer& w) { fields(w, d); });
   return out;
 }
 
 std::string dead_letter_file_line(const DeadLetter& d, std::string_view refused) {
   std::string out;
-  json::StringOut sink{out};
-  json::Writer w(sink);
-  w.StartObject();
-  fields(w, d);
-  json::key(w, "refused");
-  text(w, refused);
-  w.EndObject();
-  out.push_back('\n');
+  append_object_line(out, [&](json::Writer& w) {
+    fields(w, d);
+    json::key(w, "refused");
+    text(w, refused);
+  });
   return out;
 }
 

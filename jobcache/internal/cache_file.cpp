@@ -1,6 +1,10 @@
 #include "jobcache/internal/cache_file.h"
 
+#include <cerrno>
+
 #include <fmt/format.h>
+
+#include "common/errno_text.h"
 
 #include "tap/msgpack_tree.h"
 
@@ -63,6 +67,10 @@ CacheFileResult decode_cache_file(msgpack::zone& zone, std::string_view bytes, c
   }
   if (r.end != bytes.size()) return {CacheFileStatus::trailing_bytes, r.end};
   return {CacheFileStatus::ok, r.end};
+}
+
+std::string read_error(const std::filesystem::path& file, int error) {
+  return fmt::format("{}: {}", file.string(), error == EFBIG ? "larger than the decode limit" : errno_text(error));
 }
 
 }  // namespace salttap::jobcache

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,10 @@ enum class CacheFileStatus : std::uint8_t {
   trailing_bytes,  // more after the value (Salt's reader refuses that too)
 };
 std::string_view to_string(CacheFileStatus s);
+
+// "<file>: <why>" for a cache file that could not be read: the errno of
+// CacheFilesystem::read_file (EFBIG: larger than the decode limit).
+std::string read_error(const std::filesystem::path& file, int error);
 
 struct CacheFileResult {
   CacheFileStatus status = CacheFileStatus::ok;

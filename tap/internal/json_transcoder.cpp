@@ -7,14 +7,11 @@
 
 #include "common/json_escape.h"
 #include "common/text.h"
+#include "tap/internal/msgpack_cursor.h"
+#include "tap/internal/salt_ext.h"
 
 namespace salttap::tap {
 namespace {
-
-// The same constants and limits as event_to_json.cpp.
-constexpr std::int8_t kExtDatetime = 78;
-constexpr std::int8_t kExtConstant = 79;
-constexpr std::size_t kMaxNestedExtDepth = 8;
 
 void append(std::string& out, std::string_view s) { out.append(s.data(), s.size()); }
 
@@ -49,19 +46,14 @@ void append_tree_value(std::string& out, const msgpack::object& o, std::size_t e
 void append_ext(std::string& out, std::int8_t type, std::string_view payload, std::size_t ext_depth) {
   if (type == kExtDatetime) return append_datetime(out, payload);
   if (type == kExtConstant && ext_depth < kMaxNestedExtDepth) {
-    // A constant is rare: decoded with msgpack-c and its limits, exactly as
-    // event_to_json.cpp does, then rendered from that tree.
-    try {
-      msgpack::object_handle inner =
-          msgpack::unpack(payload.data(), payload.size(), nullptr, nullptr,
-                          msgpack::unpack_limit(1024, 1024, payload.size(), payload.size(), payload.size(), 16));
+    // A constant is rare: decoded with msgpack-c, exactly as event_to_json.cpp
+    // does, then rendered from that tree.
+    if (const auto inner = unpack_constant(payload)) {
       append(out, R"({"__salt_constant__":)");
-      append_tree_value(out, inner.get(), ext_depth + 1);
+      append_tree_value(out, inner->get(), ext_depth + 1);
       out.push_back('}');
       return;
-    } catch (const std::exception&) {
-      // Not msgpack after all: the generic form.
-    }
+    }  // not msgpack after all: the generic form
   }
   append(out, R"({"__ext__":{"type":)");
   json::append_int(out, type);
@@ -153,19 +145,14 @@ void append_tree_value(std::string& out, const msgpack::object& o, std::size_t e
 // Walks the input the way TreeBuilder (msgpack_tree.cpp) does, check for
 // check and byte for byte, so every status and stop offset is the same; it
 // writes JSON where TreeBuilder would build objects.
-class Transcoder {
+class Transcoder : MsgpackCursor {
  public:
   Transcoder(std::string_view bytes, std::size_t offset, const DecodeLimits& limits, std::string& out)
-      : begin_(reinterpret_cast<const unsigned char*>(bytes.data())),
-        p_(begin_ + offset),
-        end_(begin_ + bytes.size()),
-        limits_(limits),
-        budget_(bytes.size() - offset),
-        out_(out) {}
+      : MsgpackCursor(bytes, offset), limits_(limits), budget_(bytes.size() - offset), out_(out) {}
 
   TreeResult run() {
     const TreeStatus s = value(0);
-    return {s, static_cast<std::size_t>(p_ - begin_)};
+    return {s, offset()};
   }
 
  private:
@@ -203,16 +190,6 @@ class Transcoder {
       default:
         return KeyKind::scalar;
     }
-  }
-
-  bool have(std::size_t n) const { return static_cast<std::size_t>(end_ - p_) >= n; }
-
-  template <typename T>
-  T read_be() {
-    T v = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>((v << 8) | p_[i]);
-    p_ += sizeof(T);
-    return v;
   }
 
   std::string_view take(std::size_t n) {
@@ -314,19 +291,7 @@ class Transcoder {
     if (b <= 0x9f) return array(b & 0x0f, depth);
     if (b <= 0xbf) return text(b & 0x1f);
 
-    static constexpr unsigned char kPayload[32] = {
-        0, 0, 0, 0,      // c0 nil, c1 -, c2 false, c3 true
-        1, 2, 4,         // c4-c6 bin length
-        1, 2, 4,         // c7-c9 ext length
-        4, 8,            // ca float32, cb float64
-        1, 2, 4, 8,      // cc-cf uint
-        1, 2, 4, 8,      // d0-d3 int
-        2, 3, 5, 9, 17,  // d4-d8 fixext (type + data)
-        1, 2, 4,         // d9-db str length
-        2, 4,            // dc-dd array length
-        2, 4,            // de-df map length
-    };
-    if (!have(kPayload[b - 0xc0])) return TreeStatus::truncated;
+    if (!have_fixed_part(b)) return TreeStatus::truncated;
     switch (b) {
       case 0xc0:
         append(out_, "null");
@@ -409,9 +374,6 @@ class Transcoder {
     }
   }
 
-  const unsigned char* begin_;
-  const unsigned char* p_;
-  const unsigned char* end_;
   const DecodeLimits& limits_;
   std::size_t budget_;  // values the rest of the input can still hold
   std::string& out_;

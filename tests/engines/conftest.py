@@ -21,11 +21,7 @@ CAPTURES = ROOT / "tests" / "captures"
 @pytest.fixture(scope="module")
 def salttap() -> Path:
     """$SALTTAP_BIN, else $SALTTAP_BUILD_DIR/salttap, else build/dev/salttap (binaries.py)."""
-    try:
-        return binaries.salttap()
-    except binaries.MissingBinary as e:
-        # A missing binary fails: a skipped suite would pass without testing anything.
-        pytest.fail(str(e), pytrace=False)
+    return binaries.require(binaries.salttap)
 
 
 @pytest.fixture(scope="module")
@@ -34,10 +30,7 @@ def engine_gtest():
     `name` of the build ($SALTTAP_BUILD_DIR, else build/dev) against `engine` (SALTTAP_ENGINE_URL),
     checked: it passed and saw the engine (nothing SKIPPED). Its [figures] lines are printed."""
     def run(name: str, engine: Engine, tmp_path: Path, timeout: float) -> subprocess.CompletedProcess:
-        try:
-            binary = binaries.gtest(name)
-        except binaries.MissingBinary as e:
-            pytest.fail(str(e), pytrace=False)
+        binary = binaries.require(lambda: binaries.gtest(name))
         env = dict(os.environ, SALTTAP_ENGINE_URL=engine.url, TMPDIR=str(tmp_path))
         done = subprocess.run([str(binary), "--gtest_color=no"], env=env, capture_output=True, text=True,
                               timeout=timeout)

@@ -23,7 +23,7 @@
 #include <fmt/ranges.h>
 #include <rapidjson/document.h>
 
-#include "common/json_writer.h"
+#include "common/json_value.h"
 #include "http/curl_http_client.h"
 #include "indexer/index_setup.h"
 #include "indexer/internal/embedded_mappings.h"
@@ -69,14 +69,6 @@ class Recording : public http::HttpClient {
  private:
   http::HttpClient& inner_;
 };
-
-std::string serialize(const Value& v) {
-  std::string out;
-  json::StringOut sink{out};
-  json::Writer w(sink);
-  v.Accept(w);
-  return out;
-}
 
 std::size_t count_fields(const Value& properties) {
   std::size_t n = 0;
@@ -135,13 +127,13 @@ class SetupEngineTest : public ::testing::Test {
   // POST /_bulk; returns the failed items' descriptions.
   std::vector<std::string> bulk(const std::string& ndjson, bool refresh) {
     auto [status, body] = call("POST", refresh ? "/_bulk?refresh=wait_for" : "/_bulk", ndjson, "application/x-ndjson");
-    EXPECT_EQ(status, 200) << serialize(body).substr(0, 2000);
+    EXPECT_EQ(status, 200) << json::to_text(body).substr(0, 2000);
     std::vector<std::string> failed;
     if (!body.IsObject() || !body.HasMember("items")) return {"no items in the bulk response"};
     for (const auto& item : body["items"].GetArray()) {
       const Value& result = item.MemberBegin()->value;
       const int s = result["status"].GetInt();
-      if (s < 200 || s > 299) failed.push_back(serialize(result));
+      if (s < 200 || s > 299) failed.push_back(json::to_text(result));
     }
     return failed;
   }
@@ -217,7 +209,7 @@ std::string samples_for(const IndexLayout& l, bool with_flat, std::set<std::stri
     } else if (!with_flat) {
       d.RemoveMember("return_flat");
     }
-    out += serialize(d) + "\n";
+    out += json::to_text(d) + "\n";
     action = !action;
   }
   return out;
@@ -227,9 +219,9 @@ TEST_F(SetupEngineTest, AnIndexCreatedAfterSetupTakesTheRefreshInterval) {
   const std::string index = fmt::format("{}-jobs-2026.12.03", layout().prefix);
   EXPECT_EQ(call("PUT", "/" + index).first, 200);
   auto [status, body] = call("GET", "/" + index + "/_settings?flat_settings=true");
-  ASSERT_EQ(status, 200) << serialize(body);
+  ASSERT_EQ(status, 200) << json::to_text(body);
   const Value& got = body[index.c_str()]["settings"];
-  ASSERT_TRUE(got.HasMember("index.refresh_interval")) << serialize(got);
+  ASSERT_TRUE(got.HasMember("index.refresh_interval")) << json::to_text(got);
   EXPECT_STREQ(got["index.refresh_interval"].GetString(), "250ms");
   call("DELETE", "/" + index);
 }
@@ -415,7 +407,7 @@ TEST_F(SetupEngineTest, FiveThousandReturnShapesNeitherRejectNorGrowTheMapping) 
   Document first;
   first.Parse(R"({"@timestamp":"2026-12-01T00:00:00Z","jid":"1","minion":"m","status":"succeeded","return":true})");
   ASSERT_TRUE(
-      bulk(fmt::format("{{\"index\":{{\"_index\":\"{}\",\"_id\":\"seed\"}}}}\n{}\n", index, serialize(first)), true)
+      bulk(fmt::format("{{\"index\":{{\"_index\":\"{}\",\"_id\":\"seed\"}}}}\n{}\n", index, json::to_text(first)), true)
           .empty());
   const Document before = live_mapping(index);
   ASSERT_TRUE(before.IsObject() && before.HasMember("properties"));
@@ -432,7 +424,7 @@ TEST_F(SetupEngineTest, FiveThousandReturnShapesNeitherRejectNorGrowTheMapping) 
     auto& a = doc.GetAllocator();
     Value ret;
     maker.make(candidate, ret, a);
-    const std::string text = serialize(ret);
+    const std::string text = json::to_text(ret);
     if (!distinct.insert(text).second) continue;
     doc.AddMember("@timestamp", "2026-12-01T00:00:00.000001Z", a);
     doc.AddMember("jid", Value(fmt::format("202612010000000{:05}", i).c_str(), a), a);
@@ -451,7 +443,8 @@ TEST_F(SetupEngineTest, FiveThousandReturnShapesNeitherRejectNorGrowTheMapping) 
       ++flat_docs;
     }
     doc.AddMember("return", ret, a);
-    batch += fmt::format("{{\"index\":{{\"_index\":\"{}\",\"_id\":\"shape-{}\"}}}}\n{}\n", index, i, serialize(doc));
+    batch +=
+        fmt::format("{{\"index\":{{\"_index\":\"{}\",\"_id\":\"shape-{}\"}}}}\n{}\n", index, i, json::to_text(doc));
     if ((i + 1) % kBatch == 0 || i + 1 == kShapes) {
       const auto f = bulk(batch, i + 1 == kShapes);
       failed.insert(failed.end(), f.begin(), f.end());
@@ -467,7 +460,7 @@ TEST_F(SetupEngineTest, FiveThousandReturnShapesNeitherRejectNorGrowTheMapping) 
   const Document after = live_mapping(index);
   const std::size_t fields_after = count_fields(after["properties"]);
   EXPECT_EQ(fields_after, fields_before);
-  EXPECT_EQ(serialize(after), serialize(before));
+  EXPECT_EQ(json::to_text(after), json::to_text(before));
   std::printf(
       "[figures] %zu distinct return shapes (%zu deeper than 20, %zu with return_flat): %zu rejected, "
       "mapping fields %zu before, %zu after\n",

@@ -3,12 +3,8 @@
 // and Elasticsearch 7.17 and sets SALTTAP_ENGINE_URL; skipped without it.
 // Lines starting with "[figures]" are read by the pytest for its report.
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <rapidjson/document.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +18,7 @@
 #include "indexer/bulk_shipper.h"
 #include "indexer/index_layout.h"
 #include "indexer/internal/dead_letter.h"
+#include "tests/support/loopback_port.h"
 #include "tests/support/memory_record_source.h"
 
 namespace salttap::indexer {
@@ -249,20 +246,13 @@ TEST_F(EngineTest, AMalformedRecordIsIsolatedAndTheRestDelivered) {
 }
 
 TEST_F(EngineTest, ADeadHostFirstFailsOverToTheLiveEngine) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);  // bound, never listening: refused
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  const std::vector<std::string> hosts = {fmt::format("127.0.0.1:{}", ntohs(a.sin_port)), url_};
+  const salttap::testing::LoopbackPort dead;  // bound, never listening: refused
+  const std::vector<std::string> hosts = {fmt::format("127.0.0.1:{}", dead.port()), url_};
 
   const std::string index = index_name("failover");
   MemoryRecordSource source;
   for (int i = 0; i < 500; ++i) source.add(doc(index, i));
   const Run run = ship(source, 500, shipper_config(), hosts);
-  ::close(fd);
   EXPECT_EQ(run.stats.docs_shipped, 500u);
   EXPECT_EQ(run.stats.request_failures, 0u) << "the client failed over within each request";
   EXPECT_TRUE(run.reachable);

@@ -178,6 +178,24 @@ def left_in_spool(run: SalttapRun) -> int:
     return int(m.group(1))
 
 
+def held_in_spool(run: SalttapRun, metrics: str) -> tuple[int, str]:
+    """With every event through (`metrics`, wait_all_events's): nothing shipped and nothing
+    dead-lettered, to the index or the file; on SIGTERM `run` stops cleanly with documents left in
+    its spool. How many, and its log."""
+    assert metric(metrics, "salttap_spool_acked_documents_total") == 0
+    assert metric(metrics, 'salttap_indexer_documents_dead_lettered_total{destination="index"}') == 0
+    assert metric(metrics, 'salttap_indexer_documents_dead_lettered_total{destination="file"}') == 0
+    assert run.sigterm() == 0
+    held = left_in_spool(run)
+    assert held > 0
+    return held, run.output()
+
+
+def error_lines(log: str, fragment: str) -> list[str]:
+    """The ERROR lines of `log` that hold `fragment`."""
+    return [line for line in log.splitlines() if "ERROR" in line and fragment in line]
+
+
 @pytest.fixture
 def daemons(tmp_path):
     """start(salttap, config, captures, name, env) -> a started `salttap run --sock-dir BUS` (not
@@ -250,14 +268,8 @@ def test_wrong_ca_is_refused_and_the_documents_wait_in_the_spool(opensearch, tls
     m = wait_all_events(d)
     assert metric(m, "salttap_spool_pending_documents") > 0
     assert metric(m, "salttap_indexer_setup_done") == 0
-    assert metric(m, "salttap_spool_acked_documents_total") == 0
-    assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="index"}') == 0
-    assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="file"}') == 0
-    assert d.sigterm() == 0
-    held = left_in_spool(d)
-    assert held > 0
-    log = d.output()
-    errors = [line for line in log.splitlines() if "ERROR" in line and "indexer: setup failed" in line]
+    held, log = held_in_spool(d, m)
+    errors = error_lines(log, "indexer: setup failed")
     assert errors, log[-4000:]
     assert f"cannot reach the engine at {tls_proxy.url('basic')}: TLS failed: " \
            "SSL certificate problem: unable to get local issuer certificate" in errors[0], errors[0]
@@ -312,19 +324,14 @@ def test_wrong_password_is_a_counted_and_logged_401(opensearch, tls_proxy, saltt
         assert metric(m, 'salttap_indexer_bulk_request_failures_total{reason="http_4xx"}') == 0
     m = wait_all_events(d)
     assert metric(m, "salttap_spool_pending_documents") > 0
-    assert metric(m, "salttap_spool_acked_documents_total") == 0
-    assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="index"}') == 0
-    assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="file"}') == 0
-    assert d.sigterm() == 0
-    assert left_in_spool(d) > 0
-    log = d.output()
+    _, log = held_in_spool(d, m)
     url = tls_proxy.url("basic")
     if install_templates:
-        lines = [line for line in log.splitlines() if "ERROR" in line and "indexer: setup failed" in line]
+        lines = error_lines(log, "indexer: setup failed")
         assert lines and f"the engine at {url} answered GET / with 401: it requires authentication and " \
                          "refused the credentials sent" in lines[0], log[-4000:]
     else:
-        lines = [line for line in log.splitlines() if "ERROR" in line and f"documents to {url}: HTTP 401" in line]
+        lines = error_lines(log, f"documents to {url}: HTTP 401")
         assert lines, log[-4000:]
         assert "check the indexer's credentials" in lines[0], lines[0]
     assert total_count(opensearch.url, prefix) <= 0
@@ -374,14 +381,8 @@ def test_client_certificate_required_fails_clearly_without_one(opensearch, tls_p
     d = daemons(salttap, no_setup, CAPTURES, "run")
     d.wait_metric('salttap_indexer_bulk_request_failures_total{reason="http_4xx"}')
     m = wait_all_events(d)
-    assert metric(m, "salttap_spool_acked_documents_total") == 0
-    assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="index"}') == 0
-    assert metric(m, 'salttap_indexer_documents_dead_lettered_total{destination="file"}') == 0
-    assert d.sigterm() == 0
-    held = left_in_spool(d)
-    assert held > 0
-    log = d.output()
-    lines = [line for line in log.splitlines() if "ERROR" in line and f"documents to {url}: HTTP 400" in line]
+    held, log = held_in_spool(d, m)
+    lines = error_lines(log, f"documents to {url}: HTTP 400")
     assert lines, log[-4000:]
     assert "400 No required SSL certificate was sent (not the engine's answer: a proxy in between?)" in lines[0], \
         lines[0]

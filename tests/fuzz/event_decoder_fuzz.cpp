@@ -29,19 +29,12 @@
 #include "tap/internal/event_decoder.h"
 #include "tap/msgpack_tree.h"
 #include "tests/fuzz/fuzz_common.h"
+#include "tests/fuzz/tiny_limits.h"
 
 namespace {
 
 using namespace salttap::tap;
 using salttap::fuzz::is_strict_json;
-
-DecodeLimits tiny_limits() {
-  DecodeLimits l;
-  l.max_frame_bytes = 256;
-  l.max_container_items = 8;
-  l.max_depth = 4;
-  return l;
-}
 
 std::string render(const Event& e) {
   std::string json;
@@ -165,38 +158,37 @@ void differential_tree(std::string_view bytes, std::size_t offset, const DecodeL
   FUZZ_CHECK(same_tree(ours, theirs->get()));
 }
 
+// One decode of `input`, its heap growth held linear in the input.
+template <typename Decode>
+std::optional<Event> decode_linear(std::string_view input, const char* what, Decode decode) {
+  salttap::fuzz::HeapPeak heap;
+  std::optional<Event> e = decode();
+  FUZZ_CHECK(salttap::fuzz::is_linear_heap(heap.growth(), input.size(), what));
+  return e;
+}
+
 void decode_as_frame_and_body(std::string_view input, const DecodeLimits& limits, bool trip) {
   EventDecoder d(limits);
+  const auto accepted = [trip](const Event& e) {
+    render_all_forms(e);
+    if (trip) round_trip(e);
+  };
   std::uint64_t errors = d.stats().total_errors();
-  std::optional<Event> frame_event;
-  {
-    salttap::fuzz::HeapPeak heap;
-    frame_event = d.decode_frame(input);
-    FUZZ_CHECK(salttap::fuzz::is_linear_heap(heap.growth(), input.size(), "decode_frame"));
-  }
-  if (auto& e = frame_event) {
+  if (const auto e = decode_linear(input, "decode_frame", [&] { return d.decode_frame(input); })) {
     FUZZ_CHECK(e->wire_bytes() == input.size());
     FUZZ_CHECK(d.stats().events == 1);
-    render_all_forms(*e);
-    if (trip) round_trip(*e);
+    accepted(*e);
   } else {
     check_failure(d, errors);
   }
   errors = d.stats().total_errors();
   const std::uint64_t events = d.stats().events;
-  std::optional<Event> body_event;
-  {
-    salttap::fuzz::HeapPeak heap;
-    body_event = d.decode_body(input);
-    FUZZ_CHECK(salttap::fuzz::is_linear_heap(heap.growth(), input.size(), "decode_body"));
-  }
-  if (auto& e = body_event) {
+  if (const auto e = decode_linear(input, "decode_body", [&] { return d.decode_body(input); })) {
     FUZZ_CHECK(e->wire_bytes() == input.size());
     FUZZ_CHECK(d.stats().events == events + 1);
     // The tag is a prefix of the body (up to 20 chars on pre-2015.5 masters).
     FUZZ_CHECK(input.substr(0, e->tag().size()) == e->tag());
-    render_all_forms(*e);
-    if (trip) round_trip(*e);
+    accepted(*e);
   } else {
     check_failure(d, errors);
   }
@@ -240,7 +232,7 @@ void parse_as_json(std::string_view input) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  differential_tree(input, 0, tiny_limits());
+  differential_tree(input, 0, salttap::fuzz::kTinyLimits);
   {
     // Production depth; msgpack-c allocates a container's count up front, so
     // cap the count at the input size (no valid tree has more items anyway).
@@ -249,9 +241,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     differential_tree(input, 0, l);
   }
   if (const auto sep = input.find("\n\n"); sep != std::string_view::npos)
-    differential_tree(input, sep + 2, tiny_limits());
+    differential_tree(input, sep + 2, salttap::fuzz::kTinyLimits);
   decode_as_frame_and_body(input, DecodeLimits{}, true);
-  decode_as_frame_and_body(input, tiny_limits(), false);
+  decode_as_frame_and_body(input, salttap::fuzz::kTinyLimits, false);
   parse_as_json(input);
   return 0;
 }

@@ -21,6 +21,7 @@
 #include <rapidjson/error/en.h>
 
 #include "common/text.h"
+#include "tests/support/temp_dir.h"
 
 // An invariant that must hold for every input: print what broke, then trap so
 // libFuzzer (and the regression runner, as a crashed test) reports the input.
@@ -56,10 +57,13 @@ inline std::filesystem::path fast_temp_base() {
 // One folder per process, <base>/<prefix><pid>, removed at exit; a crashing
 // input leaves its folder behind, so the folders of `prefix` whose process is
 // gone are removed at start. A target keeps one as a function-local static.
-class ProcessScratchDir {
+class ProcessScratchDir : public testing::OwnedDir {
  public:
   explicit ProcessScratchDir(std::string_view prefix, const std::filesystem::path& base = fast_temp_base())
-      : dir_(base / (std::string(prefix) + std::to_string(::getpid()))) {
+      : OwnedDir(claim(prefix, base)) {}
+
+ private:
+  static std::filesystem::path claim(std::string_view prefix, const std::filesystem::path& base) {
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
       const std::string name = e.path().filename().string();
@@ -68,18 +72,10 @@ class ProcessScratchDir {
       if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
         std::filesystem::remove_all(e.path(), ec);
     }
-    std::filesystem::create_directories(dir_);
+    const auto dir = base / (std::string(prefix) + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    return dir;
   }
-  ~ProcessScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  ProcessScratchDir(const ProcessScratchDir&) = delete;
-  ProcessScratchDir& operator=(const ProcessScratchDir&) = delete;
-  const std::filesystem::path& path() const { return dir_; }
-
- private:
-  std::filesystem::path dir_;
 };
 
 // `dir` emptied (or made) for the next input: nothing of the last one stays.

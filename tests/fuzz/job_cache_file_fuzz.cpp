@@ -22,6 +22,7 @@
 #include "jobcache/job_reader.h"
 #include "tap/event_to_json.h"
 #include "tests/fuzz/fuzz_common.h"
+#include "tests/fuzz/tiny_limits.h"
 
 namespace {
 
@@ -112,14 +113,6 @@ class MemoryFilesystem final : public CacheFilesystem {
   };
 };
 
-salttap::tap::DecodeLimits tiny_limits() {
-  salttap::tap::DecodeLimits l;
-  l.max_frame_bytes = 256;
-  l.max_container_items = 8;
-  l.max_depth = 4;
-  return l;
-}
-
 void decode_alone(std::string_view bytes, const salttap::tap::DecodeLimits& limits) {
   msgpack::zone zone;
   msgpack::object value;
@@ -182,8 +175,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string file = kFiles[data[0] % 4];
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   decode_alone(bytes, {});
-  decode_alone(bytes, tiny_limits());
+  decode_alone(bytes, salttap::fuzz::kTinyLimits);
   read_job(file, bytes, {});
-  read_job(file, bytes, tiny_limits());
+  read_job(file, bytes, salttap::fuzz::kTinyLimits);
   return 0;
 }

@@ -25,18 +25,11 @@
 #include "tap/internal/stream_transcoder.h"
 #include "tap/msgpack_tree.h"
 #include "tests/fuzz/fuzz_common.h"
+#include "tests/fuzz/tiny_limits.h"
 
 namespace {
 
 using namespace salttap::tap;
-
-DecodeLimits tiny_limits() {
-  DecodeLimits l;
-  l.max_frame_bytes = 256;
-  l.max_container_items = 8;
-  l.max_depth = 4;
-  return l;
-}
 
 void report(std::string_view what, std::string_view want, std::string_view got) {
   std::fprintf(stderr, "%.*s differs:\n  renderer:   %.*s\n  transcoder: %.*s\n", static_cast<int>(what.size()),
@@ -117,7 +110,7 @@ void same_stream(std::string_view input, const DecodeLimits& limits) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  for (const DecodeLimits& limits : {DecodeLimits{}, tiny_limits()}) {
+  for (const DecodeLimits& limits : {DecodeLimits{}, salttap::fuzz::kTinyLimits}) {
     same_event(input, limits, false);
     same_event(input, limits, true);
     same_value(input, 0, limits);

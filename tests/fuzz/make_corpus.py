@@ -216,6 +216,12 @@ def write(dirpath, name, data, written):
     written.append(path)
 
 
+def write_all(dirpath, seeds, written, prefix=""):
+    """Every {name: bytes} seed, as <prefix><name>."""
+    for name, data in seeds.items():
+        write(dirpath, prefix + name, data, written)
+
+
 def frame_decoder_corpus(captures, out, written):
     d = out / "frame_decoder"
     # [mode][seed]: split 0-3 in bits 0-1, limits profile in bits 2-3, reconnect bit 4.
@@ -258,8 +264,7 @@ def frame_decoder_corpus(captures, out, written):
         "edge-reconnect-mid-frame": b"\x10\x80" + plain + plain,
         "edge-bad-frame-ok-framing": b"\x00\x00" + len32(b"\x81\xa4head\x80") + len32(b"\x81\xa4body\x01") + framed,
     }
-    for name, data in edge.items():
-        write(d, name, data, written)
+    write_all(d, edge, written)
 
 
 def event_decoder_corpus(captures, out, written):
@@ -317,8 +322,7 @@ def event_decoder_corpus(captures, out, written):
         "hand-json-escapes": b'{"tag":"t\\u0000\\ud83d\\ude80","data":["\\u00e9",18446744073709551615,-9223372036854775808,1e400]}',
         "hand-json-float": b'{"tag":"t","data":[0.1,2.2250738585072011e-308,5e-324,1.7976931348623157e308,0.30000000000000004]}',
     }
-    for name, data in bodies.items():
-        write(d, name, data, written)
+    write_all(d, bodies, written)
 
 
 def json_transcoder_corpus(out, written):
@@ -439,8 +443,7 @@ def spool_recovery_corpus(out, written):
         "crc-fixed-valid": spool_input(0xC3, spool_ledger(1, 5), run(1, 2), run(3, 4), 1),
         "crc-fixed-append-small-segments": spool_input(0xD9, spool_ledger(0, 4), run(1, 2, 3)),
     }
-    for name, data in seeds.items():
-        write(d, name, data, written)
+    write_all(d, seeds, written)
 
 
 # --- tap_journal -------------------------------------------------------------
@@ -484,8 +487,7 @@ def tap_journal_corpus(captures, out, written):
         # bit 1: the target recomputes the CRCs, so mutations get past them
         "crc-fixed-frames": journal_input(0x03, b"".join(recs[:2]), b"".join(recs[2:4])),
     }
-    for name, data in seeds.items():
-        write(d, name, data, written)
+    write_all(d, seeds, written)
 
 
 # --- bulk_result -------------------------------------------------------------
@@ -580,8 +582,7 @@ def bulk_result_corpus(out, written):
         "status-302-redirect": bulk_input(302, 1, ""),
         "status-max": bulk_input(65535, 1, "{}"),
     }
-    for name, data in seeds.items():
-        write(d, name, data, written)
+    write_all(d, seeds, written)
 
 
 # --- event_from_json ---------------------------------------------------------
@@ -644,8 +645,7 @@ def event_from_json_corpus(captures, out, written):
         "two-objects": line(b"{}") + line(b"{}"),
         "truncated": line(b'{"return":[1,2,')[:-1],
     }
-    for name, data in edge.items():
-        write(d, f"edge-{name}", data, written)
+    write_all(d, edge, written, prefix="edge-")
 
 
 # --- server_info -------------------------------------------------------------
@@ -662,7 +662,7 @@ UNIT_TEST_PRODUCT = {"kEs717": "Elasticsearch", "kEs8": "Elasticsearch", "kEs9":
 
 def server_info_corpus(out, written):
     d = out / "server_info"
-    unit_test = (HERE.parent / "unit" / "server_info_test.cpp").read_text()
+    unit_test = (HERE.parent / "unit" / "indexer" / "server_info_test.cpp").read_text()
     banners = re.findall(r'constexpr const char\* (k\w+) = R"\((.*?)\)";', unit_test, re.S)
     if not banners:
         sys.exit("no banners found in tests/unit/indexer/server_info_test.cpp")
@@ -716,8 +716,7 @@ def server_info_corpus(out, written):
                                              + b'"}'),
         "deep-nesting": banner_input(200, "", '{"version":' + "[" * 200000 + "]" * 200000 + "}"),
     }
-    for name, data in edge.items():
-        write(d, f"edge-{name}", data, written)
+    write_all(d, edge, written, prefix="edge-")
 
 
 # --- job_cache_file ------------------------------------------------------------
@@ -862,8 +861,7 @@ def search_response_corpus(out, written):
         "not-json": search_input(200, 1, "ok"),
         "array": search_input(200, 2, "[]"),
     }
-    for name, data in seeds.items():
-        write(d, name, data, written)
+    write_all(d, seeds, written)
 
 
 def main():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,3 +50,13 @@ def salttap() -> Path:
 def gtest(name: str) -> Path:
     """The GoogleTest binary `name` of the build (e.g. indexer-engine-test)."""
     return _executable(build_dir() / "tests" / name, name)
+
+
+def require(find: Callable[[], Path]) -> Path:
+    """find()'s binary, for a pytest fixture: a missing one fails the test, saying how to build it
+    (a skipped suite would pass without testing anything)."""
+    import pytest  # only the suites import pytest; the scripts that find binaries do not
+    try:
+        return find()
+    except MissingBinary as e:
+        pytest.fail(str(e), pytrace=False)

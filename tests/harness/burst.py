@@ -33,7 +33,7 @@ import pytest
 import saltlab
 from http_calls import hits, wait_until
 from salt_suite import INSTALL_ERRORS, NEWEST
-from salttap_process import SalttapRun
+from salttap_process import SalttapRun, indexer_yaml
 
 NOISE = {"saltutil.find_job", "saltutil.running"}
 
@@ -44,6 +44,25 @@ NOISE = {"saltutil.find_job", "saltutil.running"}
 BURST_MASTER = {"worker_threads": 4}
 BURST_MINION = {"return_retry_timer": 10, "return_retry_timer_max": 20, "return_retry_tries": 5,
                 "multiprocessing": False}
+
+# The jobs bursts are made of (one plan entry each): the outcomes the cache and
+# the engine must agree on.
+def failing_state() -> dict:
+    """A state run that fails on minion-a."""
+    return {"tgt": ["minion-a"], "tgt_type": "list", "fun": "state.apply", "arg": ["fail"]}
+
+
+def ping_with_ghost() -> dict:
+    """A ping of minion-a and of the ghost, which never answers: the job settles missing."""
+    return {"tgt": ["minion-a", "ghost"], "tgt_type": "list", "fun": "test.ping"}
+
+
+def ping(k: int) -> dict:
+    """The k-th ping: on both minions for odd k, else on minion-a or minion-b by turns."""
+    if k % 2:
+        return {"tgt": "minion-*", "fun": "test.ping"}
+    return {"tgt": f"minion-{'ab'[k % 4 // 2]}", "fun": "test.ping"}
+
 
 # Runs in the Salt venv: argv[1] master config, argv[2] the plan (JSON list of
 # {tgt, fun, arg, tgt_type, jid?}), argv[3] seconds between two publishes.
@@ -300,8 +319,4 @@ def salttap_run(lab: saltlab.SaltLab, salttap_bin: Path, url: str, state_dir: Pa
             + f"correlator: {correlator}\n"
             "checkpoint: {interval_seconds: 1}\n"
             "reconcile: {state_interval_seconds: 1}\n"
-            "indexer:\n"
-            f"  hosts: [\"{url}\"]\n"
-            f"  spool: {{dir: {state_dir / 'spool'}}}\n"
-            "  bulk: {max_docs: 500, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
-            "backoff_max_ms: 2000}\n"))
+            + indexer_yaml(url, state_dir / "spool", max_docs=500)))

@@ -600,6 +600,17 @@ class SaltLab:
     def __exit__(self, *exc) -> None:
         self.stop()
 
+    def restore(self) -> None:
+        """Start again whatever an earlier test stopped (the master, minions) and wait until it is up."""
+        if not self.master.running():
+            self.master.start()
+            self.wait_master_up()
+        stopped = [m for m in self.minion_ids if not self.minions[m].running()]
+        for m in stopped:
+            self.start_minion(m, wait=False)
+        if stopped:
+            self.wait_minions()
+
     def wait_master_up(self, timeout: float = 120) -> None:
         """Until the event bus socket exists and the ret port accepts connections."""
         deadline = time.monotonic() + timeout
@@ -903,19 +914,28 @@ class EventWatcher:
             return None
         return self._wait(check, timeout, f"stderr matching /{pattern}/")
 
-    def sync(self, lab: SaltLab, timeout: float = 60) -> None:
-        """Return once the watcher demonstrably receives events: fire a unique
-        event with Salt's own client until it shows up."""
+    def until_seen(self, send: Callable[[], str], see: Callable[[str], object], timeout: float) -> None:
+        """Sends a probe (send() returns what to look for) and looks for it (see() raises
+        AssertionError when it does not show); again while the watcher runs and `timeout` lasts."""
         deadline = time.monotonic() + timeout
         while True:
-            tag = f"saltlab/sync/{uuid.uuid4().hex}"
-            lab.fire_event(tag, {"sync": True})
+            probe = send()
             try:
-                self.wait_tag(tag, timeout=3)
+                see(probe)
                 return
             except AssertionError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     raise
+
+    def sync(self, lab: SaltLab, timeout: float = 60) -> None:
+        """Return once the watcher demonstrably receives events: fire a unique
+        event with Salt's own client until it shows up."""
+        def fire() -> str:
+            tag = f"saltlab/sync/{uuid.uuid4().hex}"
+            lab.fire_event(tag, {"sync": True})
+            return tag
+
+        self.until_seen(fire, lambda tag: self.wait_tag(tag, timeout=3), timeout)
 
     def tags(self) -> list[str]:
         with self._cond:

@@ -23,6 +23,19 @@ START_TIMEOUT = 60  # until /healthz: a hang guard on a busy 2-core machine, not
 STOP_TIMEOUT = 60   # until the process exits after SIGTERM: the same
 
 
+def indexer_yaml(url: str, spool: Path, *, states_index: bool = False, index_prefix: str | None = None,
+                 max_docs: int = 200) -> str:
+    """The indexer: block of a test's config: the engine at url, the spool, quick batches and retries
+    (the tests wait on documents, not on batching or backoff)."""
+    return ("indexer:\n"
+            f"  hosts: [\"{url}\"]\n"
+            + (f"  index_prefix: {index_prefix}\n" if index_prefix else "")
+            + ("  states_index: true\n" if states_index else "")
+            + f"  spool: {{dir: {spool}}}\n"
+            f"  bulk: {{max_docs: {max_docs}, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
+            "backoff_max_ms: 2000}\n")
+
+
 def metric(text: str, sample: str) -> float | None:
     """The value of one sample (`name` or `name{labels}`) of a /metrics text; None when absent."""
     m = re.search(rf"^{re.escape(sample)} (\S+)$", text, re.M)

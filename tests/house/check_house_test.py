@@ -42,67 +42,62 @@ class House:
         return r.returncode, r.stdout
 
 
+# Each rule, broken once: what is written into a clean house, and what the
+# report must say of it.
+VIOLATIONS = {
+    "an upstream folder including a downstream one": (
+        {"tap/tap.cpp": '#include "tap/tap.h"\n#include "indexer/indexer.h"\n'},
+        "tap/tap.cpp: includes indexer/indexer.h: tap/ may include only"),
+    "an unknown folder": (
+        {"newroom/thing.h": "#pragma once\n"},
+        "newroom/ is not a known folder"),
+    "an internal header used from outside": (
+        {"tap/internal/secret.h": "#pragma once\n",
+         "tap/tap.cpp": '#include "tap/tap.h"\n#include "tap/internal/secret.h"\n',
+         "indexer/indexer.cpp": '#include "indexer/indexer.h"\n#include "tap/internal/secret.h"\n'},
+        "indexer/indexer.cpp: includes tap/internal/secret.h, internal to tap/"),
+    "a public header including an internal one": (
+        {"tap/internal/secret.h": "#pragma once\n",
+         "tap/tap.h": '#pragma once\n#include "tap/internal/secret.h"\n'},
+        "tap/tap.h: a public header includes tap/internal/secret.h"),
+    "a public header no other folder uses": (
+        {"tap/lonely.h": "#pragma once\n"},
+        "tap/lonely.h: no other folder includes it; move it to tap/internal/"),
+    "a third-party library outside its owner": (
+        {"web/web.cpp": '#include "web/web.h"\n#include <CLI/CLI.hpp>\n'},
+        "web/web.cpp: includes CLI/CLI.hpp, which only cli/ may use"),
+    "a source without its header": (
+        {"tap/orphan.cpp": '#include "tap/tap.h"\n'},
+        "tap/orphan.cpp: has no header tap/orphan.h"),
+    "a path outside the repository": (
+        {"docs/notes.md": "see " + "/ho" + "me/someone/salttap\n"},  # split: this file is checked too
+        "docs/notes.md:1: a path outside the repository"),
+    "a folder holding too much of the product": (
+        {"indexer/big.cpp": '#include "indexer/indexer.h"\n' + "int g();\n" * 2000,
+         "indexer/big.h": "#pragma once\n",
+         "alerting/alerting.cpp": '#include "alerting/alerting.h"\n#include "indexer/big.h"\n'},
+        "indexer/: "),
+    "a tidy filter that misses a folder": (
+        {".clang-tidy": "HeaderFilterRegex: '(^|/)(common|tap)/(internal/)?[^/]+\\.h$'\n"},
+        ".clang-tidy: HeaderFilterRegex names"),
+}
+
+
 class CheckHouse(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.house = House(pathlib.Path(self.tmp.name))
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def assert_reported(self, fragment: str):
-        code, out = self.house.check()
-        self.assertEqual(code, 1, out)
-        self.assertIn(fragment, out)
-
     def test_a_clean_house_passes(self):
-        code, out = self.house.check()
-        self.assertEqual(code, 0, out)
+        with tempfile.TemporaryDirectory() as tmp:
+            code, out = House(pathlib.Path(tmp)).check()
+            self.assertEqual(code, 0, out)
 
-    def test_an_upstream_folder_including_a_downstream_one(self):
-        self.house.write("tap/tap.cpp", '#include "tap/tap.h"\n#include "indexer/indexer.h"\n')
-        self.assert_reported("tap/tap.cpp: includes indexer/indexer.h: tap/ may include only")
-
-    def test_an_unknown_folder(self):
-        self.house.write("newroom/thing.h", "#pragma once\n")
-        self.assert_reported("newroom/ is not a known folder")
-
-    def test_an_internal_header_used_from_outside(self):
-        self.house.write("tap/internal/secret.h", "#pragma once\n")
-        self.house.write("tap/tap.cpp", '#include "tap/tap.h"\n#include "tap/internal/secret.h"\n')
-        self.house.write("indexer/indexer.cpp", '#include "indexer/indexer.h"\n#include "tap/internal/secret.h"\n')
-        self.assert_reported("indexer/indexer.cpp: includes tap/internal/secret.h, internal to tap/")
-
-    def test_a_public_header_including_an_internal_one(self):
-        self.house.write("tap/internal/secret.h", "#pragma once\n")
-        self.house.write("tap/tap.h", '#pragma once\n#include "tap/internal/secret.h"\n')
-        self.assert_reported("tap/tap.h: a public header includes tap/internal/secret.h")
-
-    def test_a_public_header_no_other_folder_uses(self):
-        self.house.write("tap/lonely.h", "#pragma once\n")
-        self.assert_reported("tap/lonely.h: no other folder includes it; move it to tap/internal/")
-
-    def test_a_third_party_library_outside_its_owner(self):
-        self.house.write("web/web.cpp", '#include "web/web.h"\n#include <CLI/CLI.hpp>\n')
-        self.assert_reported("web/web.cpp: includes CLI/CLI.hpp, which only cli/ may use")
-
-    def test_a_source_without_its_header(self):
-        self.house.write("tap/orphan.cpp", '#include "tap/tap.h"\n')
-        self.assert_reported("tap/orphan.cpp: has no header tap/orphan.h")
-
-    def test_a_path_outside_the_repository(self):
-        self.house.write("docs/notes.md", "see " + "/ho" + "me/someone/salttap\n")  # split: this file is checked too
-        self.assert_reported("docs/notes.md:1: a path outside the repository")
-
-    def test_a_folder_holding_too_much_of_the_product(self):
-        self.house.write("indexer/big.cpp", '#include "indexer/indexer.h"\n' + "int g();\n" * 2000)
-        self.house.write("indexer/big.h", "#pragma once\n")
-        self.house.write("alerting/alerting.cpp", '#include "alerting/alerting.h"\n#include "indexer/big.h"\n')
-        self.assert_reported("indexer/: ")
-
-    def test_a_tidy_filter_that_misses_a_folder(self):
-        self.house.write(".clang-tidy", "HeaderFilterRegex: '(^|/)(common|tap)/(internal/)?[^/]+\\.h$'\n")
-        self.assert_reported(".clang-tidy: HeaderFilterRegex names")
+    def test_each_broken_rule_is_reported(self):
+        for name, (files, fragment) in VIOLATIONS.items():
+            with self.subTest(name), tempfile.TemporaryDirectory() as tmp:
+                house = House(pathlib.Path(tmp))
+                for rel, text in files.items():
+                    house.write(rel, text)
+                code, out = house.check()
+                self.assertEqual(code, 1, out)
+                self.assertIn(fragment, out)
 
 
 if __name__ == "__main__":

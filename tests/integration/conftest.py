@@ -96,25 +96,14 @@ def salt_lab(request):
 @pytest.fixture
 def lab(salt_lab, request):
     """The version's lab, made healthy again if an earlier test left it degraded."""
-    lab = salt_lab
-    request.node._saltlab = lab
-    if not lab.master.running():
-        lab.master.start()
-        lab.wait_master_up()
-    stopped = [m for m in lab.minion_ids if not lab.minions[m].running()]
-    for m in stopped:
-        lab.start_minion(m, wait=False)
-    if stopped:
-        lab.wait_minions()
-    return lab
+    request.node._saltlab = salt_lab
+    salt_lab.restore()
+    return salt_lab
 
 
 @pytest.fixture(scope="session")
 def salttap_bin() -> Path:
-    try:
-        return binaries.salttap()
-    except binaries.MissingBinary as e:
-        pytest.fail(str(e), pytrace=False)
+    return binaries.require(binaries.salttap)
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from http_calls import hits
 from indexed import snapshot
 from salt_suite import SERIES
 from saltlab import jid_micros
-from salttap_process import SalttapRun
+from salttap_process import SalttapRun, indexer_yaml
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 MISSING_AFTER = 6       # correlator.missing_after_seconds: every job's deadline
@@ -69,12 +69,7 @@ def test_backfill_indexes_what_ran_while_salttap_was_down(lab, salttap_bin, open
     config = tmp_path / "salttap.yaml"
     config.write_text(
         f"correlator: {{missing_after_seconds: {MISSING_AFTER}}}\n"
-        "indexer:\n"
-        f"  hosts: [\"{url}\"]\n"
-        "  states_index: true\n"
-        f"  spool: {{dir: {tmp_path / 'spool'}}}\n"
-        "  bulk: {max_docs: 200, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
-        "backoff_max_ms: 2000}\n")
+        + indexer_yaml(url, tmp_path / "spool", states_index=True))
     restart_b = False
     try:
         # ---- 1. one job while salttap runs: its documents are the live ones

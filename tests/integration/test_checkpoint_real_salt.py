@@ -29,7 +29,7 @@ import saltlab
 from held_job import HeldJob
 from http_calls import search, wait_until
 from salt_suite import NEWEST, SERIES
-from salttap_process import SalttapRun, wait_following
+from salttap_process import SalttapRun, indexer_yaml, wait_following
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 # Far beyond the held job's life: the test ends it, its deadline never does.
@@ -49,11 +49,7 @@ def salttap_run(lab, salttap_bin: Path, url: str, tmp_path: Path, name: str) -> 
         # jobs, which a reconcile would hand to the correlator (and so to the
         # checkpoint) too. test_reconcile_real_salt.py has both at work.
         "reconcile: {enabled: false}\n"
-        "indexer:\n"
-        f"  hosts: [\"{url}\"]\n"
-        f"  spool: {{dir: {tmp_path / 'state' / 'spool'}}}\n"
-        "  bulk: {max_docs: 200, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
-        "backoff_max_ms: 2000}\n"))
+        + indexer_yaml(url, tmp_path / "state" / "spool")))
 
 
 def checkpoint_of(tmp_path: Path) -> Path:

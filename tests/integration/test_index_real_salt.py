@@ -20,7 +20,7 @@ import saltlab
 from engine import Engine
 from http_calls import call, search, wait_until
 from salt_suite import NEWEST, WATCHER_MODE
-from salttap_process import SalttapRun, metric, wait_following
+from salttap_process import SalttapRun, indexer_yaml, metric, wait_following
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 MISSING_AFTER = 8          # correlator.missing_after_seconds
@@ -57,12 +57,7 @@ def test_jobs_indexed_end_to_end(lab, salttap_bin, opensearch, tmp_path, request
     run = SalttapRun.beside(
         lab, salttap_bin, tmp_path / "salttap.yaml", "salttap-run", drain_seconds=DRAIN_SECONDS, config_text=(
             f"correlator: {{missing_after_seconds: {MISSING_AFTER}}}\n"
-            "indexer:\n"
-            f"  hosts: [\"{url}\"]\n"
-            "  states_index: true\n"
-            f"  spool: {{dir: {tmp_path / 'spool'}}}\n"
-            "  bulk: {max_docs: 200, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
-            "backoff_max_ms: 2000}\n"))
+            + indexer_yaml(url, tmp_path / "spool", states_index=True)))
     request.node._watchers = run.taps  # conftest attaches their diagnostics to a failure report
     restart_b = False
     try:

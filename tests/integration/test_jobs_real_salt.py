@@ -67,15 +67,7 @@ class JobWatcher(saltlab.EventWatcher):
              job: tuple[str, ...] = SYNC_JOB) -> None:
         """Return once the tap demonstrably follows jobs: a real `salt <job>` (one
         its filters select) until its job line shows up."""
-        deadline = time.monotonic() + timeout
-        while True:
-            jid = lab.salt_jid(list(job), t=10)
-            try:
-                self.wait_line(jid, timeout=10)
-                return
-            except AssertionError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise
+        self.until_seen(lambda: lab.salt_jid(list(job), t=10), lambda jid: self.wait_line(jid, timeout=10), timeout)
 
     def diagnostics(self, n: int = 20) -> str:
         with self._cond:
@@ -513,11 +505,13 @@ def hook():
 
 
 def test_alert_webhook_retried(lab, start_jobs, hook):
+    # With the master's config and no master_id in salttap's: the alert carries the
+    # master config's id, as `run`'s do.
     tap = start_jobs(config=(
         "alerts:\n"
         f"  webhook: {{url: \"{hook.url}\", backoff_initial_ms: 200, max_attempts: 5}}\n"
         "  min_risk: critical\n"
-    ))
+    ), filters=("--master-config", str(lab.master_conf_dir / "master")))
     jid = lab.salt_jid(["*", "state.apply", "fail"])
     line = tap.wait_line(jid)
     assert line["status"] == "failed", line
@@ -535,6 +529,7 @@ def test_alert_webhook_retried(lab, start_jobs, hook):
     assert a["alert"] == "failed" and "failed" in a["kinds"], a
     assert a["kind"] == "job" and a["fun"] == "state.apply" and a["args"] == ["fail"], a
     assert a["status"] == "failed" and a["tgt"] == "*", a
+    assert a["master"] == lab.master_opts["id"], a
     assert a["counts"]["expected"] == 2 and a["counts"]["failed"] == 2, a
     assert sorted(a["failed"]) == MINIONS and a["missing"] == [], a
     assert_failed_state_run(a)

@@ -143,13 +143,8 @@ def tap(rlab, salttap_bin, opensearch, tmp_path_factory):
 @pytest.fixture
 def bus(rlab, request):
     """Salt's own view of the bus (`salt-run state.event`), synced."""
-    if not rlab.master.running():
-        rlab.master.start()
-        rlab.wait_master_up()
-    down = [m for m in rlab.minion_ids if not rlab.minions[m].running()]
-    for m in down:
-        rlab.start_minion(m, wait=False)
-    rlab.wait_minions()
+    rlab.restore()
+    rlab.wait_minions()  # every minion answers, restarted or not
     w = rlab.salt_event_watcher(name=f"bus-{request.node.name}")
     request.node._watchers = [w]
     request.node._saltlab = rlab

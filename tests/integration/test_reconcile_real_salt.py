@@ -36,7 +36,7 @@ from http_calls import hits
 from indexed import snapshot
 from salt_suite import SERIES
 from saltlab import jid_micros
-from salttap_process import SalttapRun
+from salttap_process import SalttapRun, indexer_yaml
 
 MINIONS = sorted(saltlab.DEFAULT_MINIONS)
 MISSING_AFTER = 6       # the deadline of every job but the held one (correlator.deadlines)
@@ -78,11 +78,7 @@ def test_run_indexes_what_the_job_cache_holds_and_the_index_lacks(lab, salttap_b
         f"late_grace_seconds: {LATE_GRACE}}}\n"
         "reconcile: {state_interval_seconds: 1, overlap_seconds: 1}\n"
         "checkpoint: {interval_seconds: 1}\n"
-        "indexer:\n"
-        f"  hosts: [\"{url}\"]\n"
-        f"  spool: {{dir: {tmp_path / 'spool'}}}\n"
-        "  bulk: {max_docs: 200, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
-        "backoff_max_ms: 2000}\n")
+        + indexer_yaml(url, tmp_path / "spool"))
     run = SalttapRun.beside(lab, salttap_bin, config, "salttap-run", drain_seconds=5)
     request.node._watchers = run.taps
     held = HeldJob(tmp_path)

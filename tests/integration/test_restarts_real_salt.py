@@ -28,7 +28,8 @@ import re
 
 import pytest
 
-from burst import Agreement, Burst, burst_lab, cache_truth, salttap_run, verdict
+from burst import (Agreement, Burst, burst_lab, cache_truth, failing_state, ping, ping_with_ghost, salttap_run,
+                   verdict)
 from held_job import HeldJob
 from http_calls import search, wait_until
 
@@ -53,13 +54,11 @@ def plan(n: int, held: dict[int, HeldJob] | None = None) -> list[dict]:
         elif k == 0:
             jobs.append({"tgt": "minion-*", "fun": "test.sleep", "arg": [SLEEP]})
         elif k == 5:
-            jobs.append({"tgt": ["minion-a"], "tgt_type": "list", "fun": "state.apply", "arg": ["fail"]})
+            jobs.append(failing_state())
         elif k in (10, 15):
-            jobs.append({"tgt": ["minion-a", "ghost"], "tgt_type": "list", "fun": "test.ping"})
-        elif k % 2:
-            jobs.append({"tgt": "minion-*", "fun": "test.ping"})
+            jobs.append(ping_with_ghost())
         else:
-            jobs.append({"tgt": f"minion-{'ab'[k % 4 // 2]}", "fun": "test.ping"})
+            jobs.append(ping(k))
     return jobs
 
 

@@ -39,7 +39,7 @@ import pytest
 import saltlab
 from http_calls import free_port, search, wait_until
 from salt_suite import SERIES
-from salttap_process import SalttapRun, wait_following
+from salttap_process import SalttapRun, indexer_yaml, wait_following
 
 RETURNER_DIR = saltlab.REPO_ROOT / "deploy" / "salt" / "returners"
 QUERIES = Path(__file__).resolve().parent / "returner_queries.py"
@@ -96,12 +96,7 @@ def test_jobs_runner_answers_from_the_indices(lab, salttap_bin, opensearch, tmp_
     config = tmp_path / "salttap.yaml"
     config.write_text(
         f"correlator: {{missing_after_seconds: {MISSING_AFTER}}}\n"
-        "indexer:\n"
-        f"  hosts: [\"{url}\"]\n"
-        f"  index_prefix: {prefix}\n"
-        f"  spool: {{dir: {tmp_path / 'spool'}}}\n"
-        "  bulk: {max_docs: 200, max_wait_ms: 200, in_flight: 2, backoff_initial_ms: 200, "
-        "backoff_max_ms: 2000}\n")
+        + indexer_yaml(url, tmp_path / "spool", index_prefix=prefix))
     dropin = lab.master_conf_dir / "master.d" / "salttap-returner.conf"
     dropin.parent.mkdir(exist_ok=True)
     dropin.write_text(json.dumps({

@@ -35,7 +35,7 @@ import pytest
 import saltlab
 from burst import engine_view, salttap_run
 from held_job import HeldJob
-from http_calls import wait_until
+from http_calls import hits, wait_until
 from salt_suite import INSTALL_ERRORS, SERIES
 
 MISSING_AFTER = 10
@@ -141,3 +141,36 @@ def test_jobs_through_a_syndic_are_judged_right_on_both_masters(syndic_labs, sal
         held.release()  # no minion keeps the job waiting after a failure
         for r in runs:
             r.stop()
+
+
+def test_backfill_of_a_master_of_masters_judges_as_run_does(syndic_labs, salttap_bin, opensearch, tmp_path,
+                                                            request):
+    """`salttap backfill` of top's job cache judges the list-target job through the syndic
+    as `run` does: it expected minion-s, succeeded, and carries top's id. Backfill takes
+    order_masters from the master config as `run` does; the job cache keeps no `missing`
+    list of the publish, so on these releases the verdict does not hang on it."""
+    top, _ = syndic_labs
+    request.node._saltlab = top
+    listed = top.salt_jid(["-L", "minion-s", "test.ping"], t=30)
+    prefix = "backfill-top"
+    config = tmp_path / "backfill.yaml"
+    config.write_text(
+        f"correlator: {{missing_after_seconds: {MISSING_AFTER}}}\n"
+        "indexer:\n"
+        f"  hosts: [\"{opensearch.url}\"]\n"
+        f"  index_prefix: {prefix}\n"
+        f"  spool: {{dir: {tmp_path / 'spool'}}}\n")
+    # Until top's job cache holds minion-s's return (the CLI may end before the master wrote it).
+    wait_until(lambda: "minion-s" in json.loads(top.salt_run(["--out=json", "jobs.list_job", listed]).stdout
+                                                 or "{}").get("Result", {}),
+               SETTLE_TIMEOUT, f"minion-s's return of {listed} in top's job cache")
+    r = top.run([str(salttap_bin), "backfill", "--config", str(config),
+                 "--master-config", str(top.master_conf_dir / "master"), "--ship-timeout", "120", "--no-progress"],
+                check=False, timeout=SETTLE_TIMEOUT + 60)
+    assert r.returncode == 0, f"rc={r.returncode}\n{r.stdout}\n{r.stderr}"
+    jobs = wait_until(lambda: hits(opensearch.url, f"{prefix}-jobs-*", {"term": {"jid": listed}}) or None,
+                      SETTLE_TIMEOUT, f"{listed} searchable in {prefix}-jobs-*")
+    assert len(jobs) == 1, jobs
+    job = jobs[0]["_source"]
+    assert job["status"] == "succeeded" and job["master"] == "top", job
+    assert job["minions"]["expected"] == ["minion-s"] and job["counts"]["failed"] == 0, job

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from burst import Agreement, Burst, burst_lab, cache_truth, verdict
+from burst import Agreement, Burst, burst_lab, cache_truth, failing_state, ping, ping_with_ghost, verdict
 from http_calls import hits, wait_until
 from salttap_process import SalttapRun, metric
 
@@ -37,13 +37,11 @@ def plan(n: int) -> list[dict]:
     for i in range(n):
         k = i % 10
         if k == 3:
-            jobs.append({"tgt": ["minion-a"], "tgt_type": "list", "fun": "state.apply", "arg": ["fail"]})
+            jobs.append(failing_state())
         elif k == 7:
-            jobs.append({"tgt": ["minion-a", "ghost"], "tgt_type": "list", "fun": "test.ping"})
-        elif k % 2:
-            jobs.append({"tgt": "minion-*", "fun": "test.ping"})
+            jobs.append(ping_with_ghost())
         else:
-            jobs.append({"tgt": f"minion-{'ab'[k % 4 // 2]}", "fun": "test.ping"})
+            jobs.append(ping(k))
     return jobs
 
 

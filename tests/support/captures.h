@@ -1,6 +1,8 @@
 #pragma once
 // The real event-bus captures in tests/captures (never edited).
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -33,5 +35,29 @@ inline std::string read_file(const std::filesystem::path& p) {
 inline std::string capture_name(const std::filesystem::path& raw) {
   return raw.parent_path().filename().string() + "/" + raw.stem().string();
 }
+
+// A capture's or a release folder's name as a gtest test name: letters and
+// digits kept, anything else '_' (salt-3006.25/test_ping: salt_3006_25_test_ping).
+inline std::string gtest_name(std::string n) {
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+// The names of INSTANTIATE_TEST_SUITE_P over capture_raw_files() ...
+struct CaptureTestName {
+  template <typename ParamInfo>
+  std::string operator()(const ParamInfo& info) const {
+    return gtest_name(capture_name(info.param));
+  }
+};
+
+// ... and over release folders ("salt-3006.25").
+struct ReleaseTestName {
+  template <typename ParamInfo>
+  std::string operator()(const ParamInfo& info) const {
+    return gtest_name(info.param);
+  }
+};
 
 }  // namespace salttap::testing

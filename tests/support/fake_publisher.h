@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/temp_dir.h"  // its tests bind their sockets in one
+
 namespace salttap::testing {
 
 class FakePublisher {
@@ -104,24 +106,6 @@ class FakePublisher {
   std::uint16_t port_ = 0;
   int listen_fd_ = -1;
   std::vector<int> clients_;
-};
-
-// A private temp directory, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "salttap-test-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
 };
 
 }  // namespace salttap::testing

@@ -5,8 +5,6 @@
 // releases it). With keep_alive it serves several requests per
 // connection and counts connections.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,6 +17,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "tests/support/loopback_port.h"
 
 namespace salttap::testing {
 
@@ -51,13 +51,12 @@ class HttpReceiver {
       stop_ = true;
     }
     changed_.notify_all();
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
+    ::shutdown(socket_.fd(), SHUT_RDWR);  // wakes accept(); the socket closes after the join
     if (const int c = conn_.load(); c >= 0) ::shutdown(c, SHUT_RDWR);
     thread_.join();
   }
-  std::uint16_t port() const { return port_; }
-  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::uint16_t port() const { return socket_.port(); }
+  std::string base_url() const { return socket_.url(); }
   std::string url() const { return base_url() + "/hook"; }
   std::vector<std::string> bodies() const {
     std::lock_guard lock(mutex_);
@@ -86,15 +85,7 @@ class HttpReceiver {
 
  private:
   void listen() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    ::listen(fd_, 16);
+    ::listen(socket_.fd(), 16);
     thread_ = std::thread([this] { serve(); });
   }
 
@@ -107,7 +98,7 @@ class HttpReceiver {
 
   void serve() {
     while (!stop_) {
-      const int c = ::accept(fd_, nullptr, nullptr);
+      const int c = ::accept(socket_.fd(), nullptr, nullptr);
       if (c < 0) return;
       ++connections_;
       conn_ = c;
@@ -155,8 +146,7 @@ class HttpReceiver {
   std::vector<Reply> replies_;
   bool keep_alive_ = false;
   std::size_t next_ = 0;
-  int fd_ = -1;
-  std::uint16_t port_ = 0;
+  LoopbackPort socket_;
   std::atomic<bool> stop_{false};
   std::atomic<int> conn_{-1};
   std::atomic<int> connections_{0};

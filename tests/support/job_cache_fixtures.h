@@ -25,26 +25,16 @@
 #include "jobcache/cache_filesystem.h"
 #include "jobcache/internal/job_dir.h"
 #include "tap/event_from_json.h"
+#include "tests/support/temp_dir.h"
 
 namespace salttap::testing {
 
 class CacheDir {
  public:
-  CacheDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "salttap-jobcache-test-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
-    root_ = tmpl;
-    std::filesystem::create_directories(jobs());
-  }
-  ~CacheDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
-  CacheDir(const CacheDir&) = delete;
-  CacheDir& operator=(const CacheDir&) = delete;
+  CacheDir() { std::filesystem::create_directories(jobs()); }
 
-  const std::filesystem::path& cachedir() const { return root_; }
-  std::filesystem::path jobs() const { return root_ / "jobs"; }
+  const std::filesystem::path& cachedir() const { return root_.path(); }
+  std::filesystem::path jobs() const { return root_.path() / "jobs"; }
 
   // The job's directory (created), as Salt names it under sha256.
   std::filesystem::path job(const std::string& jid) const {
@@ -98,7 +88,7 @@ class CacheDir {
   }
 
  private:
-  std::filesystem::path root_;
+  TempDir root_{"salttap-jobcache-test"};
 };
 
 enum class CacheOp { open_dir, list, stat, read };

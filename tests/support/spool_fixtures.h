@@ -3,7 +3,6 @@
 // reading back what a spool hands out or holds on disk.
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <array>
@@ -19,28 +18,18 @@
 #include "indexer/internal/spool_format.h"
 #include "indexer/internal/spool_metrics.h"
 #include "indexer/spool.h"
+#include "tests/support/temp_dir.h"
 
 namespace salttap::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "salttap-spool-test-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+// A spool in `dir` that never fsyncs: the tests read its files back, they do
+// not test the disk.
+inline indexer::SpoolConfig spool_config(const std::filesystem::path& dir) {
+  indexer::SpoolConfig c;
+  c.dir = dir;
+  c.fsync = indexer::FsyncPolicy::never;
+  return c;
+}
 
 inline indexer::BulkDoc spool_doc(indexer::DocClass cls, const std::string& text) {
   return indexer::BulkDoc{

@@ -285,12 +285,7 @@ TEST_P(BackfillCaptures, GivesTheLiveDocumentsButWhatTheCacheCannotKnow) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothReleases, BackfillCaptures, ::testing::Values("salt-3006.25", "salt-3006.26"),
-                         [](const auto& param_info) {
-                           std::string n = param_info.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+                         salttap::testing::ReleaseTestName());
 
 }  // namespace
 }  // namespace salttap

@@ -14,8 +14,8 @@
 namespace salttap {
 namespace {
 
-using salttap::testing::capture_name;
 using salttap::testing::capture_raw_files;
+using salttap::testing::CaptureTestName;
 using salttap::testing::read_file;
 
 const std::filesystem::path kSource(SALTTAP_SOURCE_DIR);
@@ -46,13 +46,7 @@ TEST_P(GoldenDocuments, MatchTheCheckedNdjson) {
   EXPECT_EQ(docs, read_file(golden));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenDocuments, ::testing::ValuesIn(capture_raw_files()),
-                         [](const auto& param_info) {
-                           std::string n = capture_name(param_info.param);
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenDocuments, ::testing::ValuesIn(capture_raw_files()), CaptureTestName());
 
 }  // namespace
 }  // namespace salttap

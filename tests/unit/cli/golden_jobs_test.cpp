@@ -17,8 +17,8 @@
 namespace salttap {
 namespace {
 
-using salttap::testing::capture_name;
 using salttap::testing::capture_raw_files;
+using salttap::testing::CaptureTestName;
 using salttap::testing::read_file;
 
 std::string replay_jobs(const std::filesystem::path& raw, std::optional<double> missing_after = std::nullopt) {
@@ -42,12 +42,7 @@ TEST_P(GoldenJobs, MatchesTheCheckedSummaries) {
   EXPECT_EQ(replay_jobs(GetParam()), read_file(golden));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenJobs, ::testing::ValuesIn(capture_raw_files()), [](const auto& param_info) {
-  std::string n = capture_name(param_info.param);
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(AllCaptures, GoldenJobs, ::testing::ValuesIn(capture_raw_files()), CaptureTestName());
 
 // The key verdicts (a missing minion, failed states named, test=True as
 // would-change...), spelled out so a regenerated golden file cannot quietly

@@ -16,6 +16,7 @@
 #include "history/search_response.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/search_json.h"
+#include "tests/support/temp_output.h"
 
 namespace salttap {
 namespace {
@@ -26,6 +27,7 @@ using testing::expect_row;
 using testing::json_at;
 using testing::parse_body;
 using testing::search_hits;
+using testing::TempOutput;
 
 constexpr Micros kNow = 1'764'445'535'000'000;  // 2025-11-29T19:45:35Z
 
@@ -36,15 +38,9 @@ struct Captured {
 
 template <typename Run>
 Captured capture(Run run) {
-  std::FILE* f = std::tmpfile();
-  const int code = run(f);
-  std::fflush(f);
-  std::rewind(f);
-  std::string out;
-  char buf[4096];
-  while (const std::size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
-  std::fclose(f);
-  return {code, out};
+  TempOutput out;
+  const int code = run(out.file());
+  return {code, out.text()};
 }
 
 const std::string kJobFailed =

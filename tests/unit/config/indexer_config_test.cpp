@@ -224,5 +224,21 @@ TEST_F(ConfigFile, MistakesAreNamed) {
   EXPECT_NE(error_of("elasticsearch: {number_of_shards: many}\n").find("wrong type"), std::string::npos);
 }
 
+// Every file `run` keeps state in follows from one config, so a moved spool
+// takes the checkpoint, the tap journal and the reconcile record with it.
+TEST_F(ConfigFile, EveryStatePathFollowsTheSpoolUnlessNamed) {
+  const config::Config c = load("indexer: {hosts: ['http://e:9200'], spool: {dir: /srv/st/spool}}\n");
+  EXPECT_EQ(config::checkpoint_path(c), std::filesystem::path("/srv/st/correlator.checkpoint"));
+  EXPECT_EQ(config::tap_journal_dir(c), std::filesystem::path("/srv/st/tap-journal"));
+  EXPECT_EQ(config::reconcile_state_path(c), std::filesystem::path("/srv/st/spool/reconcile.state"));
+  const config::Config named = load(
+      "indexer: {hosts: ['http://e:9200'], spool: {dir: /srv/st/spool}}\n"
+      "checkpoint: {path: /srv/cp}\n"
+      "tap: {journal: {dir: /srv/j}}\n");
+  EXPECT_EQ(config::checkpoint_path(named), std::filesystem::path("/srv/cp"));
+  EXPECT_EQ(config::tap_journal_dir(named), std::filesystem::path("/srv/j"));
+  EXPECT_EQ(config::reconcile_state_path(named), std::filesystem::path("/srv/st/spool/reconcile.state"));
+}
+
 }  // namespace
 }  // namespace salttap

@@ -6,19 +6,20 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "common/log.h"
 #include "common/metrics.h"
 #include "daemon/internal/config_reload.h"
+#include "tests/support/log_capture.h"
 #include "tests/support/spool_fixtures.h"
 
 namespace salttap {
 namespace {
+
+using testing::LogCapture;
 
 constexpr Micros kNow = 1'800'000'000 * kMicrosPerSecond;
 
@@ -87,27 +88,15 @@ class RecordingTarget final : public daemon::ReloadTarget {
   bool refuse = false;
 };
 
-// What the log says during a test.
-class LogCapture {
- public:
-  LogCapture() : file_(std::tmpfile()) { log::set_output(file_); }
-  ~LogCapture() {
-    log::set_output(stderr);
-    std::fclose(file_);
-  }
-  LogCapture(const LogCapture&) = delete;
-  LogCapture& operator=(const LogCapture&) = delete;
-  std::string text() const {
-    std::fflush(file_);
-    std::rewind(file_);
-    std::string out;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, file_)) > 0;) out.append(buf, n);
-    return out;
-  }
-
- private:
-  std::FILE* file_;
+// A reloader of salttap.yaml, which holds kFirst to begin with, on a manual
+// clock, applying to a RecordingTarget.
+struct Reloading {
+  Files files;
+  const std::string path = files.write("salttap.yaml", kFirst);
+  ManualClock clock{kNow};
+  RecordingTarget target;
+  daemon::ConfigReloader reloader{config::load_config(path), path, [this] { return config::load_config(path); }, target,
+                                  clock};
 };
 
 TEST(PlanReload, TakesWhatCanChangeAndNamesWhatNeedsARestart) {
@@ -173,12 +162,8 @@ master_config: /etc/salt/other-master
 }
 
 TEST(ConfigReloader, AppliesAFileThatLoadsAndCountsIt) {
-  Files files;
-  const std::string path = files.write("salttap.yaml", kFirst);
-  ManualClock clock{kNow};
-  RecordingTarget target;
-  daemon::ConfigReloader reloader(
-      config::load_config(path), path, [&] { return config::load_config(path); }, target, clock);
+  Reloading r;
+  auto& [files, path, clock, target, reloader] = r;
   EXPECT_EQ(reloader.stats().last_ok, 0);
 
   files.write("salttap.yaml", kSecond);
@@ -214,12 +199,8 @@ TEST(ConfigReloader, AFileThatDoesNotLoadKeepsTheRunningConfig) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    Files files;
-    const std::string path = files.write("salttap.yaml", kFirst);
-    ManualClock clock{kNow};
-    RecordingTarget target;
-    daemon::ConfigReloader reloader(
-        config::load_config(path), path, [&] { return config::load_config(path); }, target, clock);
+    Reloading r;
+    auto& [files, path, clock, target, reloader] = r;
     files.write("salttap.yaml", c.text);
     LogCapture log;
     EXPECT_FALSE(reloader.reload());
@@ -242,13 +223,9 @@ TEST(ConfigReloader, AFileThatDoesNotLoadKeepsTheRunningConfig) {
 }
 
 TEST(ConfigReloader, ATargetThatRefusesKeepsTheRunningConfig) {
-  Files files;
-  const std::string path = files.write("salttap.yaml", kFirst);
-  ManualClock clock{kNow};
-  RecordingTarget target;
+  Reloading r;
+  auto& [files, path, clock, target, reloader] = r;
   target.refuse = true;
-  daemon::ConfigReloader reloader(
-      config::load_config(path), path, [&] { return config::load_config(path); }, target, clock);
   files.write("salttap.yaml", kSecond);
   LogCapture log;
   EXPECT_FALSE(reloader.reload());

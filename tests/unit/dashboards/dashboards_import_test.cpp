@@ -3,7 +3,6 @@
 // import request against a fake Kibana / Dashboards, and every answer's exit
 // code and message.
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,15 +14,18 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "common/log.h"
 #include "dashboards/dashboards_import.h"
 #include "dashboards/saved_objects.h"
 #include "tests/support/fake_http.h"
+#include "tests/support/log_capture.h"
+#include "tests/support/temp_output.h"
 
 namespace salttap {
 namespace {
 
 using testing::FakeHttp;
+using testing::LogCapture;
+using testing::TempOutput;
 namespace fs = std::filesystem;
 
 const fs::path kSource = SALTTAP_SOURCE_DIR;
@@ -51,29 +53,6 @@ rapidjson::Document parse(const std::string& line) {
 }
 
 std::string title_of(const rapidjson::Document& d) { return d["attributes"]["title"].GetString(); }
-
-// What the log says during a test.
-class LogCapture {
- public:
-  LogCapture() : file_(std::tmpfile()) { log::set_output(file_); }
-  ~LogCapture() {
-    log::set_output(stderr);
-    std::fclose(file_);
-  }
-  LogCapture(const LogCapture&) = delete;
-  LogCapture& operator=(const LogCapture&) = delete;
-  std::string text() const {
-    std::fflush(file_);
-    std::rewind(file_);
-    std::string out;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, file_)) > 0;) out.append(buf, n);
-    return out;
-  }
-
- private:
-  std::FILE* file_;
-};
 
 class Exports : public ::testing::TestWithParam<const char*> {};
 
@@ -198,16 +177,10 @@ struct Outcome {
 
 Outcome run(FakeHttp& fake, const dashboards::DashboardsImport& import = kibana_import()) {
   LogCapture log;
-  std::FILE* out = std::tmpfile();
+  TempOutput out;
   auto client = fake.client();
-  const int code = dashboards::import_dashboards(*client, import, out);
-  std::fflush(out);
-  std::rewind(out);
-  std::string text;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, out)) > 0;) text.append(buf, n);
-  std::fclose(out);
-  return {code, text, log.text()};
+  const int code = dashboards::import_dashboards(*client, import, out.file());
+  return {code, out.text(), log.text()};
 }
 
 TEST(DashboardsImport, PostsTheFileAsMultipartWithTheXsrfHeader) {
@@ -267,32 +240,28 @@ TEST(DashboardsImport, RefusedCredentialsAreAnAuthError) {
 }
 
 TEST(DashboardsImport, OtherHttpErrorsAreRefusals) {
-  FakeHttp bad([](const http::HttpRequest&) {
-    return FakeHttp::reply(400, R"({"statusCode":400,"error":"Bad Request","message":"Invalid file extension .txt"})");
-  });
-  Outcome o = run(bad);
-  EXPECT_EQ(o.code, dashboards::kDashboardsRefused);
-  EXPECT_NE(o.log.find("answered HTTP 400: Invalid file extension .txt"), std::string::npos) << o.log;
-
-  FakeHttp missing([](const http::HttpRequest&) { return FakeHttp::reply(404, "Not Found"); });
-  o = run(missing);
-  EXPECT_EQ(o.code, dashboards::kDashboardsRefused);
-  EXPECT_NE(o.log.find("answered HTTP 404: Not Found; is http://kibana.example:5601 the base URL of Kibana"),
-            std::string::npos)
-      << o.log;
-
-  FakeHttp down([](const http::HttpRequest&) { return FakeHttp::reply(503, ""); });
-  EXPECT_EQ(run(down).code, dashboards::kDashboardsRefused);
-
-  // A 200 that is not the import API's answer (an engine, a login page).
-  FakeHttp engine([](const http::HttpRequest&) { return FakeHttp::reply(200, R"({"name":"node-1"})"); });
-  o = run(engine);
-  EXPECT_EQ(o.code, dashboards::kDashboardsRefused);
-  EXPECT_NE(o.log.find("answered HTTP 200 but not as the saved-objects import API does: {\"name\":\"node-1\"}"),
-            std::string::npos)
-      << o.log;
-  FakeHttp html([](const http::HttpRequest&) { return FakeHttp::reply(200, "<html>\nlogin</html>"); });
-  EXPECT_EQ(run(html).code, dashboards::kDashboardsRefused);
+  struct Case {
+    long status;
+    std::string body;
+    std::string logged;  // in the log ("": whatever it says)
+  };
+  const std::vector<Case> cases = {
+      {400, R"({"statusCode":400,"error":"Bad Request","message":"Invalid file extension .txt"})",
+       "answered HTTP 400: Invalid file extension .txt"},
+      {404, "Not Found", "answered HTTP 404: Not Found; is http://kibana.example:5601 the base URL of Kibana"},
+      {503, "", ""},
+      // A 200 that is not the import API's answer (an engine, a login page).
+      {200, R"({"name":"node-1"})",
+       "answered HTTP 200 but not as the saved-objects import API does: {\"name\":\"node-1\"}"},
+      {200, "<html>\nlogin</html>", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    FakeHttp fake([&c](const http::HttpRequest&) { return FakeHttp::reply(c.status, c.body); });
+    const Outcome o = run(fake);
+    EXPECT_EQ(o.code, dashboards::kDashboardsRefused);
+    EXPECT_NE(o.log.find(c.logged), std::string::npos) << o.log;
+  }
 }
 
 TEST(DashboardsImport, FailedObjectsAreEachNamed) {

@@ -1,7 +1,6 @@
 // The libcurl client against real local HTTP servers, and its gzip.
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include "http/http_client.h"
 #include "tests/support/gunzip.h"
 #include "tests/support/http_receiver.h"
+#include "tests/support/loopback_port.h"
 
 namespace salttap::http {
 namespace {
@@ -25,21 +25,7 @@ using salttap::testing::HttpReceiver;
 using Reply = HttpReceiver::Reply;
 
 // A port nothing listens on (bound, never listened: connection refused).
-struct DeadPort {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  std::uint16_t port = 0;
-  DeadPort() {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-  }
-  ~DeadPort() { ::close(fd); }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
-};
+using DeadPort = salttap::testing::LoopbackPort;
 
 bool has_header(const std::string& head, const std::string& line) {
   return (head + "\r\n").find("\r\n" + line + "\r\n") != std::string::npos;
@@ -149,7 +135,7 @@ TEST(CurlHttpClient, FailsOverOnNoResponseToTheNextHostAndSticksToIt) {
   DeadPort dead;
   HttpReceiver live(std::vector<int>{200, 200}, true);
   http::HttpClientConfig config;
-  config.hosts = {"127.0.0.1:" + std::to_string(dead.port),
+  config.hosts = {"127.0.0.1:" + std::to_string(dead.port()),
                   "127.0.0.1:" + std::to_string(live.port())};  // no scheme: http
   auto client = http::make_curl_client(config);
   ::testing::internal::CaptureStderr();
@@ -203,7 +189,7 @@ TEST(CurlHttpClient, BasicAuthIsSentButCredentialsStayOutOfErrorsAndLogs) {
   EXPECT_TRUE(has_header(head, "Authorization: Basic " + base64_encode("elastic:s3cr3t-Pa55"))) << head;
 
   DeadPort dead;
-  config.hosts = {"http://elastic:url-Secret9@127.0.0.1:" + std::to_string(dead.port), dead.url() + "/"};
+  config.hosts = {"http://elastic:url-Secret9@127.0.0.1:" + std::to_string(dead.port()), dead.url() + "/"};
   ::testing::internal::CaptureStderr();
   const http::HttpResponse r = http::make_curl_client(config)->send(bulk("{}\n{}\n"));
   const std::string log = ::testing::internal::GetCapturedStderr();
@@ -263,20 +249,12 @@ TEST(CurlHttpClient, OversizedResponseIsCutOffAndReported) {
 // Accepts one connection and answers whatever comes with plain HTTP: a TLS
 // client sees no TLS server there.
 struct PlainTextListener {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  std::uint16_t port = 0;
+  salttap::testing::LoopbackPort socket;
   std::thread thread;
   PlainTextListener() {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd, 1);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    ::listen(socket.fd(), 1);
     thread = std::thread([this] {
-      const int c = ::accept(fd, nullptr, nullptr);
+      const int c = ::accept(socket.fd(), nullptr, nullptr);
       if (c < 0) return;
       constexpr std::string_view kAnswer = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
       (void)!::write(c, kAnswer.data(), kAnswer.size());
@@ -288,27 +266,27 @@ struct PlainTextListener {
     });
   }
   ~PlainTextListener() {
-    ::shutdown(fd, SHUT_RDWR);
+    ::shutdown(socket.fd(), SHUT_RDWR);
     thread.join();
-    ::close(fd);
   }
 };
 
 TEST(CurlHttpClient, AFailedTlsHandshakeIsNoResponseMarkedAsTls) {
   PlainTextListener plain;
   http::HttpClientConfig config;
-  config.hosts = {"https://127.0.0.1:" + std::to_string(plain.port)};
+  config.hosts = {"https://127.0.0.1:" + std::to_string(plain.socket.port())};
   config.auth.username = "elastic";
   config.auth.password = "tls-Secret7";
   const http::HttpResponse r = http::make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(r.status, 0);
   EXPECT_TRUE(r.tls_failed);
-  EXPECT_NE(r.error.find("https://127.0.0.1:" + std::to_string(plain.port) + ": TLS failed: "), std::string::npos)
+  EXPECT_NE(r.error.find("https://127.0.0.1:" + std::to_string(plain.socket.port()) + ": TLS failed: "),
+            std::string::npos)
       << r.error;
   EXPECT_EQ(r.error.find("tls-Secret7"), std::string::npos) << r.error;
 
   DeadPort dead;  // refused before any TLS: not a TLS failure
-  config.hosts = {"https://127.0.0.1:" + std::to_string(dead.port)};
+  config.hosts = {"https://127.0.0.1:" + std::to_string(dead.port())};
   const http::HttpResponse refused =
       http::make_curl_client(config)->send({"GET", "/", "", "application/json", false, {}});
   EXPECT_EQ(refused.status, 0);

@@ -7,8 +7,6 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include <stdlib.h>
-
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -24,12 +22,14 @@
 #include "tests/support/fake_steady_time.h"
 #include "tests/support/gunzip.h"
 #include "tests/support/memory_record_source.h"
+#include "tests/support/temp_dir.h"
 
 namespace salttap::indexer {
 namespace {
 
 using namespace std::chrono_literals;
 using salttap::testing::FakeSteadyTime;
+using salttap::testing::TempDir;
 
 // ---- fakes -------------------------------------------------------------------
 
@@ -191,16 +191,6 @@ rapidjson::Document parse(std::string_view line) {
   EXPECT_FALSE(d.HasParseError()) << line;
   return d;
 }
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string name = (std::filesystem::temp_directory_path() / "salttap-shipper-XXXXXX").string();
-    if (::mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp");
-    path = name;
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 // ---- per-item and whole-request outcomes -------------------------------------
 
@@ -374,7 +364,7 @@ TEST(BulkShipper, DeadLetterIndexRefusingWritesTheLocalFileThenAcks) {
   ManualClock clock(kNov29);
   auto config = test_config();
   config.clock = &clock;
-  Harness h(config, tmp.path / "dead");
+  Harness h(config, tmp.path() / "dead");
   h.source.add(doc(7, R"({"n":"not a number"})"));
   h.script->queued.push_back(ok({400}));
   h.script->queued.push_back(http::HttpResponse{
@@ -386,7 +376,7 @@ TEST(BulkShipper, DeadLetterIndexRefusingWritesTheLocalFileThenAcks) {
       0});
   h.start();
   h.run_until_acked(1);
-  std::ifstream in(tmp.path / "dead" / "deadletter-2026.11.29.ndjson");
+  std::ifstream in(tmp.path() / "dead" / "deadletter-2026.11.29.ndjson");
   std::string line, extra;
   ASSERT_TRUE(std::getline(in, line));
   EXPECT_FALSE(std::getline(in, extra)) << "one line per dead letter";
@@ -405,9 +395,9 @@ TEST(BulkShipper, DeadLetterIndexRefusingWritesTheLocalFileThenAcks) {
 
 TEST(BulkShipper, UnwritableDeadLetterFileKeepsTheRecordUnacked) {
   TempDir tmp;
-  std::ofstream(tmp.path / "not-a-dir") << "x";
+  std::ofstream(tmp.path() / "not-a-dir") << "x";
   auto config = test_config();
-  Harness h(config, tmp.path / "not-a-dir" / "dead");
+  Harness h(config, tmp.path() / "not-a-dir" / "dead");
   h.source.add(doc(1));
   h.script->respond = [](const http::HttpRequest& r) { return ok(std::vector<int>(docs_in(r.body).size(), 400)); };
   h.start();
@@ -419,7 +409,7 @@ TEST(BulkShipper, UnwritableDeadLetterFileKeepsTheRecordUnacked) {
 
 TEST(BulkShipper, ADocumentTooLargeEvenAloneIsDeadLetteredThenFiled) {
   TempDir tmp;
-  Harness h(test_config(), tmp.path);
+  Harness h(test_config(), tmp.path());
   h.source.add(doc(1));
   h.script->respond = [](const http::HttpRequest&) { return status(413); };
   h.start();
@@ -519,25 +509,26 @@ std::vector<std::size_t> batch_sizes(const std::vector<http::HttpRequest>& sent)
   return sizes;
 }
 
+// The requests that ship `n` documents under `config`, every one accepted.
+std::vector<http::HttpRequest> shipped(const ShipperConfig& config, int n) {
+  Harness h(config);
+  for (int i = 0; i < n; ++i) h.source.add(doc(i));
+  h.start();
+  h.run_until_acked(n);
+  return h.script->sent();
+}
+
 TEST(BulkShipper, BatchesByCount) {
   auto config = test_config();
   config.batch.max_docs = 3;
-  Harness h(config);
-  for (int i = 0; i < 7; ++i) h.source.add(doc(i));
-  h.start();
-  h.run_until_acked(7);
-  EXPECT_EQ(batch_sizes(h.script->sent()), (std::vector<std::size_t>{3, 3, 1}));
+  EXPECT_EQ(batch_sizes(shipped(config, 7)), (std::vector<std::size_t>{3, 3, 1}));
 }
 
 TEST(BulkShipper, BatchesByBytes) {
   auto config = test_config();
   const std::size_t each = doc(0).size();
   config.batch.max_bytes = each * 2 + each / 2;
-  Harness h(config);
-  for (int i = 0; i < 5; ++i) h.source.add(doc(i));
-  h.start();
-  h.run_until_acked(5);
-  const auto sent = h.script->sent();
+  const auto sent = shipped(config, 5);
   EXPECT_EQ(batch_sizes(sent), (std::vector<std::size_t>{2, 2, 1}));
   for (const auto& r : sent) EXPECT_LE(r.body.size(), config.batch.max_bytes);
 }
@@ -545,11 +536,7 @@ TEST(BulkShipper, BatchesByBytes) {
 TEST(BulkShipper, ARecordLargerThanMaxBytesGoesAlone) {
   auto config = test_config();
   config.batch.max_bytes = 10;
-  Harness h(config);
-  for (int i = 0; i < 3; ++i) h.source.add(doc(i));
-  h.start();
-  h.run_until_acked(3);
-  EXPECT_EQ(batch_sizes(h.script->sent()), (std::vector<std::size_t>{1, 1, 1}));
+  EXPECT_EQ(batch_sizes(shipped(config, 3)), (std::vector<std::size_t>{1, 1, 1}));
 }
 
 TEST(BulkShipper, APartialBatchGoesAtOnceWhenAWorkerIsFree) {

@@ -408,15 +408,16 @@ TEST(IndexSetup, ForbiddenTemplateNamesThePrivilege) {
   EXPECT_NE(report.error.find("manage_index_templates"), std::string::npos) << report.error;
 }
 
+// An engine no request reaches: each one ends in `failure`, with no answer.
+struct Unreachable : http::HttpClient {
+  http::HttpResponse failure;
+  http::HttpResponse send(const http::HttpRequest&) override { return failure; }
+};
+
 TEST(IndexSetup, UnreachableOrOverloadedIsRetryable) {
-  struct Down : http::HttpClient {
-    http::HttpResponse send(const http::HttpRequest&) override {
-      http::HttpResponse r;
-      r.host = "http://engine:9200";
-      r.error = "Connection refused";
-      return r;
-    }
-  } down;
+  Unreachable down;
+  down.failure.host = "http://engine:9200";
+  down.failure.error = "Connection refused";
   const auto report = install_index_setup(down, IndexLayout{}, TemplateSettings{}, true);
   EXPECT_FALSE(report.ok);
   EXPECT_TRUE(report.retryable);
@@ -433,15 +434,11 @@ TEST(IndexSetup, UnreachableOrOverloadedIsRetryable) {
 }
 
 TEST(IndexSetup, ATlsFailureIsRetryableAndCountedAsTls) {
-  struct UnknownCa : http::HttpClient {
-    http::HttpResponse send(const http::HttpRequest&) override {
-      http::HttpResponse r;
-      r.host = "https://engine:9200";
-      r.error = "https://engine:9200: TLS failed: SSL certificate problem: unable to get local issuer certificate";
-      r.tls_failed = true;
-      return r;
-    }
-  } engine;
+  Unreachable engine;  // its CA is not one the client trusts
+  engine.failure.host = "https://engine:9200";
+  engine.failure.error =
+      "https://engine:9200: TLS failed: SSL certificate problem: unable to get local issuer certificate";
+  engine.failure.tls_failed = true;
   const auto report = install_index_setup(engine, IndexLayout{}, TemplateSettings{}, true);
   EXPECT_FALSE(report.ok);
   EXPECT_TRUE(report.retryable) << "a certificate can be fixed while salttap waits";

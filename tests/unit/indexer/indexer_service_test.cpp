@@ -6,8 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -19,6 +17,7 @@
 #include "indexer/indexer_service.h"
 #include "tests/support/fake_http.h"
 #include "tests/support/fake_steady_time.h"
+#include "tests/support/temp_dir.h"
 
 namespace salttap::indexer {
 namespace {
@@ -27,26 +26,10 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using salttap::testing::FakeHttp;
 using salttap::testing::FakeSteadyTime;
+using salttap::testing::TempDir;
 
 constexpr const char* kEs8 = R"({"name":"es01","version":{"number":"8.15.3","build_flavor":"default",
   "lucene_version":"9.11.1"},"tagline":"You Know, for Search"})";
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "salttap-indexer-service-test-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Job documents of one size, so the spool's room is counted in documents.
 BulkDoc job_doc(int i) {

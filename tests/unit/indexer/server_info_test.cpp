@@ -160,16 +160,26 @@ http::HttpResponse answer(long status, std::string body, std::string product = {
   return r;
 }
 
-struct Row {
-  const char* name;
-  http::HttpResponse response;
+// What a flavor's release line can do: most rows share one of a few.
+struct Capabilities {
   Flavor flavor;
-  ServerVersion version;
-  bool hidden;
   bool composable;
   std::string_view flat;
   LifecycleApi lifecycle;
+};
+constexpr Capabilities kEs{Flavor::elasticsearch, true, "flattened", LifecycleApi::ilm};
+constexpr Capabilities kEsLegacyTemplates{Flavor::elasticsearch, false, "flattened", LifecycleApi::ilm};
+constexpr Capabilities kEsOss{Flavor::elasticsearch, false, "", LifecycleApi::ilm};
+constexpr Capabilities kOsNoFlatObject{Flavor::opensearch, true, "", LifecycleApi::ism};
+constexpr Capabilities kOs{Flavor::opensearch, true, "flat_object", LifecycleApi::ism};
+
+struct Row {
+  const char* name;
+  http::HttpResponse response;
+  ServerVersion version;
+  Capabilities caps;
   const char* describe;
+  bool hidden = false;
 };
 
 // ctest shows the row's name, not its bytes.
@@ -183,114 +193,42 @@ TEST_P(ServerInfoTable, DetectsFlavorVersionAndCapabilities) {
   ASSERT_TRUE(d.error.empty()) << d.error;
   const ServerInfo& info = d.info;
   EXPECT_TRUE(info.usable()) << info.problem;
-  EXPECT_EQ(info.flavor, row.flavor);
+  EXPECT_EQ(info.flavor, row.caps.flavor);
   EXPECT_EQ(info.version, row.version);
   EXPECT_EQ(info.version_hidden, row.hidden);
-  EXPECT_EQ(composable_templates(info), row.composable);
-  EXPECT_EQ(flat_type(info), row.flat);
-  EXPECT_EQ(lifecycle_api(info), row.lifecycle);
+  EXPECT_EQ(composable_templates(info), row.caps.composable);
+  EXPECT_EQ(flat_type(info), row.caps.flat);
+  EXPECT_EQ(lifecycle_api(info), row.caps.lifecycle);
   EXPECT_FALSE(compatibility_headers_needed(info));
   EXPECT_EQ(info.describe(), row.describe);
 }
 
-using enum Flavor;
-using enum LifecycleApi;
 INSTANTIATE_TEST_SUITE_P(
     RecordedBanners, ServerInfoTable,
     ::testing::Values(
-        Row{"es_7_17",
-            answer(200, kEs717, "Elasticsearch"),
-            elasticsearch,
-            {7, 17, 29},
-            false,
-            true,
-            "flattened",
-            ilm,
-            "Elasticsearch 7.17.29"},
-        Row{"es_8",
-            answer(200, kEs8, "Elasticsearch"),
-            elasticsearch,
-            {8, 15, 3},
-            false,
-            true,
-            "flattened",
-            ilm,
-            "Elasticsearch 8.15.3"},
-        Row{"es_9",
-            answer(200, kEs9, "Elasticsearch"),
-            elasticsearch,
-            {9, 1, 2},
-            false,
-            true,
-            "flattened",
-            ilm,
-            "Elasticsearch 9.1.2"},
+        Row{"es_7_17", answer(200, kEs717, "Elasticsearch"), {7, 17, 29}, kEs, "Elasticsearch 7.17.29"},
+        Row{"es_8", answer(200, kEs8, "Elasticsearch"), {8, 15, 3}, kEs, "Elasticsearch 8.15.3"},
+        Row{"es_9", answer(200, kEs9, "Elasticsearch"), {9, 1, 2}, kEs, "Elasticsearch 9.1.2"},
         // Before 7.14 there is no X-Elastic-Product header: the tagline tells.
-        Row{"es_7_10_default",
-            answer(200, kEs710Default),
-            elasticsearch,
-            {7, 10, 2},
-            false,
-            true,
-            "flattened",
-            ilm,
-            "Elasticsearch 7.10.2"},
-        Row{"es_7_6_legacy_templates",
-            answer(200, kEs76),
-            elasticsearch,
-            {7, 6, 2},
-            false,
-            false,
-            "flattened",
-            ilm,
-            "Elasticsearch 7.6.2"},
-        Row{"es_7_5_oss_no_flattened",
-            answer(200, kEs75Oss),
-            elasticsearch,
-            {7, 5, 2},
-            false,
-            false,
-            "",
-            ilm,
-            "Elasticsearch 7.5.2 (oss)"},
-        Row{"os_1_3", answer(200, kOs13), opensearch, {1, 3, 20}, false, true, "", ism, "OpenSearch 1.3.20"},
-        Row{"os_2_6_before_flat_object",
-            answer(200, kOs26),
-            opensearch,
-            {2, 6, 0},
-            false,
-            true,
-            "",
-            ism,
-            "OpenSearch 2.6.0"},
-        Row{"os_2_19",
-            answer(200, kOs219),
-            opensearch,
-            {2, 19, 6},
-            false,
-            true,
-            "flat_object",
-            ism,
-            "OpenSearch 2.19.6"},
-        Row{"os_3", answer(200, kOs3), opensearch, {3, 2, 0}, false, true, "flat_object", ism, "OpenSearch 3.2.0"},
+        Row{"es_7_10_default", answer(200, kEs710Default), {7, 10, 2}, kEs, "Elasticsearch 7.10.2"},
+        Row{"es_7_6_legacy_templates", answer(200, kEs76), {7, 6, 2}, kEsLegacyTemplates, "Elasticsearch 7.6.2"},
+        Row{"es_7_5_oss_no_flattened", answer(200, kEs75Oss), {7, 5, 2}, kEsOss, "Elasticsearch 7.5.2 (oss)"},
+        Row{"os_1_3", answer(200, kOs13), {1, 3, 20}, kOsNoFlatObject, "OpenSearch 1.3.20"},
+        Row{"os_2_6_before_flat_object", answer(200, kOs26), {2, 6, 0}, kOsNoFlatObject, "OpenSearch 2.6.0"},
+        Row{"os_2_19", answer(200, kOs219), {2, 19, 6}, kOs, "OpenSearch 2.19.6"},
+        Row{"os_3", answer(200, kOs3), {3, 2, 0}, kOs, "OpenSearch 3.2.0"},
         Row{"os_2_compat_mode",
             answer(200, kOs219Compat),
-            opensearch,
             {2, 0, 0},
-            true,
-            true,
-            "flat_object",
-            ism,
-            "OpenSearch 2.x (version hidden: reports 7.10.2)"},
+            kOs,
+            "OpenSearch 2.x (version hidden: reports 7.10.2)",
+            true},
         Row{"os_1_compat_mode",
             answer(200, kOs13Compat),
-            opensearch,
             {1, 0, 0},
-            true,
-            true,
-            "",
-            ism,
-            "OpenSearch 1.x (version hidden: reports 7.10.2)"}),
+            kOsNoFlatObject,
+            "OpenSearch 1.x (version hidden: reports 7.10.2)",
+            true}),
     [](const auto& p) { return std::string(p.param.name); });
 
 TEST(ServerInfo, ProductHeaderAloneMakesElasticsearch) {

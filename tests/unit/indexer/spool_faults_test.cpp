@@ -1,6 +1,6 @@
 // The disk spool when the disk fails: one test per fault (ENOSPC, short
 // writes, failed fdatasync, ledger writes, unlinks, and the directory at
-// start), made by FaultySpoolFilesystem over a real temporary directory.
+// start), made by FaultyStateFilesystem over a real temporary directory.
 //
 // What every test proves, beyond the fault's own outcome (spool.h, "What
 // spooled promises"): the failure is an ERROR naming the path and the errno,
@@ -17,10 +17,11 @@
 #include <system_error>
 #include <vector>
 
+#include "common/errno_text.h"
 #include "indexer/internal/spool_format.h"
 #include "indexer/spool.h"
 #include "tests/support/fake_steady_time.h"
-#include "tests/support/faulty_spool_filesystem.h"
+#include "tests/support/faulty_state_filesystem.h"
 #include "tests/support/spool_fixtures.h"
 
 namespace salttap::indexer {
@@ -30,14 +31,12 @@ namespace fs = std::filesystem;
 namespace sf = spool_format;
 using std::chrono::milliseconds;
 using testing::FakeSteadyTime;
-using testing::FaultySpoolFilesystem;
+using testing::FaultyStateFilesystem;
 using testing::FsFault;
 using testing::FsOp;
 using testing::ids_of;
 using testing::payloads_of;
 using testing::take_all;
-
-std::string errno_text(int e) { return std::system_category().message(e); }
 
 // `n` documents named <name>-<i>, cycling through every class.
 std::vector<BulkDoc> batch(const std::string& name, int n) {
@@ -109,7 +108,7 @@ class SpoolFaults : public ::testing::Test {
 
   testing::TempDir tmp_;
   FakeSteadyTime time_;
-  FaultySpoolFilesystem files_;
+  FaultyStateFilesystem files_;
   std::vector<std::string> acknowledged_;
 };
 
@@ -441,7 +440,7 @@ TEST_F(SpoolFaults, ASegmentThatCannotBeUnlinkedIsRemovedAtTheNextStart) {
 // ---------------------------------------------------------------------------
 // The directory at start: a SpoolError naming the path
 
-std::string start_error(const SpoolConfig& c, FaultySpoolFilesystem& files) {
+std::string start_error(const SpoolConfig& c, FaultyStateFilesystem& files) {
   FakeSteadyTime time;
   try {
     Spool spool(c, time, files);

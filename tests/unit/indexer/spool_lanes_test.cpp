@@ -25,6 +25,7 @@ using namespace std::chrono_literals;
 using testing::append_all;
 using testing::FakeSteadyTime;
 using testing::payloads_of;
+using testing::spool_config;
 using testing::TempDir;
 
 BulkDoc job(const std::string& text) { return testing::spool_doc(DocClass::job, text); }
@@ -41,18 +42,11 @@ std::vector<std::string> payloads(const std::vector<BulkDoc>& docs) {
   return out;
 }
 
-SpoolConfig config_for(const fs::path& dir) {
-  SpoolConfig c;
-  c.dir = dir;
-  c.fsync = FsyncPolicy::never;
-  return c;
-}
-
 // Both lanes of one spool directory, as IndexerService opens them.
 struct Lanes {
   Lanes(const fs::path& dir, SteadyTime& time)
-      : live(config_for(dir), time),
-        backfill(backfill_lane_config(config_for(dir)), time),
+      : live(spool_config(dir), time),
+        backfill(backfill_lane_config(spool_config(dir)), time),
         lanes(live, backfill, time) {}
   Spool live;
   Spool backfill;
@@ -69,10 +63,22 @@ std::vector<SpoolRecord> take_all(SpoolLanes& lanes) {
   }
 }
 
-std::vector<std::uint64_t> ids(const std::vector<SpoolRecord>& records) {
-  std::vector<std::uint64_t> out;
-  for (const auto& r : records) out.push_back(r.id);
-  return out;
+// A take of the lanes that waits up to `wait`, on a thread of its own, once it waits.
+std::future<std::vector<SpoolRecord>> waiting_take(SpoolLanes& lanes, FakeSteadyTime& time,
+                                                   std::chrono::milliseconds wait) {
+  auto taken = std::async(std::launch::async, [&lanes, wait] { return lanes.take(1000, 1u << 30, wait); });
+  time.await_waiters(1);
+  return taken;
+}
+
+// A take that waits 2 s returns nothing once the clock reaches its deadline, not before.
+void expect_a_take_to_time_out(SpoolLanes& lanes, FakeSteadyTime& time) {
+  const auto start = time.now();
+  auto taken = waiting_take(lanes, time, 2s);
+  time.advance_to_next_deadline();
+  ASSERT_EQ(taken.wait_for(60s), std::future_status::ready);
+  EXPECT_TRUE(taken.get().empty());
+  EXPECT_EQ(time.now() - start, 2s);
 }
 
 TEST(SpoolLanes, LiveRecordsGoAheadOfBackfillRecordsAppendedBefore) {
@@ -98,8 +104,7 @@ TEST(SpoolLanes, ATakerWaitingOnBothLanesWakesForEither) {
   FakeSteadyTime time;
   Lanes l(dir.path(), time);
   for (const bool backfill : {true, false}) {
-    auto taken = std::async(std::launch::async, [&] { return l.lanes.take(1000, 1u << 30, 10s); });
-    time.await_waiters(1);
+    auto taken = waiting_take(l.lanes, time, 10s);
     const auto before = time.now();
     append_all(backfill ? l.backfill : l.live, {job(backfill ? "cache" : "live")});
     ASSERT_EQ(taken.wait_for(60s), std::future_status::ready);
@@ -122,31 +127,20 @@ TEST(SpoolLanes, AWakeWithNoTakeWaitingCountsForTheNextTakeOnly) {
   ASSERT_TRUE(at_once) << "it waited for the clock";
   EXPECT_TRUE(first.get().empty());
   EXPECT_EQ(time.now(), before);
-  auto second = std::async(std::launch::async, [&] { return l.lanes.take(1000, 1u << 30, 2s); });
-  time.await_waiters(1);  // the wake is spent: this one waits
-  time.advance_to_next_deadline();
-  ASSERT_EQ(second.wait_for(60s), std::future_status::ready);
-  EXPECT_TRUE(second.get().empty());
-  EXPECT_EQ(time.now() - before, 2s);
+  expect_a_take_to_time_out(l.lanes, time);  // the wake is spent: this one waits
 }
 
 TEST(SpoolLanes, WakeTakersReturnsAWaitingTakeAtOnceAndATimeoutReturnsNothing) {
   TempDir dir;
   FakeSteadyTime time;
   Lanes l(dir.path(), time);
-  auto taken = std::async(std::launch::async, [&] { return l.lanes.take(1000, 1u << 30, 10s); });
-  time.await_waiters(1);
+  auto taken = waiting_take(l.lanes, time, 10s);
   const auto before = time.now();
   l.lanes.wake_takers();
   ASSERT_EQ(taken.wait_for(60s), std::future_status::ready);
   EXPECT_TRUE(taken.get().empty());
   EXPECT_EQ(time.now(), before);
-  auto timed_out = std::async(std::launch::async, [&] { return l.lanes.take(1000, 1u << 30, 2s); });
-  time.await_waiters(1);
-  time.advance_to_next_deadline();
-  ASSERT_EQ(timed_out.wait_for(60s), std::future_status::ready);
-  EXPECT_TRUE(timed_out.get().empty());
-  EXPECT_EQ(time.now() - before, 2s);
+  expect_a_take_to_time_out(l.lanes, time);
 }
 
 TEST(SpoolLanes, AcksReachTheirLaneAndARestartHandsOutExactlyWhatWasNotAcked) {
@@ -176,7 +170,7 @@ TEST(SpoolLanes, AcksReachTheirLaneAndARestartHandsOutExactlyWhatWasNotAcked) {
     std::vector<std::string> expect = {jobs("live", 4)[2].ndjson, jobs("live", 4)[3].ndjson};
     for (int i = 1; i < 4; ++i) expect.push_back(jobs("cache", 4)[static_cast<std::size_t>(i)].ndjson);
     EXPECT_EQ(payloads_of(resent), expect);
-    again.lanes.ack(ids(resent));
+    again.lanes.ack(testing::ids_of(resent));
   }  // closed: the ledgers written
   Lanes third(dir.path(), time);
   EXPECT_TRUE(take_all(third.lanes).empty()) << "acknowledged in both lanes: nothing comes back";
@@ -190,10 +184,10 @@ TEST(SpoolLanes, TheLiveLaneIgnoresTheBackfillLaneInsideItsDirectory) {
     Lanes l(dir.path(), time);
     append_all(l.backfill, jobs("cache", 3));
   }
-  Spool live(config_for(dir.path()), time);
+  Spool live(spool_config(dir.path()), time);
   EXPECT_EQ(live.recovery().pending_records, 0u);
   EXPECT_EQ(live.recovery().corrupt_records, 0u);
-  Spool backfill(backfill_lane_config(config_for(dir.path())), time);
+  Spool backfill(backfill_lane_config(spool_config(dir.path())), time);
   EXPECT_EQ(backfill.recovery().pending_records, 3u);
 }
 

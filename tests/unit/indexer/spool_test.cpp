@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <mutex>
@@ -33,18 +34,9 @@ namespace fs = std::filesystem;
 namespace sf = spool_format;
 using std::chrono::milliseconds;
 
-using testing::ack_all;
-using testing::append_all;
-using testing::FakeSteadyTime;
-using testing::ids_of;
-using testing::read_file;
-using testing::segment_files;
-using testing::spool_metric;
-using testing::take_all;
-using testing::TempDir;
-using testing::write_file;
+using namespace salttap::testing;  // the spool fixtures, fake time
 
-BulkDoc doc(DocClass cls, const std::string& text) { return testing::spool_doc(cls, text); }
+BulkDoc doc(DocClass cls, const std::string& text) { return spool_doc(cls, text); }
 BulkDoc event(const std::string& text) { return doc(DocClass::event, text); }
 BulkDoc job(const std::string& text) { return doc(DocClass::job, text); }
 
@@ -54,14 +46,7 @@ std::vector<BulkDoc> events(int n, const std::string& prefix = "e") {
   return out;
 }
 
-SpoolConfig config_for(const fs::path& dir) {
-  SpoolConfig c;
-  c.dir = dir;
-  c.fsync = FsyncPolicy::never;
-  return c;
-}
-
-std::string record(std::uint64_t id, const BulkDoc& d) { return testing::spool_record(id, d); }
+std::string record(std::uint64_t id, const BulkDoc& d) { return spool_record(id, d); }
 
 void write_ledger(const fs::path& dir, std::uint64_t acked_id, std::uint64_t next_id) {
   const auto b = sf::encode_ledger(sf::Ledger{acked_id, next_id});
@@ -132,7 +117,7 @@ TEST(SpoolFormat, SegmentNamesSortByIdAndParseStrictly) {
 
 TEST(Spool, AppendTakeAckRoundTrip) {
   TempDir tmp;
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   const std::vector<BulkDoc> docs = {job("j"), doc(DocClass::ret, "r"), event("e")};
   const auto result = spool.append(docs);
   EXPECT_EQ(result.spooled, 3u);
@@ -159,7 +144,7 @@ TEST(Spool, AppendTakeAckRoundTrip) {
 
 TEST(Spool, TakeHonoursMaxRecordsAndMaxBytesButHandsOutAtLeastOne) {
   TempDir tmp;
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   append_all(spool, events(10));
   EXPECT_EQ(spool.take(4, 1u << 20, milliseconds(0)).size(), 4u);
   const auto one = spool.take(10, 1, milliseconds(0));  // smaller than any payload
@@ -173,7 +158,7 @@ TEST(Spool, TakeHonoursMaxRecordsAndMaxBytesButHandsOutAtLeastOne) {
 TEST(Spool, ReopenAfterDestructionResumesWithUnackedRecordsOnly) {
   TempDir tmp;
   {
-    Spool spool(config_for(tmp.path()));
+    Spool spool(spool_config(tmp.path()));
     append_all(spool, events(5));
     const auto got = take_all(spool);
     ASSERT_EQ(got.size(), 5u);
@@ -181,7 +166,7 @@ TEST(Spool, ReopenAfterDestructionResumesWithUnackedRecordsOnly) {
     spool.ack(acked);
     EXPECT_EQ(spool.stats().acked_id, 2u);
   }
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   EXPECT_EQ(spool.recovery().pending_records, 3u);
   EXPECT_FALSE(spool.recovery().ledger_rebuilt);
   const auto again = take_all(spool);
@@ -193,7 +178,7 @@ TEST(Spool, ReopenAfterDestructionResumesWithUnackedRecordsOnly) {
 
 TEST(Spool, OutOfOrderAcksAdvanceOnlyOverTheContiguousPrefix) {
   TempDir tmp;
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   append_all(spool, events(5));
   take_all(spool);
   const auto ack = [&](std::vector<std::uint64_t> ids) {
@@ -210,7 +195,7 @@ TEST(Spool, OutOfOrderAcksAdvanceOnlyOverTheContiguousPrefix) {
 
 TEST(Spool, DuplicateAndUnknownAcksAreCountedAndIgnored) {
   TempDir tmp;
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   append_all(spool, events(3));
   spool.take(1, 1u << 20, milliseconds(0));
   const std::vector<std::uint64_t> ids = {1, 1, 2, 99};  // 2 was never handed out
@@ -222,74 +207,87 @@ TEST(Spool, DuplicateAndUnknownAcksAreCountedAndIgnored) {
   EXPECT_EQ(st.pending_records, 2u);
 }
 
-// Time never moves in these: only close() or an append can end the waits.
-TEST(Spool, CloseWakesTakersAndLaterTakesDoNotWait) {
+// A spool on fake time, and takes on threads of their own: only the test
+// moves the clock, so a take ends by an append, a wake, close() or its
+// deadline, never by how long a thread takes.
+struct SpoolOnFakeTime {
+  // `tune` changes the spool's config (spool_config of a temporary directory) first.
+  explicit SpoolOnFakeTime(const std::function<void(SpoolConfig&)>& tune = {}) : spool(tuned(tmp.path(), tune), time) {}
+
+  // A take of up to 10 records that waits up to `wait`, once it waits.
+  std::future<std::vector<SpoolRecord>> waiting_take(milliseconds wait) {
+    auto taken = std::async(std::launch::async, [this, wait] { return spool.take(10, 1u << 20, wait); });
+    time.await_waiters(1);
+    return taken;
+  }
+  // An append that waits up to `wait` for room, once it waits.
+  std::future<AppendResult> waiting_append(std::vector<BulkDoc> docs, milliseconds wait) {
+    auto appended =
+        std::async(std::launch::async, [this, docs = std::move(docs), wait] { return spool.append(docs, wait); });
+    time.await_waiters(1);
+    return appended;
+  }
+
   TempDir tmp;
   FakeSteadyTime time;
-  Spool spool(config_for(tmp.path()), time);
-  std::vector<SpoolRecord> got;
-  std::thread taker([&] { got = spool.take(10, 1u << 20, milliseconds(3'600'000)); });
-  time.await_waiters(1);
-  spool.close();
-  taker.join();  // returns: close() woke it
-  EXPECT_TRUE(got.empty());
-  append_all(spool, events(2));  // appending after close still works (shutdown drains)
-  EXPECT_EQ(spool.take(10, 1u << 20, milliseconds(3'600'000)).size(), 2u);
-  EXPECT_TRUE(spool.take(10, 1u << 20, milliseconds(3'600'000)).empty());
+  Spool spool;
+
+ private:
+  static SpoolConfig tuned(const fs::path& dir, const std::function<void(SpoolConfig&)>& tune) {
+    SpoolConfig c = spool_config(dir);
+    if (tune) tune(c);
+    return c;
+  }
+};
+
+// Time never moves in these: only close() or an append can end the waits.
+TEST(Spool, CloseWakesTakersAndLaterTakesDoNotWait) {
+  SpoolOnFakeTime s;
+  auto taken = s.waiting_take(milliseconds(3'600'000));
+  s.spool.close();
+  EXPECT_TRUE(taken.get().empty());  // returns: close() woke it
+  append_all(s.spool, events(2));    // appending after close still works (shutdown drains)
+  EXPECT_EQ(s.spool.take(10, 1u << 20, milliseconds(3'600'000)).size(), 2u);
+  EXPECT_TRUE(s.spool.take(10, 1u << 20, milliseconds(3'600'000)).empty());
 }
 
 TEST(Spool, AWakeWithNoTakeWaitingCountsForTheNextTakeOnly) {
   // The shipper's stop() may wake the takers just before its preparer's take
   // begins: that take must not sit out its wait.
-  TempDir tmp;
-  FakeSteadyTime time;
-  Spool spool(config_for(tmp.path()), time);
-  spool.wake_takers();
-  const auto before = time.now();
-  auto first = std::async(std::launch::async, [&] { return spool.take(10, 1u << 20, milliseconds(3'600'000)); });
+  SpoolOnFakeTime s;
+  s.spool.wake_takers();
+  const auto before = s.time.now();
+  auto first = std::async(std::launch::async, [&] { return s.spool.take(10, 1u << 20, milliseconds(3'600'000)); });
   const bool at_once = first.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
-  if (!at_once) spool.wake_takers();  // so that the test fails instead of hanging
+  if (!at_once) s.spool.wake_takers();  // so that the test fails instead of hanging
   ASSERT_TRUE(at_once) << "it waited for the clock";
   EXPECT_TRUE(first.get().empty());
-  EXPECT_EQ(time.now(), before);
+  EXPECT_EQ(s.time.now(), before);
   // The wake is spent: the next take waits until records come.
-  std::vector<SpoolRecord> got;
-  std::thread second([&] { got = spool.take(10, 1u << 20, milliseconds(3'600'000)); });
-  time.await_waiters(1);
-  append_all(spool, events(1));
-  second.join();
-  EXPECT_EQ(ids_of(got), (std::vector<std::uint64_t>{1}));
+  auto second = s.waiting_take(milliseconds(3'600'000));
+  append_all(s.spool, events(1));
+  EXPECT_EQ(ids_of(second.get()), (std::vector<std::uint64_t>{1}));
 }
 
 TEST(Spool, TakeWaitsForAnAppend) {
-  TempDir tmp;
-  FakeSteadyTime time;
-  Spool spool(config_for(tmp.path()), time);
-  std::vector<SpoolRecord> got;
-  std::thread taker([&] { got = spool.take(10, 1u << 20, milliseconds(60'000)); });
-  time.await_waiters(1);
-  append_all(spool, events(1));
-  taker.join();
-  EXPECT_EQ(ids_of(got), (std::vector<std::uint64_t>{1}));
+  SpoolOnFakeTime s;
+  auto taken = s.waiting_take(milliseconds(60'000));
+  append_all(s.spool, events(1));
+  EXPECT_EQ(ids_of(taken.get()), (std::vector<std::uint64_t>{1}));
 }
 
 TEST(Spool, TakeReturnsEmptyWhenItsWaitRunsOut) {
-  TempDir tmp;
-  FakeSteadyTime time;
-  Spool spool(config_for(tmp.path()), time);
-  std::vector<SpoolRecord> got = {SpoolRecord{}};
-  std::thread taker([&] { got = spool.take(10, 1u << 20, milliseconds(5'000)); });
-  time.await_waiters(1);
-  time.advance(milliseconds(4'999));
-  EXPECT_EQ(time.waiters(), 1u) << "still waiting one millisecond before its deadline";
-  time.advance(milliseconds(1));
-  taker.join();
-  EXPECT_TRUE(got.empty());
+  SpoolOnFakeTime s;
+  auto taken = s.waiting_take(milliseconds(5'000));
+  s.time.advance(milliseconds(4'999));
+  EXPECT_EQ(s.time.waiters(), 1u) << "still waiting one millisecond before its deadline";
+  s.time.advance(milliseconds(1));
+  EXPECT_TRUE(taken.get().empty());
 }
 
 TEST(Spool, TakeReadsFromTheSegmentFilesNotMemory) {
   TempDir tmp;
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   append_all(spool, events(3));
   // Damage record 2 on disk after it was appended: take() must notice.
   const auto seg = segment_files(tmp.path()).at(0);
@@ -307,7 +305,7 @@ TEST(Spool, TakeReadsFromTheSegmentFilesNotMemory) {
 
 TEST(Spool, ASegmentRemovedByHandIsCountedAsLostNotWaitedFor) {
   TempDir tmp;
-  SpoolConfig c = config_for(tmp.path());
+  SpoolConfig c = spool_config(tmp.path());
   c.segment_bytes = 2 * record(1, event("e0")).size();
   Spool spool(c);
   append_all(spool, events(4));  // [1, 2] [3, 4]
@@ -323,7 +321,7 @@ TEST(Spool, ASegmentRemovedByHandIsCountedAsLostNotWaitedFor) {
 
 TEST(Spool, SegmentsRotateAtSegmentBytesAndAreDeletedOnceAcked) {
   TempDir tmp;
-  SpoolConfig c = config_for(tmp.path());
+  SpoolConfig c = spool_config(tmp.path());
   const std::size_t rec = record(1, event("e0")).size();
   c.segment_bytes = 3 * rec;  // three records per segment
   Spool spool(c);
@@ -363,7 +361,7 @@ TEST(Spool, SegmentsRotateAtSegmentBytesAndAreDeletedOnceAcked) {
 
 TEST(Spool, TheWritersFullyAckedSegmentIsDeletedWhenItsRoomIsNeeded) {
   TempDir tmp;
-  SpoolConfig c = config_for(tmp.path());
+  SpoolConfig c = spool_config(tmp.path());
   const std::size_t rec = record(1, job("j0")).size();
   c.max_bytes = 3 * rec;  // smaller than one segment
   Spool spool(c);
@@ -380,7 +378,7 @@ TEST(Spool, TheWritersFullyAckedSegmentIsDeletedWhenItsRoomIsNeeded) {
 
 TEST(Spool, ARecordLargerThanASegmentGetsASegmentOfItsOwn) {
   TempDir tmp;
-  SpoolConfig c = config_for(tmp.path());
+  SpoolConfig c = spool_config(tmp.path());
   c.segment_bytes = 200;
   Spool spool(c);
   const std::vector<BulkDoc> docs = {event("a"), event(std::string(500, 'x')), event("b")};
@@ -396,7 +394,7 @@ TEST(Spool, ARecordLargerThanASegmentGetsASegmentOfItsOwn) {
 
 TEST(Spool, FullSpoolRefusesEventsThenStatesAndJobsWaitThenTimeOut) {
   TempDir tmp;
-  SpoolConfig c = config_for(tmp.path());
+  SpoolConfig c = spool_config(tmp.path());
   const std::size_t rec = record(1, event("e0")).size();  // every doc below is this size
   c.max_bytes = 10 * rec;
   c.events_limit = 0.5;  // events up to 5 records
@@ -443,7 +441,7 @@ TEST(Spool, FullSpoolRefusesEventsThenStatesAndJobsWaitThenTimeOut) {
 
 TEST(Spool, ADocumentThatCanNeverFitIsDroppedAsTooLarge) {
   TempDir tmp;
-  SpoolConfig c = config_for(tmp.path());
+  SpoolConfig c = spool_config(tmp.path());
   c.max_bytes = 1000;
   Spool spool(c);
   const std::vector<BulkDoc> docs = {job(std::string(2000, 'x'))};
@@ -453,65 +451,48 @@ TEST(Spool, ADocumentThatCanNeverFitIsDroppedAsTooLarge) {
 }
 
 TEST(Spool, BackPressureWaitIsReleasedByAnAckFromAnotherThread) {
-  TempDir tmp;
-  FakeSteadyTime time;
-  SpoolConfig c = config_for(tmp.path());
   const std::size_t rec = record(1, job("j0")).size();
-  c.max_bytes = 4 * rec;
-  c.segment_bytes = 2 * rec;
-  Spool spool(c, time);
-  std::vector<BulkDoc> four = {job("j0"), job("j1"), job("j2"), job("j3")};
-  ASSERT_EQ(spool.append(four).spooled, 4u);
-
-  AppendResult blocked;
-  std::thread writer([&] {
-    const std::vector<BulkDoc> one = {job("j4")};
-    blocked = spool.append(one, milliseconds(600'000));
+  SpoolOnFakeTime s([rec](SpoolConfig& c) {
+    c.max_bytes = 4 * rec;
+    c.segment_bytes = 2 * rec;
   });
-  time.await_waiters(1);  // the writer waits for room
-  EXPECT_TRUE(spool.stats().full) << "raised as the writer starts to wait";
-  const auto got = spool.take(2, 1u << 20, milliseconds(0));
-  ack_all(spool, got);  // frees the first segment
-  writer.join();
+  std::vector<BulkDoc> four = {job("j0"), job("j1"), job("j2"), job("j3")};
+  ASSERT_EQ(s.spool.append(four).spooled, 4u);
+
+  auto waiting = s.waiting_append({job("j4")}, milliseconds(600'000));  // the writer waits for room
+  EXPECT_TRUE(s.spool.stats().full) << "raised as the writer starts to wait";
+  const auto got = s.spool.take(2, 1u << 20, milliseconds(0));
+  ack_all(s.spool, got);  // frees the first segment
+  const AppendResult blocked = waiting.get();
   EXPECT_EQ(blocked.spooled, 1u);
   EXPECT_FALSE(blocked.timed_out);
-  EXPECT_EQ(ids_of(take_all(spool)), (std::vector<std::uint64_t>{3, 4, 5}));
+  EXPECT_EQ(ids_of(take_all(s.spool)), (std::vector<std::uint64_t>{3, 4, 5}));
 }
 
+// A spool with room for one record.
+void room_for_one_record(SpoolConfig& c) { c.max_bytes = record(1, job("j0")).size(); }
+
 TEST(Spool, BackPressureWaitEndsAtClose) {
-  TempDir tmp;
-  FakeSteadyTime time;
-  SpoolConfig c = config_for(tmp.path());
-  c.max_bytes = record(1, job("j0")).size();
-  Spool spool(c, time);
-  append_all(spool, std::vector<BulkDoc>{job("j0")});
-  AppendResult blocked;
-  std::thread writer([&] { blocked = spool.append(std::vector<BulkDoc>{job("j1")}, milliseconds(600'000)); });
-  time.await_waiters(1);
-  spool.close();
-  writer.join();
-  EXPECT_TRUE(blocked.timed_out);
-  EXPECT_EQ(spool.stats().dropped_by_reason[static_cast<int>(DropReason::timed_out)][0], 1u);
+  SpoolOnFakeTime s(room_for_one_record);
+  append_all(s.spool, {job("j0")});
+  auto waiting = s.waiting_append({job("j1")}, milliseconds(600'000));
+  s.spool.close();
+  EXPECT_TRUE(waiting.get().timed_out);
+  EXPECT_EQ(s.spool.stats().dropped_by_reason[static_cast<int>(DropReason::timed_out)][0], 1u);
 }
 
 TEST(Spool, BackPressureWaitTimesOutAtItsDeadline) {
-  TempDir tmp;
-  FakeSteadyTime time;
-  SpoolConfig c = config_for(tmp.path());
-  c.max_bytes = record(1, job("j0")).size();
-  Spool spool(c, time);
-  append_all(spool, std::vector<BulkDoc>{job("j0")});
-  AppendResult blocked;
-  std::thread writer([&] { blocked = spool.append(std::vector<BulkDoc>{job("j1")}, milliseconds(30'000)); });
-  time.await_waiters(1);
-  time.advance(milliseconds(29'999));
-  EXPECT_EQ(time.waiters(), 1u) << "still waiting one millisecond before its deadline";
-  time.advance(milliseconds(1));
-  writer.join();
+  SpoolOnFakeTime s(room_for_one_record);
+  append_all(s.spool, {job("j0")});
+  auto waiting = s.waiting_append({job("j1")}, milliseconds(30'000));
+  s.time.advance(milliseconds(29'999));
+  EXPECT_EQ(s.time.waiters(), 1u) << "still waiting one millisecond before its deadline";
+  s.time.advance(milliseconds(1));
+  const AppendResult blocked = waiting.get();
   EXPECT_TRUE(blocked.timed_out);
   EXPECT_EQ(blocked.spooled, 0u);
   EXPECT_EQ(blocked.timed_out_docs, (std::vector<std::size_t>{0}));
-  EXPECT_EQ(spool.stats().dropped_by_reason[static_cast<int>(DropReason::timed_out)][0], 1u);
+  EXPECT_EQ(s.spool.stats().dropped_by_reason[static_cast<int>(DropReason::timed_out)][0], 1u);
 }
 
 // ---------------------------------------------------------------------------
@@ -520,7 +501,7 @@ TEST(Spool, BackPressureWaitTimesOutAtItsDeadline) {
 TEST(Spool, FourConcurrentTakersNeverGetTheSameRecordTwice) {
   TempDir tmp;
   FakeSteadyTime time;  // never moves: takers wait until records come, or close()
-  SpoolConfig c = config_for(tmp.path());
+  SpoolConfig c = spool_config(tmp.path());
   c.segment_bytes = 16 << 10;  // many rotations and deletions along the way
   Spool spool(c, time);
   constexpr int kRecords = 20000;
@@ -571,7 +552,7 @@ TEST(Spool, FourConcurrentTakersNeverGetTheSameRecordTwice) {
 std::uint64_t fsyncs_after(FsyncPolicy policy, milliseconds interval, milliseconds between, bool close) {
   TempDir tmp;
   FakeSteadyTime time;
-  SpoolConfig c = config_for(tmp.path());
+  SpoolConfig c = spool_config(tmp.path());
   c.fsync = policy;
   c.fsync_interval = interval;
   Spool spool(c, time);
@@ -596,7 +577,7 @@ TEST(Spool, FsyncPoliciesAreCounted) {
 
 TEST(Spool, StatsDescribeWhatIsOnDisk) {
   TempDir tmp;
-  SpoolConfig c = config_for(tmp.path());
+  SpoolConfig c = spool_config(tmp.path());
   c.segment_bytes = 10 * record(1, event("e0")).size();  // e0..e9 fill the first segment
   Spool spool(c);
   append_all(spool, events(30));
@@ -627,7 +608,7 @@ TEST(Spool, StatsDescribeWhatIsOnDisk) {
 TEST(SpoolRecovery, EmptyDirectoryStartsClean) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "new" / "spool";  // created
-  Spool spool(config_for(dir));
+  Spool spool(spool_config(dir));
   const auto& r = spool.recovery();
   EXPECT_EQ(r.pending_records, 0u);
   EXPECT_EQ(r.torn_tails, 0u);
@@ -644,13 +625,13 @@ TEST(SpoolRecovery, APathThatIsAFileIsRefusedClearly) {
   TempDir tmp;
   write_file(tmp.path() / "file", "x");
   try {
-    Spool spool(config_for(tmp.path() / "file"));
+    Spool spool(spool_config(tmp.path() / "file"));
     FAIL() << "no SpoolError";
   } catch (const SpoolError& e) {
     EXPECT_NE(std::string(e.what()).find("is not a directory"), std::string::npos) << e.what();
   }
   try {
-    Spool spool(config_for(tmp.path() / "file" / "spool"));
+    Spool spool(spool_config(tmp.path() / "file" / "spool"));
     FAIL() << "no SpoolError";
   } catch (const SpoolError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot create the spool directory"), std::string::npos) << e.what();
@@ -664,7 +645,7 @@ TEST(SpoolRecovery, ADirectoryThatIsNotWritableIsRefusedClearly) {
     fs::create_directory(tmp.path() / "ro");
     fs::permissions(tmp.path() / "ro", fs::perms::owner_read | fs::perms::owner_exec);
     try {
-      Spool spool(config_for(tmp.path() / "ro"));
+      Spool spool(spool_config(tmp.path() / "ro"));
       ADD_FAILURE() << "no SpoolError";
     } catch (const SpoolError& e) {
       EXPECT_NE(std::string(e.what()).find("cannot write to the spool directory"), std::string::npos) << e.what();
@@ -676,7 +657,7 @@ TEST(SpoolRecovery, ADirectoryThatIsNotWritableIsRefusedClearly) {
 TEST(SpoolRecovery, AReadOnlyFilesystemIsRefusedClearly) {
   // Works as root too: /proc refuses new directories to everyone.
   try {
-    Spool spool(config_for("/proc/salttap-spool-test"));
+    Spool spool(spool_config("/proc/salttap-spool-test"));
     FAIL() << "no SpoolError";
   } catch (const SpoolError& e) {
     EXPECT_NE(std::string(e.what()).find("/proc/salttap-spool-test"), std::string::npos) << e.what();
@@ -685,9 +666,9 @@ TEST(SpoolRecovery, AReadOnlyFilesystemIsRefusedClearly) {
 
 TEST(SpoolRecovery, TwoSpoolsCannotShareADirectory) {
   TempDir tmp;
-  Spool first(config_for(tmp.path()));
+  Spool first(spool_config(tmp.path()));
   try {
-    Spool second(config_for(tmp.path()));
+    Spool second(spool_config(tmp.path()));
     FAIL() << "no SpoolError";
   } catch (const SpoolError& e) {
     EXPECT_NE(std::string(e.what()).find("in use by another salttap (pid " + std::to_string(::getpid())),
@@ -698,14 +679,14 @@ TEST(SpoolRecovery, TwoSpoolsCannotShareADirectory) {
 
 TEST(SpoolRecovery, TheLockIsReleasedWithTheSpool) {
   TempDir tmp;
-  { Spool first(config_for(tmp.path())); }
-  EXPECT_NO_THROW(Spool second(config_for(tmp.path())));
+  { Spool first(spool_config(tmp.path())); }
+  EXPECT_NO_THROW(Spool second(spool_config(tmp.path())));
 }
 
 TEST(SpoolRecovery, StrayFilesAreIgnoredAndLeftAlone) {
   TempDir tmp;
   {
-    Spool spool(config_for(tmp.path()));
+    Spool spool(spool_config(tmp.path()));
     append_all(spool, events(2));
   }
   write_file(tmp.path() / "README", "operator notes");
@@ -713,7 +694,7 @@ TEST(SpoolRecovery, StrayFilesAreIgnoredAndLeftAlone) {
   write_file(tmp.path() / "seg-0000000000000000004x", "nor this");
   write_file(tmp.path() / "ledger.tmp", "half a ledger");
   fs::create_directory(tmp.path() / "old");
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   EXPECT_EQ(spool.recovery().pending_records, 2u);
   EXPECT_EQ(spool.recovery().corrupt_records, 0u);
   EXPECT_EQ(read_file(tmp.path() / "README"), "operator notes");
@@ -732,7 +713,7 @@ TEST(SpoolRecovery, TornTailIsTruncatedToTheLastWholeRecord) {
   write_file(seg, r1 + r2 + r3.substr(0, r3.size() - 5));  // the crash cut the last write short
   write_ledger(tmp.path(), 0, 1);
 
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   EXPECT_EQ(spool.recovery().torn_tails, 1u);
   EXPECT_EQ(spool_metric(spool, "salttap_spool_torn_tails_total"), 1);
   EXPECT_EQ(spool.recovery().torn_bytes, r3.size() - 5);
@@ -748,14 +729,14 @@ TEST(SpoolRecovery, TornHeaderAndAnEmptyNewSegmentAreTornTails) {
   TempDir tmp;
   const std::string r1 = record(1, job("j1")), r2 = record(2, job("j2"));
   write_file(tmp.path() / sf::segment_file_name(1), r1 + r2.substr(0, 10));  // half a header
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   EXPECT_EQ(spool.recovery().torn_tails, 1u);
   EXPECT_EQ(spool.recovery().pending_records, 1u);
 
   TempDir tmp2;
   write_file(tmp2.path() / sf::segment_file_name(1), r1);
   write_file(tmp2.path() / sf::segment_file_name(2), std::string(40, '\0'));  // created, data never reached disk
-  Spool spool2(config_for(tmp2.path()));
+  Spool spool2(spool_config(tmp2.path()));
   EXPECT_EQ(spool2.recovery().torn_tails, 1u);
   EXPECT_EQ(spool2.recovery().corrupt_records, 0u);
   EXPECT_FALSE(fs::exists(tmp2.path() / sf::segment_file_name(2))) << "nothing valid left in it";
@@ -773,7 +754,7 @@ TEST(SpoolRecovery, BadCrcMidSegmentSkipsToTheNextValidRecordAndLogsAnError) {
   write_ledger(tmp.path(), 0, 6);
 
   ::testing::internal::CaptureStderr();
-  auto spool = std::make_unique<Spool>(config_for(tmp.path()));
+  auto spool = std::make_unique<Spool>(spool_config(tmp.path()));
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(log.find("ERROR"), std::string::npos) << log;
   EXPECT_NE(log.find("corrupt data"), std::string::npos) << log;
@@ -788,7 +769,7 @@ TEST(SpoolRecovery, BadCrcMidSegmentSkipsToTheNextValidRecordAndLogsAnError) {
   EXPECT_EQ(got[1].payload, job("j3").ndjson);
   ack_all(*spool, got);
   spool.reset();
-  Spool again(config_for(tmp.path()));
+  Spool again(spool_config(tmp.path()));
   EXPECT_EQ(again.recovery().corrupt_records, 0u) << "the damaged segment was deleted once all of it was acked";
   EXPECT_EQ(again.recovery().pending_records, 0u);
 }
@@ -799,7 +780,7 @@ TEST(SpoolRecovery, ACorruptLengthMidSegmentIsSkippedNotTakenForATornTail) {
   std::string r2 = record(2, job("j2"));
   r2[5] = '\x01';  // the length now runs past the end of the file
   write_file(tmp.path() / sf::segment_file_name(1), r1 + r2 + r3);
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   EXPECT_EQ(spool.recovery().torn_tails, 0u);
   EXPECT_EQ(spool.recovery().corrupt_records, 1u);
   EXPECT_EQ(spool.recovery().corrupt_bytes, r2.size());
@@ -814,7 +795,7 @@ TEST(SpoolRecovery, GarbageAtTheEndOfAnOlderSegmentIsCorruptionAndIsCut) {
   bad[30] ^= 0x40;
   write_file(first, r1 + bad);  // not the writer's last segment: the record was complete once
   write_file(tmp.path() / sf::segment_file_name(3), r3);
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   EXPECT_EQ(spool.recovery().torn_tails, 0u);
   EXPECT_EQ(spool.recovery().corrupt_records, 1u);  // ids 1 -> 3: one lost
   EXPECT_EQ(fs::file_size(first), r1.size());
@@ -827,7 +808,7 @@ TEST(SpoolRecovery, LedgerAheadOfTheDataIsClampedWithAWarning) {
   write_ledger(tmp.path(), 10, 11);  // e.g. later segments removed by hand
 
   ::testing::internal::CaptureStderr();
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(log.find("WARN"), std::string::npos) << log;
   EXPECT_TRUE(spool.recovery().ledger_clamped);
@@ -841,12 +822,12 @@ TEST(SpoolRecovery, LedgerAheadOfTheDataIsClampedWithAWarning) {
 TEST(SpoolRecovery, MissingLedgerIsRebuiltAndEverythingIsResent) {
   TempDir tmp;
   {
-    Spool spool(config_for(tmp.path()));
+    Spool spool(spool_config(tmp.path()));
     append_all(spool, events(3));
     ack_all(spool, spool.take(2, 1u << 20, milliseconds(0)));
   }
   ASSERT_TRUE(fs::remove(tmp.path() / "ledger"));
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   EXPECT_TRUE(spool.recovery().ledger_rebuilt);
   EXPECT_EQ(spool.recovery().pending_records, 3u);
   EXPECT_EQ(ids_of(take_all(spool)), (std::vector<std::uint64_t>{1, 2, 3}));
@@ -856,7 +837,7 @@ TEST(SpoolRecovery, MissingLedgerIsRebuiltAndEverythingIsResent) {
 TEST(SpoolRecovery, LedgerWithABadCrcIsRebuilt) {
   TempDir tmp;
   {
-    Spool spool(config_for(tmp.path()));
+    Spool spool(spool_config(tmp.path()));
     append_all(spool, events(3));
     ack_all(spool, spool.take(2, 1u << 20, milliseconds(0)));
   }
@@ -864,7 +845,7 @@ TEST(SpoolRecovery, LedgerWithABadCrcIsRebuilt) {
   ASSERT_EQ(ledger.size(), sf::kLedgerBytes);
   ledger[15] ^= 0x04;  // acked_id, so the CRC no longer matches
   write_file(tmp.path() / "ledger", ledger);
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   EXPECT_TRUE(spool.recovery().ledger_rebuilt);
   EXPECT_EQ(spool.recovery().pending_records, 3u);
 }
@@ -877,7 +858,7 @@ TEST(SpoolRecovery, RecordIdsNotIncreasingAreCorruption) {
   // ...and a whole later segment whose ids go back.
   write_file(tmp.path() / sf::segment_file_name(9), record(3, job("old3")) + record(4, job("old4")));
   write_file(tmp.path() / sf::segment_file_name(10), record(5, job("j5")));
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   EXPECT_EQ(spool.recovery().corrupt_records, 2u);  // the stray 2, and the run 3..4 of seg 9
   EXPECT_EQ(spool.recovery().torn_tails, 0u);
   EXPECT_FALSE(fs::exists(tmp.path() / sf::segment_file_name(9)));
@@ -891,7 +872,7 @@ TEST(SpoolRecovery, FullyAckedSegmentsAreDeletedAtStart) {
   write_file(tmp.path() / sf::segment_file_name(1), record(1, job("j1")) + record(2, job("j2")));
   write_file(tmp.path() / sf::segment_file_name(3), record(3, job("j3")));
   write_ledger(tmp.path(), 2, 4);
-  Spool spool(config_for(tmp.path()));
+  Spool spool(spool_config(tmp.path()));
   EXPECT_FALSE(fs::exists(tmp.path() / sf::segment_file_name(1)));
   EXPECT_EQ(spool.recovery().pending_records, 1u);
   EXPECT_EQ(ids_of(take_all(spool)), (std::vector<std::uint64_t>{3}));
@@ -899,7 +880,7 @@ TEST(SpoolRecovery, FullyAckedSegmentsAreDeletedAtStart) {
 
 TEST(SpoolRecovery, AStraddlingSegmentResumesAfterTheAckedId) {
   TempDir tmp;
-  SpoolConfig c = config_for(tmp.path());
+  SpoolConfig c = spool_config(tmp.path());
   c.segment_bytes = 1 << 20;
   {
     Spool spool(c);

@@ -8,6 +8,8 @@
 #include <rapidjson/document.h>
 
 #include <cerrno>
+#include <future>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -185,12 +187,7 @@ TEST_P(CapturedCache, EveryJobReadsAsSaltStoredIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothReleases, CapturedCache, ::testing::Values("salt-3006.25", "salt-3006.26"),
-                         [](const auto& param_info) {
-                           std::string n = param_info.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+                         salttap::testing::ReleaseTestName());
 
 // ---- one job, made by hand ---------------------------------------------------
 
@@ -439,27 +436,43 @@ TEST(JobCacheSource, WalksEveryJobOnceAndCountsEachOutcome) {
   EXPECT_EQ(source.stats().retries, 0u);
 }
 
+// A walk of `cache` that reads a job again 500 ms later on fake time, up to
+// `attempts` reads in all.
+struct Retrying {
+  Retrying(const CacheDir& cache, unsigned attempts)
+      : source(cache.jobs(), {}, {.attempts = attempts, .delay = std::chrono::milliseconds(500)},
+               jobcache::posix_cache_filesystem(), time) {}
+  // next() on a thread of its own: it waits on the fake clock for a retry that is due later.
+  std::future<std::optional<JobRead>> next_later() {
+    return std::async(std::launch::async, [this]() -> std::optional<JobRead> {
+      JobRead r;
+      if (!source.next(r)) return std::nullopt;
+      return r;
+    });
+  }
+  salttap::testing::FakeSteadyTime time;
+  JobCacheSource source;
+};
+
 TEST(JobCacheSource, AJobCaughtMidWriteIsReadAgainLater) {
   CacheDir cache;
   const auto dir = cache.publish(kJid, "test.ping", {"minion-a"});
   const std::string load = salttap::testing::read_file(dir / ".load.p");
   CacheDir::write_bytes(dir / ".load.p", load.substr(0, 5));  // the master is writing it
-  salttap::testing::FakeSteadyTime time;
-  JobCacheSource source(cache.jobs(), {}, {.attempts = 3, .delay = std::chrono::milliseconds(500)},
-                        jobcache::posix_cache_filesystem(), time);
+  Retrying retrying(cache, 3);
+  auto& [time, source] = retrying;
   ASSERT_TRUE(source.open());
-  JobRead r;
-  bool got = false;
-  std::thread reader([&] { got = source.next(r); });
+  auto read = retrying.next_later();
   time.await_waiters(1);                         // every other directory read: waiting for the retry
   CacheDir::write_bytes(dir / ".load.p", load);  // the write completed
   time.advance(std::chrono::milliseconds(500));
-  reader.join();
-  ASSERT_TRUE(got);
-  EXPECT_EQ(r.outcome, JobOutcome::ready) << r.error;
-  EXPECT_EQ(r.attempt, 2u);
+  const std::optional<JobRead> r = read.get();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->outcome, JobOutcome::ready) << r->error;
+  EXPECT_EQ(r->attempt, 2u);
   EXPECT_EQ(source.stats().retries, 1u);
-  EXPECT_FALSE(source.next(r));
+  JobRead none;
+  EXPECT_FALSE(source.next(none));
   EXPECT_EQ(source.stats().count(JobOutcome::ready), 1u);
   EXPECT_EQ(source.stats().count(JobOutcome::undecodable), 0u);
 }
@@ -468,18 +481,15 @@ TEST(JobCacheSource, AJobThatStaysBrokenIsCountedAfterItsLastRead) {
   CacheDir cache;
   const auto dir = cache.publish(kJid, "test.ping", {"minion-a"});
   CacheDir::write_bytes(dir / ".load.p", "\x82\xa3");
-  salttap::testing::FakeSteadyTime time;
-  JobCacheSource source(cache.jobs(), {}, {.attempts = 3, .delay = std::chrono::milliseconds(500)},
-                        jobcache::posix_cache_filesystem(), time);
+  Retrying retrying(cache, 3);
+  auto& [time, source] = retrying;
   ASSERT_TRUE(source.open());
-  JobRead r;
-  bool got = false;
-  std::thread reader([&] { got = source.next(r); });
+  auto read = retrying.next_later();
   time.advance_until([&] { return source.stats().read == 1; });
-  reader.join();
-  ASSERT_TRUE(got);
-  EXPECT_EQ(r.outcome, JobOutcome::undecodable);
-  EXPECT_EQ(r.attempt, 3u);
+  const std::optional<JobRead> r = read.get();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->outcome, JobOutcome::undecodable);
+  EXPECT_EQ(r->attempt, 3u);
   EXPECT_EQ(source.stats().retries, 2u);
   EXPECT_EQ(source.stats().count(JobOutcome::undecodable), 1u);
 }
@@ -488,9 +498,8 @@ TEST(JobCacheSource, ARetryLaterForAJobWhoseReturnBrokeMidJob) {
   CacheDir cache;
   const auto dir = cache.publish(kJid, "test.ping", {"minion-a"});
   cache.ret(dir, "minion-a", "true", 0, at("2026-11-29T19:24:29"));
-  salttap::testing::FakeSteadyTime time;
-  JobCacheSource source(cache.jobs(), {}, {.attempts = 2, .delay = std::chrono::milliseconds(500)},
-                        jobcache::posix_cache_filesystem(), time);
+  Retrying retrying(cache, 2);
+  auto& [time, source] = retrying;
   ASSERT_TRUE(source.open());
   JobRead r;
   ASSERT_TRUE(source.next(r));

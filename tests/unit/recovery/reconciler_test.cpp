@@ -12,11 +12,12 @@
 
 #include <fmt/format.h>
 
+#include "common/errno_text.h"
 #include "recovery/reconcile_state.h"
 #include "recovery/reconciler.h"
 #include "tests/support/events.h"
 #include "tests/support/fake_steady_time.h"
-#include "tests/support/faulty_spool_filesystem.h"
+#include "tests/support/faulty_state_filesystem.h"
 #include "tests/support/job_cache_fixtures.h"
 #include "tests/support/spool_fixtures.h"
 
@@ -98,7 +99,8 @@ class Reconcile : public ::testing::Test {
   CacheDir cache_;
   const salttap::testing::TempDir dir_;
   const fs::path state_path_ = dir_.path() / "reconcile.state";
-  recovery::ReconcileStateFile state_{state_path_};
+  salttap::testing::FaultyStateFilesystem state_files_;  // no faults unless a test injects them
+  recovery::ReconcileStateFile state_{state_path_, state_files_};
   config::Config config_ = test_config();
   ManualClock now_;
   salttap::testing::FakeSteadyTime time_;
@@ -454,18 +456,53 @@ TEST(ReconcileState, RefusesWhatItDidNotWrite) {
   }
 }
 
+// The record's caller: a failed write is logged once and counted, the record
+// before it stays, and the run goes on; the next write takes over.
+TEST_F(Reconcile, AFailedCoverageWriteIsCountedAndKeepsTheRecordBefore) {
+  write_state(recovery::format_reconcile_state({at("2026-11-29T14:59:30"), std::nullopt, {}, false}));
+  reconciler().start();
+  finish_pass();
+  recovery::ReconcileState before;
+  std::string error;
+  ASSERT_EQ(state_.read(before, error), recovery::ReconcileStateFile::Read::found) << error;
+
+  state_files_.inject({.op = salttap::testing::FsOp::rename, .file = "reconcile.state", .error = EIO});
+  ::testing::internal::CaptureStderr();
+  reconciler().stop();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("ERROR"), std::string::npos) << log;
+  EXPECT_NE(log.find(state_path_.string()), std::string::npos) << log;
+  EXPECT_NE(log.find(errno_text(EIO)), std::string::npos) << log;
+  EXPECT_EQ(reconciler().counts().state_write_errors, 1u);
+  recovery::ReconcileState kept;
+  ASSERT_EQ(state_.read(kept, error), recovery::ReconcileStateFile::Read::found) << error;
+  EXPECT_EQ(kept, before);
+
+  state_files_.clear_faults();
+  now_.set(at("2026-11-29T19:30:00"));
+  ASSERT_FALSE(reconciler().tick(true, 0, true));
+  reconciler().stop();
+  EXPECT_EQ(reconciler().counts().state_write_errors, 1u);
+  recovery::ReconcileState after;
+  ASSERT_EQ(state_.read(after, error), recovery::ReconcileStateFile::Read::found) << error;
+  EXPECT_EQ(after.live_until, at("2026-11-29T19:30:00"));
+  EXPECT_FALSE(fs::exists(state_path_.string() + ".tmp"));
+}
+
 TEST(ReconcileStateFile, AFailedWriteKeepsTheRecordBefore) {
   const salttap::testing::TempDir dir;
-  salttap::testing::FaultySpoolFilesystem faulty;
+  salttap::testing::FaultyStateFilesystem faulty;
   recovery::ReconcileStateFile file(dir.path() / "reconcile.state", faulty);
-  std::string error;
-  ASSERT_EQ(file.write({100, std::nullopt, {}, false}, error), 0) << error;
+  ASSERT_TRUE(file.write({100, std::nullopt, {}, false}));
   for (auto op : {salttap::testing::FsOp::write, salttap::testing::FsOp::sync_data, salttap::testing::FsOp::rename}) {
     faulty.clear_faults();
     faulty.inject({.op = op, .file = "", .error = ENOSPC});
-    EXPECT_EQ(file.write({200, 1, {"j"}, false}, error), ENOSPC);
-    EXPECT_NE(error.find("No space left"), std::string::npos) << error;
+    const auto written = file.write({200, 1, {"j"}, false});
+    ASSERT_FALSE(written);
+    EXPECT_EQ(written.error().error, ENOSPC);
+    EXPECT_NE(written.error().text().find("No space left"), std::string::npos) << written.error().text();
     faulty.clear_faults();
+    std::string error;
     recovery::ReconcileState s;
     ASSERT_EQ(file.read(s, error), recovery::ReconcileStateFile::Read::found) << error;
     EXPECT_EQ(s, (recovery::ReconcileState{100, std::nullopt, {}, false}));

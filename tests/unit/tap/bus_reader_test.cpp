@@ -11,6 +11,7 @@
 #include <future>
 
 #include "tap/event_source.h"
+#include "tests/support/bus_reader_fixtures.h"
 #include "tests/support/captures.h"
 #include "tests/support/fake_publisher.h"
 #include "tests/support/fake_steady_time.h"
@@ -22,34 +23,8 @@ namespace {
 using namespace salttap::testing;
 using namespace std::chrono_literals;
 
-// A broken test fails after this much real time instead of hanging the suite.
-constexpr auto kGuard = 60s;
-
-std::vector<std::string> collect_tags(EventQueue& q, std::size_t n, std::chrono::milliseconds timeout = kGuard) {
-  std::vector<std::string> tags;
-  std::vector<Event> batch;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (tags.size() < n && std::chrono::steady_clock::now() < deadline) {
-    batch.clear();
-    q.pop_all(batch, 50ms);
-    for (const Event& e : batch) tags.emplace_back(e.tag());
-  }
-  return tags;
-}
-
-// Polls a reader's state (its stats have no notification) until `pred` holds.
-template <typename Pred>
-bool eventually(Pred pred) {
-  const auto deadline = std::chrono::steady_clock::now() + kGuard;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
-}
-
 // True once `f` is ready, within the guard.
-bool finishes(std::future<void>& f) { return f.wait_for(kGuard) == std::future_status::ready; }
+bool finishes(std::future<void>& f) { return f.wait_for(kReaderGuard) == std::future_status::ready; }
 
 ReaderOptions fast(Endpoint e) {
   ReaderOptions o;
@@ -63,11 +38,9 @@ TEST(StreamBusReader, ReadsACapturedStreamFromAUnixSocket) {
   TempDir dir;
   FakePublisher pub((dir.path() / "master_event_pub.ipc").string());
   EventQueue queue;
-  auto reader = make_event_source(fast(Endpoint::unix_socket(pub.path())), queue);
-  reader->start();
-  pub.wait_for_subscribers(1);
+  auto reader = subscribed_reader(pub, fast(Endpoint::unix_socket(pub.path())), queue);
   pub.publish(read_file(captures_dir() / "salt-3006.26" / "test_ping.raw"));
-  const auto tags = collect_tags(queue, 4);
+  const auto tags = pop_tags(queue, 4);
   ASSERT_EQ(tags.size(), 4u);
   EXPECT_TRUE(tags[1].ends_with("/new"));
   EXPECT_EQ(reader->stats().framing.load(), Framing::len32);
@@ -79,19 +52,17 @@ TEST(StreamBusReader, ReconnectsAfterAMasterRestartAndKeepsReading) {
   TempDir dir;
   FakePublisher pub((dir.path() / "master_event_pub.ipc").string());
   EventQueue queue;
-  auto reader = make_event_source(fast(Endpoint::unix_socket(pub.path())), queue);
-  reader->start();
-  pub.wait_for_subscribers(1);
+  auto reader = subscribed_reader(pub, fast(Endpoint::unix_socket(pub.path())), queue);
   const std::string f = frame(simple_body("before"));
   pub.publish(f + f.substr(0, 10));  // the restart tears a frame
-  EXPECT_EQ(collect_tags(queue, 1), std::vector<std::string>{"before"});
+  EXPECT_EQ(pop_tags(queue, 1), std::vector<std::string>{"before"});
 
   pub.close_all();  // master down: the reader retries against a missing socket
   EXPECT_TRUE(eventually([&] { return reader->stats().connect_failures > 0; }));
   pub.restart();
   pub.wait_for_subscribers(1);
   pub.publish(len32(frame(simple_body("after"))));  // and the new master is 3006.26
-  EXPECT_EQ(collect_tags(queue, 1), std::vector<std::string>{"after"});
+  EXPECT_EQ(pop_tags(queue, 1), std::vector<std::string>{"after"});
   EXPECT_EQ(reader->stats().connects.load(), 2u);
   EXPECT_EQ(reader->stats().disconnects.load(), 1u);
   EXPECT_EQ(reader->stats().truncated_frames.load(), 1u);
@@ -101,11 +72,9 @@ TEST(StreamBusReader, ReconnectsAfterAMasterRestartAndKeepsReading) {
 TEST(StreamBusReader, ReadsTcpIpcMode) {
   FakePublisher pub;  // TCP on 127.0.0.1
   EventQueue queue;
-  auto reader = make_event_source(fast(Endpoint::tcp("127.0.0.1", pub.port())), queue);
-  reader->start();
-  pub.wait_for_subscribers(1);
+  auto reader = subscribed_reader(pub, fast(Endpoint::tcp("127.0.0.1", pub.port())), queue);
   pub.publish(read_file(captures_dir() / "salt-3006.25" / "test_ping.raw"));
-  EXPECT_EQ(collect_tags(queue, 4).size(), 4u);
+  EXPECT_EQ(pop_tags(queue, 4).size(), 4u);
   EXPECT_EQ(reader->stats().framing.load(), Framing::plain);
   reader->stop();
 }
@@ -116,16 +85,14 @@ TEST(StreamBusReader, AStalledConsumerCostsDroppedEventsNotAStalledReader) {
   QueueLimits limits;
   limits.max_events = 100;
   EventQueue queue(limits);  // nobody pops it
-  auto reader = make_event_source(fast(Endpoint::unix_socket(pub.path())), queue);
-  reader->start();
-  pub.wait_for_subscribers(1);
+  auto reader = subscribed_reader(pub, fast(Endpoint::unix_socket(pub.path())), queue);
   std::string many;
   for (int i = 0; i < 5000; ++i) many += frame(simple_body("e/" + std::to_string(i)));
   pub.publish(many);  // would block in send() if the reader stopped reading
   EXPECT_TRUE(eventually([&] { return reader->stats().events == 5000; }));
   EXPECT_EQ(reader->stats().queue_drops.load(), 4900u);
   EXPECT_EQ(queue.stats().dropped, 4900u);
-  EXPECT_EQ(collect_tags(queue, 100).size(), 100u);
+  EXPECT_EQ(pop_tags(queue, 100).size(), 100u);
   reader->stop();
 }
 
@@ -164,19 +131,19 @@ TEST(ZmqBusReader, ReadsSalt2015EventsFromARealZeroMqPublisher) {
   // ZeroMQ drops messages sent before the subscription is live (slow joiner):
   // publish until the first one arrives, then one marked message.
   std::vector<std::string> tags;
-  const auto deadline = std::chrono::steady_clock::now() + kGuard;
+  const auto deadline = std::chrono::steady_clock::now() + kReaderGuard;
   while (tags.empty() && std::chrono::steady_clock::now() < deadline) {
     pub.send(zmq::buffer(ret), zmq::send_flags::none);
-    tags = collect_tags(queue, 1, 50ms);
+    tags = pop_tags(queue, 1, 50ms);
   }
   ASSERT_FALSE(tags.empty());
   EXPECT_EQ(tags[0], "salt/job/20151201120000123456/ret/web1");
   pub.send(zmq::buffer(std::string("garbage without separator")), zmq::send_flags::none);
   pub.send(zmq::buffer(simple_body("last")), zmq::send_flags::none);
   std::vector<std::string> rest;
-  const auto d2 = std::chrono::steady_clock::now() + kGuard;
+  const auto d2 = std::chrono::steady_clock::now() + kReaderGuard;
   while ((rest.empty() || rest.back() != "last") && std::chrono::steady_clock::now() < d2)
-    for (auto& t : collect_tags(queue, 1, 50ms)) rest.push_back(t);
+    for (auto& t : pop_tags(queue, 1, 50ms)) rest.push_back(t);
   ASSERT_FALSE(rest.empty());
   EXPECT_EQ(rest.back(), "last");
   EXPECT_EQ(reader->stats().decode_errors.load(), 1u);

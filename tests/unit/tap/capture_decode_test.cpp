@@ -16,8 +16,8 @@
 namespace salttap::tap {
 namespace {
 
-using salttap::testing::capture_name;
 using salttap::testing::capture_raw_files;
+using salttap::testing::CaptureTestName;
 using salttap::testing::read_file;
 
 // Re-serialise Salt's JSON with the same writer salttap uses, so the compare
@@ -127,13 +127,7 @@ TEST_P(CaptureDecode, JsonLinesReplayEqualsRawReplay) {
   EXPECT_EQ(out, expected_events(GetParam()));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCaptures, CaptureDecode, ::testing::ValuesIn(capture_raw_files()),
-                         [](const auto& param_info) {
-                           std::string n = capture_name(param_info.param);
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllCaptures, CaptureDecode, ::testing::ValuesIn(capture_raw_files()), CaptureTestName());
 
 TEST(Captures, ArePresent) {
   // A missing tests/captures must fail loudly, not pass with zero cases.

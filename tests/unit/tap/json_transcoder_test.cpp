@@ -102,6 +102,20 @@ void expect_same_frame(std::string_view frame, const DecodeLimits& limits, bool 
 
 std::string frames_of(const std::filesystem::path& raw) { return read_file(raw); }
 
+// The events read_capture hands out, rendered as the JSON lines the
+// transcoder must write.
+std::string rendered(const std::filesystem::path& capture, CaptureStats& stats) {
+  std::string lines;
+  read_capture(
+      capture.string(), {},
+      [&](Event&& e) {
+        append_event_json(lines, e);
+        lines.push_back('\n');
+      },
+      stats);
+  return lines;
+}
+
 class TranscodeCapture : public ::testing::TestWithParam<std::filesystem::path> {};
 
 TEST_P(TranscodeCapture, EveryFrameAsTheRendererWritesIt) {
@@ -136,15 +150,8 @@ TEST_P(TranscodeCapture, TheSameOutcomeOnEveryCorruption) {
 TEST_P(TranscodeCapture, JsonLinesCapturesToo) {
   std::filesystem::path jsonl = GetParam();
   jsonl.replace_extension(".jsonl");
-  std::string want;
   CaptureStats old_stats;
-  read_capture(
-      jsonl.string(), {},
-      [&](Event&& e) {
-        append_event_json(want, e);
-        want.push_back('\n');
-      },
-      old_stats);
+  const std::string want = rendered(jsonl, old_stats);
   std::string got;
   CaptureStats new_stats;
   transcode_capture(
@@ -155,28 +162,15 @@ TEST_P(TranscodeCapture, JsonLinesCapturesToo) {
   EXPECT_EQ(old_stats.json_errors, new_stats.json_errors);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCaptures, TranscodeCapture, ::testing::ValuesIn(capture_raw_files()),
-                         [](const auto& param_info) {
-                           std::string n = capture_name(param_info.param);
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllCaptures, TranscodeCapture, ::testing::ValuesIn(capture_raw_files()), CaptureTestName());
 
 TEST(TranscodeCapture, ReadsTheFileInChunksAndCountsAsReadCapture) {
   // The largest capture (1.7 MB, two file reads) through the file path: the
   // lines handed over after each read once past the chunk size, the same
   // lines and counts as read_capture.
   const auto raw = captures_dir() / "salt-3006.25" / "large_return.raw";
-  std::string want;
   CaptureStats old_stats;
-  read_capture(
-      raw.string(), {},
-      [&](Event&& e) {
-        append_event_json(want, e);
-        want.push_back('\n');
-      },
-      old_stats);
+  const std::string want = rendered(raw, old_stats);
   std::string got;
   std::size_t writes = 0;
   CaptureStats new_stats;

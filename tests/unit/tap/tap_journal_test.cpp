@@ -15,6 +15,7 @@
 #include "tap/internal/event_decoder.h"
 #include "tap/internal/journal_format.h"
 #include "tap/internal/spill_gate.h"
+#include "tests/support/bus_reader_fixtures.h"
 #include "tests/support/fake_publisher.h"
 #include "tests/support/msgpack_builders.h"
 
@@ -25,8 +26,6 @@ namespace fs = std::filesystem;
 namespace jf = journal_format;
 using namespace salttap::testing;
 using namespace std::chrono_literals;
-
-constexpr auto kGuard = 60s;
 
 JournalConfig config_in(const fs::path& dir, std::uint64_t max_bytes = 1ull << 30,
                         std::uint64_t segment_bytes = 1ull << 20) {
@@ -268,18 +267,6 @@ TEST(TapJournal, ASecondSalttapOnTheSameDirectoryIsRefused) {
 
 std::string tagged_frame(int i) { return frame(simple_body("e/" + std::to_string(i))); }
 
-std::vector<std::string> pop_tags(EventQueue& q, std::size_t n) {
-  std::vector<std::string> tags;
-  std::vector<Event> batch;
-  const auto deadline = std::chrono::steady_clock::now() + kGuard;
-  while (tags.size() < n && std::chrono::steady_clock::now() < deadline) {
-    batch.clear();
-    q.pop_all(batch, 20ms);
-    for (const Event& e : batch) tags.emplace_back(e.tag());
-  }
-  return tags;
-}
-
 std::vector<std::string> expected_tags(int from, int to) {
   std::vector<std::string> out;
   for (int i = from; i < to; ++i) out.push_back("e/" + std::to_string(i));
@@ -349,16 +336,11 @@ TEST(StreamBusReader, AStalledConsumerCostsDiskNotEventsWithAJournal) {
   TapJournal journal(config_in(tmp.path(), 1ull << 30, 64u << 10));
   EventQueue queue({.max_events = 100, .max_bytes = 1u << 20});
   queue.attach_journal(journal);
-  ReaderOptions options;
-  options.endpoint = Endpoint::unix_socket(pub.path());
-  auto reader = make_event_source(options, queue);
-  reader->start();
-  pub.wait_for_subscribers(1);
+  auto reader = subscribed_reader(pub, Endpoint::unix_socket(pub.path()), queue);
   std::string many;
   for (int i = 0; i < 5000; ++i) many += tagged_frame(i);
   pub.publish(many);  // would block in send() if the reader stopped reading
-  const auto deadline = std::chrono::steady_clock::now() + kGuard;
-  while (reader->stats().frames < 5000 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  eventually([&] { return reader->stats().frames >= 5000; });
   ASSERT_EQ(reader->stats().frames.load(), 5000u) << "the reader read everything with nobody popping";
   EXPECT_EQ(queue.stats().depth, 100u);
   EXPECT_EQ(journal.stats().frames, 4900u);
@@ -375,16 +357,11 @@ TEST(StreamBusReader, ATooSmallJournalDropsAndCountsTheRest) {
   TapJournal journal(config_in(tmp.path(), one * 500, 4096));
   EventQueue queue({.max_events = 100, .max_bytes = 1u << 20});
   queue.attach_journal(journal);
-  ReaderOptions options;
-  options.endpoint = Endpoint::unix_socket(pub.path());
-  auto reader = make_event_source(options, queue);
-  reader->start();
-  pub.wait_for_subscribers(1);
+  auto reader = subscribed_reader(pub, Endpoint::unix_socket(pub.path()), queue);
   std::string many;
   for (int i = 1000; i < 2000; ++i) many += tagged_frame(i);
   pub.publish(many);
-  const auto deadline = std::chrono::steady_clock::now() + kGuard;
-  while (reader->stats().frames < 1000 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  eventually([&] { return reader->stats().frames >= 1000; });
   ASSERT_EQ(reader->stats().frames.load(), 1000u);
   const JournalStats s = journal.stats();
   EXPECT_EQ(s.frames, 500u);

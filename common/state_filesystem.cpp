@@ -1,4 +1,4 @@
-#include "indexer/spool_filesystem.h"
+#include "common/state_filesystem.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <system_error>
 
-namespace salttap::indexer {
+namespace salttap {
 namespace {
 
 namespace fs = std::filesystem;
@@ -23,8 +23,10 @@ int retry(Call call) {
   }
 }
 
-class PosixSpoolFilesystem final : public SpoolFilesystem {
+class PosixStateFilesystem final : public StateFilesystem {
  public:
+  using StateFilesystem::open;
+
   int kind_of(const Path& p, FileKind& kind) override {
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) {
@@ -61,8 +63,8 @@ class PosixSpoolFilesystem final : public SpoolFilesystem {
 
   int remove(const Path& p) override { return ::unlink(p.c_str()) == 0 ? 0 : errno; }
 
-  int open(const Path& p, int flags, int& fd) override {
-    return retry([&] { return fd = ::open(p.c_str(), flags | O_CLOEXEC, 0644); });
+  int open(const Path& p, int flags, int& fd, unsigned mode) override {
+    return retry([&] { return fd = ::open(p.c_str(), flags | O_CLOEXEC, static_cast<mode_t>(mode)); });
   }
 
   // close(2) is not retried on EINTR: on Linux the descriptor is gone anyway.
@@ -108,9 +110,9 @@ class PosixSpoolFilesystem final : public SpoolFilesystem {
 
 }  // namespace
 
-SpoolFilesystem& posix_spool_filesystem() {
-  static PosixSpoolFilesystem instance;
+StateFilesystem& posix_state_filesystem() {
+  static PosixStateFilesystem instance;
   return instance;
 }
 
-}  // namespace salttap::indexer
+}  // namespace salttap

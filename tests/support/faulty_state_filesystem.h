@@ -1,5 +1,5 @@
 #pragma once
-// A SpoolFilesystem for tests that does the real thing (over a temporary
+// A StateFilesystem for tests that does the real thing (over a temporary
 // directory) except where a rule says a call fails:
 //
 //   files.inject({.op = FsOp::write, .file = "seg-", .error = ENOSPC, .after = 2});
@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "indexer/spool_filesystem.h"
+#include "common/state_filesystem.h"
 
 namespace salttap::testing {
 
@@ -60,9 +60,10 @@ struct FsFault {
   std::size_t short_write = 0;
 };
 
-class FaultySpoolFilesystem final : public indexer::SpoolFilesystem {
+class FaultyStateFilesystem final : public StateFilesystem {
  public:
-  explicit FaultySpoolFilesystem(indexer::SpoolFilesystem& real = indexer::posix_spool_filesystem()) : real_(real) {}
+  using StateFilesystem::open;
+  explicit FaultyStateFilesystem(StateFilesystem& real = posix_state_filesystem()) : real_(real) {}
 
   void inject(FsFault fault) {
     std::lock_guard lock(mu_);
@@ -88,7 +89,7 @@ class FaultySpoolFilesystem final : public indexer::SpoolFilesystem {
     return failures_;
   }
 
-  int kind_of(const Path& p, indexer::FileKind& kind) override {
+  int kind_of(const Path& p, FileKind& kind) override {
     if (const int e = fault(FsOp::kind_of, name_of(p))) return e;
     return real_.kind_of(p, kind);
   }
@@ -100,7 +101,7 @@ class FaultySpoolFilesystem final : public indexer::SpoolFilesystem {
     if (const int e = fault(FsOp::check_writable, name_of(dir))) return e;
     return real_.check_writable(dir);
   }
-  int list_directory(const Path& dir, std::vector<indexer::DirectoryEntry>& entries) override {
+  int list_directory(const Path& dir, std::vector<DirectoryEntry>& entries) override {
     if (const int e = fault(FsOp::list_directory, name_of(dir))) return e;
     return real_.list_directory(dir, entries);
   }
@@ -112,9 +113,9 @@ class FaultySpoolFilesystem final : public indexer::SpoolFilesystem {
     if (const int e = fault(FsOp::remove, name_of(p))) return e;
     return real_.remove(p);
   }
-  int open(const Path& p, int flags, int& fd) override {
+  int open(const Path& p, int flags, int& fd, unsigned mode) override {
     if (const int e = fault(FsOp::open, name_of(p))) return e;
-    const int e = real_.open(p, flags, fd);
+    const int e = real_.open(p, flags, fd, mode);
     if (e == 0) {
       std::lock_guard lock(mu_);
       names_[fd] = name_of(p);
@@ -222,7 +223,7 @@ class FaultySpoolFilesystem final : public indexer::SpoolFilesystem {
     return rule->fault.error;
   }
 
-  indexer::SpoolFilesystem& real_;
+  StateFilesystem& real_;
   mutable std::mutex mu_;
   std::vector<Rule> rules_;
   std::map<int, std::string> names_;    // open descriptors and the file names they were opened under

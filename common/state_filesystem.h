@@ -1,8 +1,10 @@
 #pragma once
-// The file operations the disk spool (indexer/spool.h) makes, behind one
-// seam, so tests can make any of them fail (ENOSPC on the third segment
-// write, a short write, EIO from fdatasync, a rename or unlink refused) and
-// check what the spool does about it (tests/support/faulty_spool_filesystem.h).
+// StateFilesystem: the file operations of everything salttap keeps on disk
+// (the spool, its ledger and lock, the checkpoint, the reconcile record, the
+// tap journal's lock), behind one seam, so tests can make any of them fail
+// (ENOSPC on the third segment write, a short write, EIO from fdatasync, a
+// rename or unlink refused) and check what the owner of the state does about
+// it (tests/support/faulty_state_filesystem.h).
 //
 // Every call is one system call (or a few, for directories), returns 0 or the
 // errno of the failure, and retries EINTR itself. The spool makes one call
@@ -15,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace salttap::indexer {
+namespace salttap {
 
 enum class FileKind : std::uint8_t { missing, regular, directory, other };
 
@@ -24,10 +26,10 @@ struct DirectoryEntry {
   FileKind kind = FileKind::other;
 };
 
-class SpoolFilesystem {
+class StateFilesystem {
  public:
   using Path = std::filesystem::path;
-  virtual ~SpoolFilesystem() = default;
+  virtual ~StateFilesystem() = default;
 
   // --- paths ---
   // FileKind::missing (and 0) when nothing is there.
@@ -41,8 +43,9 @@ class SpoolFilesystem {
   virtual int remove(const Path& p) = 0;  // unlink
 
   // --- descriptors ---
-  // open(2) with O_CLOEXEC added; files are created 0644.
-  virtual int open(const Path& p, int flags, int& fd) = 0;
+  // open(2) with O_CLOEXEC added; a file it creates gets `mode` (less the umask).
+  virtual int open(const Path& p, int flags, int& fd, unsigned mode) = 0;
+  int open(const Path& p, int flags, int& fd) { return open(p, flags, fd, 0644); }
   virtual int close(int fd) = 0;
   // flock(LOCK_EX | LOCK_NB): EWOULDBLOCK while another process holds it.
   virtual int lock_exclusive(int fd) = 0;
@@ -57,6 +60,6 @@ class SpoolFilesystem {
 };
 
 // The real thing: POSIX calls.
-SpoolFilesystem& posix_spool_filesystem();
+StateFilesystem& posix_state_filesystem();
 
-}  // namespace salttap::indexer
+}  // namespace salttap
