@@ -117,7 +117,7 @@ TEST_F(Reload, AJobOpenAcrossTheReloadKeepsItsMinionsAndDeadlineAndSettlesAsBefo
   target_.apply(next);
 
   const auto open = pipeline_.correlator().find("1");
-  ASSERT_NE(open, nullptr);
+  ASSERT_TRUE(open.has_value());
   EXPECT_FALSE(open->settled);
   EXPECT_EQ(open->expected, 2u);
   EXPECT_EQ(open->pending, 2u);
@@ -133,7 +133,7 @@ TEST_F(Reload, AJobOpenAcrossTheReloadKeepsItsMinionsAndDeadlineAndSettlesAsBefo
   feed(job_ret("1", "a", "test.sleep"));
   feed(job_ret("1", "b", "test.sleep"));
   const auto done = pipeline_.correlator().find("1");
-  ASSERT_NE(done, nullptr);
+  ASSERT_TRUE(done.has_value());
   EXPECT_TRUE(done->settled);
   EXPECT_EQ(done->kind, correlator::JobKind::job);
   EXPECT_EQ(done->succeeded, 2u);
