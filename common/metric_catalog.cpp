@@ -164,10 +164,7 @@ constexpr MetricSpec kCatalog[] = {
      counter,
      {},
      "Jobs evicted early: over max_jobs"},
-    {M::correlator_budget_evicted_jobs,
-     "salttap_correlator_budget_evicted_jobs_total",
-     counter,
-     kBudgetEvictedLabels,
+    {M::correlator_budget_evicted_jobs, "salttap_correlator_budget_evicted_jobs_total", counter, kBudgetEvictedLabels,
      "Jobs evicted early: over memory_budget (settled: left their late-return window; open: settled at once, "
      "alerted)"},
     {M::correlator_late_unknown_returns,

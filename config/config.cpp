@@ -15,9 +15,9 @@ using yaml::strings;
 Micros seconds(double s) { return static_cast<Micros>(s * kMicrosPerSecond); }
 
 void load_correlator(const YAML::Node& n, Config& c) {
-  only_keys(
-      n, "correlator",
-      {"deadlines", "missing_after_seconds", "orphan_settle_seconds", "late_grace_seconds", "max_jobs", "memory_budget_mb", "noise_funs"});
+  only_keys(n, "correlator",
+            {"deadlines", "missing_after_seconds", "orphan_settle_seconds", "late_grace_seconds", "max_jobs",
+             "memory_budget_mb", "noise_funs"});
   if (!n) return;
   auto& cc = c.correlator;
   if (const YAML::Node d = n["deadlines"]) {

@@ -51,8 +51,8 @@ void Correlator::reconfigure(CorrelatorConfig config, std::shared_ptr<const Audi
 // What eviction can free: counted per job, without the tables' spare room.
 std::size_t Correlator::jobs_bytes() const {
   const std::size_t whole = jobs_.size() * (sizeof(std::string) + sizeof(void*) + 1 + kJidHeap) +
-                            order_.size() * (kMapNode + sizeof(std::string) + kJidHeap) +
-                            jobs_.size() * sizeof(Timer) + open_bytes_;  // one live timer each
+                            order_.size() * (kMapNode + sizeof(std::string) + kJidHeap) + jobs_.size() * sizeof(Timer) +
+                            open_bytes_;  // one live timer each
   const std::size_t compact = settled_.size() * (sizeof(std::pair<const JidKey, SettledJob>) + 1) +
                               settled_heap_bytes_ + grace_queue_.size() * sizeof(grace_queue_[0]) +
                               loads_.memory_bytes() + details_.memory_bytes();
@@ -61,10 +61,11 @@ std::size_t Correlator::jobs_bytes() const {
 
 // Everything held, the tables' spare room and the minion registry included.
 std::size_t Correlator::memory_bytes() const {
-  const std::size_t spare = (jobs_.capacity() - jobs_.size()) * (sizeof(std::string) + sizeof(void*) + 1) +
-                            (settled_.capacity() - settled_.size()) * (sizeof(std::pair<const JidKey, SettledJob>) + 1) +
-                            dropped_.size() * sizeof(dropped_[0]) + dropped_set_.capacity() * (sizeof(JidKey) + 1) +
-                            (timers_.size() - std::min(timers_.size(), jobs_.size())) * sizeof(Timer);  // stale timers
+  const std::size_t spare =
+      (jobs_.capacity() - jobs_.size()) * (sizeof(std::string) + sizeof(void*) + 1) +
+      (settled_.capacity() - settled_.size()) * (sizeof(std::pair<const JidKey, SettledJob>) + 1) +
+      dropped_.size() * sizeof(dropped_[0]) + dropped_set_.capacity() * (sizeof(JidKey) + 1) +
+      (timers_.size() - std::min(timers_.size(), jobs_.size())) * sizeof(Timer);  // stale timers
   return minions_.memory_bytes() + jobs_bytes() + spare;  // the evicted jids kept (bounded) are not the budget's
 }
 
@@ -98,8 +99,9 @@ void Correlator::on_event(const tap::Event& e) {
     } else if (what == "ret" && known == nullptr && was_dropped(jid)) {
       ++stats_.returns;
       if (stats_.late_unknown_returns++ % 1000 == 0)
-        log::warn("correlator: a return for job {} from {}, evicted early from memory: counted, not indexed ({} so far)",
-                  jid, minion, stats_.late_unknown_returns);
+        log::warn(
+            "correlator: a return for job {} from {}, evicted early from memory: counted, not indexed ({} so far)", jid,
+            minion, stats_.late_unknown_returns);
     } else if (what == "new" && is_noise(e)) {
       ++stats_.noise_events;
     } else if (what == "new") {

@@ -195,7 +195,7 @@ class Correlator {
     auto it = jobs_.find(absl::string_view(jid.data(), jid.size()));
     return it == jobs_.end() ? nullptr : it->second.get();
   }
-  GlobList noise_funs_;  // config_.noise_funs
+  GlobList noise_funs_;                            // config_.noise_funs
   using Timer = std::pair<Micros, std::uint64_t>;  // when, the job's open_seq (order_ names it)
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::map<std::uint64_t, std::string> order_;  // whole jobs by opening order, for the cap and final flush

@@ -31,13 +31,13 @@ CorrelatorSnapshot Correlator::snapshot() const {
     const auto it = settled_.find(key);
     if (it == settled_.end() || it->second.grace_end != at || !taken.insert(key).second) continue;
     SettledEntry e{key.text(), it->second};
-    e.job.open_seq = static_cast<std::uint64_t>(std::lower_bound(seqs.begin(), seqs.end(), e.job.open_seq) - seqs.begin());
+    e.job.open_seq =
+        static_cast<std::uint64_t>(std::lower_bound(seqs.begin(), seqs.end(), e.job.open_seq) - seqs.begin());
     if (auto [slot, fresh] = load_at.try_emplace(e.job.load, static_cast<std::uint32_t>(s.loads.size())); fresh)
       s.loads.push_back(loads_.get(e.job.load));
     e.job.load = load_at[e.job.load];
     if (e.job.detail != DetailPool::kNone) {
-      if (auto [slot, fresh] = detail_at.try_emplace(e.job.detail, static_cast<std::uint32_t>(s.details.size()));
-          fresh)
+      if (auto [slot, fresh] = detail_at.try_emplace(e.job.detail, static_cast<std::uint32_t>(s.details.size())); fresh)
         s.details.push_back(details_.get(e.job.detail));
       e.job.detail = detail_at[e.job.detail];
     }
@@ -146,8 +146,8 @@ std::size_t Correlator::restore(const CorrelatorSnapshot& snapshot) {
     SettledJob job = saved.job;
     job.minions = remapped(saved.job.minions, ids);
     LoadPool::Ref& load = load_refs[saved.job.load];
-    job.load = load == LoadPool::kNone ? (load = loads_.intern(JobLoad(snapshot.loads[saved.job.load])))
-                                       : loads_.share(load);
+    job.load =
+        load == LoadPool::kNone ? (load = loads_.intern(JobLoad(snapshot.loads[saved.job.load]))) : loads_.share(load);
     if (saved.job.detail != DetailPool::kNone) {
       DetailPool::Ref& detail = detail_refs[saved.job.detail];
       job.detail = detail == DetailPool::kNone

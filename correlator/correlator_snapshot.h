@@ -30,11 +30,11 @@ struct SettledEntry {
 };
 
 struct CorrelatorSnapshot {
-  std::vector<std::string> minions;    // MinionId -> name
-  std::vector<Job> jobs;               // whole (open, or settled and not compactable), in opening order
-  std::vector<JobLoad> loads;          // [0] unused
-  std::vector<JobDetail> details;      // [0] unused
-  std::vector<SettledEntry> settled;   // compact, in settling order
+  std::vector<std::string> minions;   // MinionId -> name
+  std::vector<Job> jobs;              // whole (open, or settled and not compactable), in opening order
+  std::vector<JobLoad> loads;         // [0] unused
+  std::vector<JobDetail> details;     // [0] unused
+  std::vector<SettledEntry> settled;  // compact, in settling order
   std::size_t size() const { return jobs.size() + settled.size(); }
 };
 

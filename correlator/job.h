@@ -61,8 +61,8 @@ struct Job {
 
   Risk risk;
   bool settled = false;
-  std::uint32_t updates = 0;   // times re-emitted after settling (late returns)
-  std::uint64_t open_seq = 0;  // opening order
+  std::uint32_t updates = 0;        // times re-emitted after settling (late returns)
+  std::uint64_t open_seq = 0;       // opening order
   std::size_t accounted_bytes = 0;  // what the correlator's memory budget counts for it
   // Why it left memory before its time (the alert says so); none: it did not.
   enum class Evicted : std::uint8_t { none, max_jobs, memory_budget } evicted = Evicted::none;

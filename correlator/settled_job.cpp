@@ -95,19 +95,19 @@ SettledJob compact(Job&& job, LoadPool& loads, DetailPool& details) {
   s.kind = job.kind;
   std::vector<std::uint32_t> packed;
   packed.reserve(job.minions.size());
-  for (std::size_t i = 0; i < job.minions.size(); ++i) packed.push_back(PackedMinions::pack(job.minions[i], job.flags[i]));
+  for (std::size_t i = 0; i < job.minions.size(); ++i)
+    packed.push_back(PackedMinions::pack(job.minions[i], job.flags[i]));
   s.minions = PackedMinions(packed);
-  s.load = loads.intern(JobLoad{std::move(job.fun), std::move(job.user), std::move(job.tgt), std::move(job.tgt_type),
-                                std::move(job.args_json), std::move(job.rerun_of), job.args_redacted,
-                                std::move(job.risk)});
-  JobDetail detail{job.state_run,          job.states, std::move(job.failed_states), std::move(job.failures),
-                   job.outcome_success, std::move(job.outcome_reason)};
+  s.load =
+      loads.intern(JobLoad{std::move(job.fun), std::move(job.user), std::move(job.tgt), std::move(job.tgt_type),
+                           std::move(job.args_json), std::move(job.rerun_of), job.args_redacted, std::move(job.risk)});
+  JobDetail detail{job.state_run,           job.states,          std::move(job.failed_states),
+                   std::move(job.failures), job.outcome_success, std::move(job.outcome_reason)};
   if (!detail.empty()) s.detail = details.intern(std::move(detail));
   return s;
 }
 
-Job expand(const JidKey& jid, const SettledJob& s, Micros grace_end, const LoadPool& loads,
-           const DetailPool& details) {
+Job expand(const JidKey& jid, const SettledJob& s, Micros grace_end, const LoadPool& loads, const DetailPool& details) {
   Job job;
   job.jid = jid.text();
   job.kind = s.kind;

@@ -147,8 +147,7 @@ bool compactable(const Job& job);
 SettledJob compact(Job&& job, LoadPool& loads, DetailPool& details);
 // The job back, whole, as it was compacted (next_check = grace_end; the
 // deadline, passed and read by nothing once settled, is the settling time).
-Job expand(const JidKey& jid, const SettledJob& s, Micros grace_end, const LoadPool& loads,
-           const DetailPool& details);
+Job expand(const JidKey& jid, const SettledJob& s, Micros grace_end, const LoadPool& loads, const DetailPool& details);
 // Gives the job's references back to the pools.
 void release(const SettledJob& s, LoadPool& loads, DetailPool& details);
 

@@ -166,7 +166,7 @@ void pack_settled(Packer& p, const correlator::SettledEntry& e) {
   p.pack(j.progress_events);
   p.pack_array(static_cast<std::uint32_t>(j.minions.size()));
   for (std::uint32_t m : j.minions.span()) p.pack(m);  // id << 4 | flags
-  p.pack(j.open_seq);                                   // its place in the opening order of all jobs
+  p.pack(j.open_seq);                                  // its place in the opening order of all jobs
 }
 
 // Reading: any deviation from the documented shape throws Invalid.

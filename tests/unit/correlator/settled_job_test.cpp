@@ -29,8 +29,8 @@ struct Recorder final : CorrelatorObserver {
   const MinionRegistry* minions = nullptr;
   void job_returned(const Job& job, MinionId minion, const tap::Event& /*ret*/, const ReturnAnalysis& a,
                     bool late) override {
-    lines.push_back(fmt::format("return {} {} {} {} {} {} {} {} {}", job.jid, minions->name(minion), job.fun,
-                                job.user, job.tgt, job.started_at, a.failed, late, a.reason));
+    lines.push_back(fmt::format("return {} {} {} {} {} {} {} {} {}", job.jid, minions->name(minion), job.fun, job.user,
+                                job.tgt, job.started_at, a.failed, late, a.reason));
   }
 };
 
@@ -64,8 +64,8 @@ struct Feed {
   void new_job(const std::string& jid, const std::string& fun, const std::string& minions,
                const std::string& arg = "[]") {
     feed("salt/job/" + jid + "/new", R"({"jid": ")" + jid + R"(", "fun": ")" + fun + R"(", "arg": )" + arg +
-                                         R"(, "tgt": "*", "tgt_type": "glob", "user": "root", "minions": )" +
-                                         minions + "}");
+                                         R"(, "tgt": "*", "tgt_type": "glob", "user": "root", "minions": )" + minions +
+                                         "}");
   }
   void ret(const std::string& jid, const std::string& minion,
            const std::string& body = R"("return": true, "retcode": 0, "success": true)",
@@ -104,8 +104,8 @@ void scenario(Feed& r) {
   r.at(30);                                                         // the orphan settles
   r.at(4000);                                                       // every deadline has passed
   r.ret("20261201120000000001", "c", R"("return": {}, "retcode": 0, "success": true)", "state.apply");  // late
-  r.ret("20261201120000000001", "c");                                                                     // duplicate
-  r.ret("20261201120000000002", "b", R"("return": "y", "retcode": 0, "success": true)", "cmd.run");       // late
+  r.ret("20261201120000000001", "c");                                                                   // duplicate
+  r.ret("20261201120000000002", "b", R"("return": "y", "retcode": 0, "success": true)", "cmd.run");     // late
   r.feed("salt/job/20261201120000000003/prog/a/0", R"({"id": "a"})");
   r.ret("20261201120000000004", "b");  // late to the settled orphan
   r.feed("salt/run/20261201120000000005/ret", R"({"fun": "runner.jobs.list_jobs", "return": {}, "success": true})");
@@ -147,8 +147,8 @@ TEST(SettledJob, SettledJobsWaitCompactAndShareTheirLoad) {
 }
 
 TEST(SettledJob, JidKeysHoldSaltsJidsAndShortOnes) {
-  for (const std::string jid : {"20261201120000000001", "000123", "1", "123456789012345678901234567890", "req-42",
-                                "fifteen-bytes-x"}) {
+  for (const std::string jid :
+       {"20261201120000000001", "000123", "1", "123456789012345678901234567890", "req-42", "fifteen-bytes-x"}) {
     const auto key = JidKey::of(jid);
     ASSERT_TRUE(key) << jid;
     EXPECT_EQ(key->text(), jid);
@@ -164,7 +164,7 @@ TEST(SettledJob, BytesPerJobAreWhatTheMemoryModelSays) {
   static_assert(sizeof(JidKey) == 16);
   static_assert(sizeof(PackedMinions) == 16);
   SettledJob two;
-  two.minions = PackedMinions(std::vector<std::uint32_t>{PackedMinions::pack(1, kSucceeded)} );
+  two.minions = PackedMinions(std::vector<std::uint32_t>{PackedMinions::pack(1, kSucceeded)});
   EXPECT_EQ(two.memory_bytes(), sizeof(SettledJob)) << "two minions or fewer: inline";
   SettledJob wide;
   wide.minions = PackedMinions(std::vector<std::uint32_t>(1000, 0));
