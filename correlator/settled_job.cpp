@@ -53,18 +53,18 @@ std::string JidKey::text() const {
 
 PackedMinions::PackedMinions(std::span<const std::uint32_t> packed) : size_(static_cast<std::uint32_t>(packed.size())) {
   if (size_ > kInline) {
-    heap_ = new std::uint32_t[size_];
-    std::copy(packed.begin(), packed.end(), heap_);
+    heap_ids = new std::uint32_t[size_];
+    std::copy(packed.begin(), packed.end(), heap_ids);
   } else {
-    std::copy(packed.begin(), packed.end(), inline_);
+    std::copy(packed.begin(), packed.end(), inline_ids);
   }
 }
 
 PackedMinions::PackedMinions(PackedMinions&& o) noexcept : size_(o.size_) {
   if (size_ > kInline) {
-    heap_ = o.heap_;
+    heap_ids = o.heap_ids;
   } else {
-    std::copy(o.inline_, o.inline_ + size_, inline_);
+    std::copy(o.inline_ids, o.inline_ids + size_, inline_ids);
   }
   o.size_ = 0;
 }
@@ -76,7 +76,7 @@ PackedMinions& PackedMinions::operator=(PackedMinions o) noexcept {
 }
 
 PackedMinions::~PackedMinions() {
-  if (size_ > kInline) delete[] heap_;
+  if (size_ > kInline) delete[] heap_ids;
 }
 
 bool compactable(const Job& job) {

@@ -114,11 +114,11 @@ class PackedMinions {
   static std::uint8_t flags(std::uint32_t packed) { return static_cast<std::uint8_t>(packed & 0x0F); }
 
  private:
-  const std::uint32_t* data() const { return size_ > kInline ? heap_ : inline_; }
+  const std::uint32_t* data() const { return size_ > kInline ? heap_ids : inline_ids; }
   std::uint32_t size_ = 0;
   union {
-    std::uint32_t inline_[kInline];
-    std::uint32_t* heap_;
+    std::uint32_t inline_ids[kInline];
+    std::uint32_t* heap_ids;
   };
 };
 
