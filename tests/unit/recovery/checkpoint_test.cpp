@@ -304,6 +304,52 @@ struct Recorded {
   }
 };
 
+// A settled job waits for late returns compact; the checkpoint holds it so,
+// and a late return after the restore updates it as in the run that never
+// stopped.
+TEST(CheckpointRestore, ASettledJobComesBackCompactAndTakesItsLateReturn) {
+  correlator::CorrelatorConfig config;
+  config.missing_after = 10 * kMicrosPerSecond;
+  const Micros t0 = 1'795'980'269'000'000;
+  const auto late_return =
+      ev("salt/job/20261201000000000002/ret/minion-b",
+         R"({"fun": "test.ping", "return": true, "retcode": 0, "success": true, "id": "minion-b"})");
+  ManualClock clock(t0);
+  Recorded before;
+  correlator::Correlator first(config, clock, before.sink());
+  first.on_event(ev("salt/job/20261201000000000002/new",
+                    R"({"fun": "test.ping", "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root",
+                        "minions": ["minion-a", "minion-b"], "_stamp": "2026-11-29T19:24:29.000000"})"));
+  first.on_event(ev("salt/job/20261201000000000002/ret/minion-a",
+                    R"({"fun": "test.ping", "return": true, "retcode": 0, "success": true, "id": "minion-a"})"));
+  clock.advance(60 * kMicrosPerSecond);
+  first.advance();  // settles, minion-b missing
+  ASSERT_EQ(first.settled_jobs(), 1U);
+  const auto decoded = recovery::decode_checkpoint(recovery::encode_checkpoint(first.snapshot(), clock.now()));
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_TRUE(decoded.value().snapshot.jobs.empty()) << "no whole job in the file";
+  ASSERT_EQ(decoded.value().snapshot.settled.size(), 1U);
+
+  Recorded after;
+  correlator::Correlator second(config, clock, after.sink());
+  EXPECT_EQ(second.restore(decoded.value().snapshot), 1U);
+  EXPECT_EQ(second.settled_jobs(), 1U);
+  first.on_event(late_return);
+  second.on_event(late_return);
+  ASSERT_EQ(after.updates.size(), 1U);
+  ASSERT_EQ(before.updates.back().first, JobUpdate::updated);
+  EXPECT_EQ(after.updates[0].first, JobUpdate::updated);
+  const Job& restored = after.updates[0].second;
+  const Job& never_stopped = before.updates.back().second;
+  EXPECT_EQ(restored.succeeded, 2U);
+  EXPECT_EQ(restored.missing, 0U);
+  EXPECT_EQ(restored.late, 1U);
+  EXPECT_EQ(restored.fun, never_stopped.fun);
+  EXPECT_EQ(restored.flags, never_stopped.flags);
+  EXPECT_EQ(restored.settled_at, never_stopped.settled_at);
+  EXPECT_EQ(restored.updates, never_stopped.updates);
+}
+
 TEST(CheckpointRestore, ADeadlinePassedWhileDownSettlesOnRestoreByTheLiveRules) {
   correlator::CorrelatorConfig config;
   config.missing_after = 10 * kMicrosPerSecond;
