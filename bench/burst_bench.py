@@ -30,6 +30,9 @@ Scenarios:
               engine down: every document goes to the spool
   burst-down  the 1M-event burst (test.ping jobs, fresh jids), engine down
   mixed-up    the mixed stream with a real OpenSearch node up (tests/engines)
+  pairs-down  memory: 200,000 test.ping jobs of two minions each (many small async jobs),
+              engine down
+  wide-down   memory: 1,000 test.ping jobs of 1,000 minions each, engine down
 
 --old-salttap runs an older build beside --salttap in the same rounds (config `<name>@before`).
 With mixed-up among the scenarios, --warmup unmeasured runs of it come first: a fresh engine's
@@ -269,9 +272,16 @@ def one_run(opts, stream: Path, events: int, tap: dict, hosts: list[str], name: 
             "cpu_seconds": round(end[1], 2),
             "cpu_us_per_event": round(end[1] / events * 1e6, 2),
             "peak_rss": benchlib.status_fields(proc.pid).get("VmHWM", 0),
+            # The correlator's own measure (builds that publish it): jobs held and their bytes.
+            "tracked_jobs": int(m.get("salttap_correlator_tracked_jobs", 0)),
+            "settled_jobs": int(m.get("salttap_correlator_settled_jobs", 0)),
+            "jobs_bytes": int(m.get("salttap_correlator_jobs_bytes", 0)),
             "drops": drops(m),
             "dropped": sum(drops(m).values()),
             "correlator_events": int(m.get("salttap_correlator_events_total", 0)),
+            # What the correlator saw, held against the stream's manifest (make_stream.py's counts).
+            "jobs_opened": int(m.get("salttap_correlator_jobs_opened_total", 0)),
+            "returns": int(m.get("salttap_correlator_returns_total", 0)),
             "journal_spilled_frames": int(m.get("salttap_tap_journal_spilled_frames_total", 0)),
             "journal_spilled_bytes": int(m.get("salttap_tap_journal_spilled_bytes_total", 0)),
             "journal_drained_frames": int(m.get("salttap_tap_journal_drained_frames_total", 0)),
@@ -361,6 +371,24 @@ def report(res: dict) -> None:
               f"{max(r.get('journal_max_bytes_seen', 0) for r in runs) / 1e6:,.0f} | "
               f"{med(runs, 'alerts_tap_journal_full'):.0f} | "
               f"{loads(runs)} |")
+    print("\nMemory: the correlator's own measure once every event was processed (builds that publish it): jobs "
+          "held (of them settled, waiting for late returns), the bytes they hold, bytes per job held; peak RSS.")
+    for key, runs in res["runs"].items():
+        if not any(r.get("tracked_jobs") for r in runs):
+            print(f"- {key}: peak RSS {med(runs, 'peak_rss') / 1e6:.0f} MB (no correlator memory metrics)")
+            continue
+        print(f"- {key}: {med(runs, 'tracked_jobs'):,.0f} jobs held ({med(runs, 'settled_jobs'):,.0f} settled), "
+              f"{med(runs, 'jobs_bytes') / 1e6:.1f} MB, "
+              f"{med(runs, lambda r: r['jobs_bytes'] / max(r['tracked_jobs'], 1)):,.0f} bytes per job; "
+              f"peak RSS {med(runs, 'peak_rss') / 1e6:.0f} MB")
+    print("\nCompleteness: jobs opened and returns counted by the correlator against the stream's manifest "
+          "(make_stream.py's own counts), per run.")
+    for key, runs in res["runs"].items():
+        short = [r["name"] for r in runs if "stream_jobs" in r and (r.get("jobs_opened"), r.get("returns")) !=
+                 (r["stream_jobs"], r["stream_returns"])]
+        print(f"- {key}: " + (f"MISMATCH in {', '.join(short)}" if short else
+                              f"every run saw all {runs[0].get('stream_jobs', 0):,} jobs and "
+                              f"{runs[0].get('stream_returns', 0):,} returns"))
     print("\nPer run: events/s until processed (until shipped); the seconds the publisher took to send the stream; "
           "frames journaled. A run whose journal took nothing never had the queue full: salttap kept up with the "
           "publisher, and its rate is the publisher's, a lower bound of salttap's.")
@@ -433,9 +461,12 @@ def main() -> int:
     opts.down_host = f"http://127.0.0.1:{benchlib.free_port()}"  # nobody listens there
     streams_dir = Path(opts.streams)
     files = json.loads((streams_dir / "manifest.json").read_text())["files"]
-    streams = {"mixed": "mixed.plain.raw", "burst": "small.plain.raw"}
+    streams = {"mixed": "mixed.plain.raw", "burst": "small.plain.raw", "pairs": "pairs.plain.raw",
+               "wide": "wide.plain.raw"}
     info = {key: {"file": str(streams_dir / name), "events": int(files[name]["events"]),
-                  "bytes": int(files[name]["bytes"])} for key, name in streams.items()}
+                  "bytes": int(files[name]["bytes"]), "jobs": int(files[name].get("jobs", 0)),
+                  "returns": int(files[name].get("returns", 0))}
+            for key, name in streams.items() if name in files}
     scenarios = opts.scenarios.split(",")
     binaries = [("", opts.salttap)] + ([("@before", opts.old_salttap)] if opts.old_salttap else [])
     engine = None
@@ -455,7 +486,7 @@ def main() -> int:
         for rnd in range(opts.rounds):
             plan = []
             for scen in scenarios:
-                stream = "burst" if scen.startswith("burst") else "mixed"
+                stream = scen.split("-")[0]  # burst, mixed, pairs (memory), wide (memory)
                 hosts = [engine.url] if scen.endswith("-up") else [opts.down_host]
                 cfgs = dict(CONFIGS)
                 if scen == "burst-down":
@@ -471,6 +502,7 @@ def main() -> int:
                     benchlib.delete_indices(engine.url, "burstbench-*")
                 r = one_run(opts, Path(info[stream]["file"]), info[stream]["events"], tap, hosts,
                             f"{scen}-{cfg.replace('@', '-')}-{rnd}", binary)
+                r["stream_jobs"], r["stream_returns"] = info[stream]["jobs"], info[stream]["returns"]
                 res["runs"].setdefault(f"{scen}/{cfg}", []).append(r)
                 benchlib.save_results(path, res)
     finally:

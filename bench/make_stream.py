@@ -467,6 +467,23 @@ def write_small(out_dir, n_events, templates, seed):
     )
 
 
+def write_shaped(out_dir, stem, n_events, tmpl, minions, seed):
+    """test.ping jobs of exactly `minions` minions each (the memory scenarios)."""
+    gen = Generator(seed + minions)
+    packer = msgpack.Packer(use_bin_type=True)
+    w = StreamWriter(out_dir, stem)
+    jobs = 0
+    while w.events < n_events:
+        jobs += 1
+        for tag, data in gen.job_events(tmpl, gen.pick_minions(minions, minions)):
+            w.add(encode_event(tag, data, packer), tag)
+            if w.events >= n_events:
+                break
+    w.close()
+    return w.manifest_entries(
+        "test.ping jobs of %d minions each, every minion returning (%d jobs)" % (minions, jobs), seed)
+
+
 def write_mixed(out_dir, n_events, templates, seed):
     gen = Generator(seed + 1)
     packer = msgpack.Packer(use_bin_type=True)
@@ -505,6 +522,8 @@ def main():
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--small-events", type=int, default=1000000)
     ap.add_argument("--mixed-events", type=int, default=200000)
+    ap.add_argument("--pairs-events", type=int, default=0, help="test.ping jobs of 2 minions (pairs)")
+    ap.add_argument("--wide-events", type=int, default=0, help="test.ping jobs of 1,000 minions (wide)")
     ap.add_argument("--captures", default=DEFAULT_CAPTURES)
     ap.add_argument("--seed", type=int, default=20261129)
     args = ap.parse_args()
@@ -524,6 +543,10 @@ def main():
         files.update(write_small(args.out, args.small_events, templates, args.seed))
     if args.mixed_events > 0:
         files.update(write_mixed(args.out, args.mixed_events, templates, args.seed))
+    if args.pairs_events > 0:
+        files.update(write_shaped(args.out, "pairs", args.pairs_events, templates["test_ping"], 2, args.seed))
+    if args.wide_events > 0:
+        files.update(write_shaped(args.out, "wide", args.wide_events, templates["test_ping"], 1000, args.seed))
 
     manifest = {
         "generator": "bench/make_stream.py",

@@ -16,7 +16,7 @@ constexpr std::string_view kBuildVersions[] = {SALTTAP_VERSION};
 constexpr std::string_view kReloadResults[] = {"ok", "error"};
 constexpr std::string_view kFrameSkipReasons[] = {"undecodable", "oversize", "invalid", "truncated"};
 constexpr std::string_view kEventDropReasons[] = {"queue_full", "journal_full", "journal_error"};
-constexpr std::string_view kAlertKinds[] = {"failed", "missing", "risky", "spool_full", "tap_journal_full"};
+constexpr std::string_view kAlertKinds[] = {"failed", "missing", "risky", "spool_full", "tap_journal_full", "evicted"};
 constexpr std::string_view kOutlets[] = {"webhook", "fire"};
 constexpr std::string_view kAlertDropReasons[] = {"queue_full", "gave_up"};
 constexpr std::string_view kDocClasses[] = {"job", "return", "state", "event", "alert"};
@@ -46,6 +46,8 @@ constexpr MetricLabel kReloadLabels[] = {{"result", kReloadResults}};
 constexpr MetricLabel kFrameSkipLabels[] = {{"reason", kFrameSkipReasons}};
 constexpr MetricLabel kEventDropLabels[] = {{"reason", kEventDropReasons}};
 constexpr MetricLabel kAlertKindLabels[] = {{"kind", kAlertKinds}};
+constexpr std::string_view kJobStates[] = {"settled", "open"};
+constexpr MetricLabel kBudgetEvictedLabels[] = {{"state", kJobStates}};
 constexpr MetricLabel kOutletLabels[] = {{"outlet", kOutlets}};
 constexpr MetricLabel kAlertDropLabels[] = {{"outlet", kOutlets}, {"reason", kAlertDropReasons}};
 constexpr MetricLabel kClassLabels[] = {{"class", kDocClasses}};
@@ -167,7 +169,30 @@ constexpr MetricSpec kCatalog[] = {
      counter,
      {},
      "Jobs evicted early: over max_jobs"},
+    {M::correlator_budget_evicted_jobs, "salttap_correlator_budget_evicted_jobs_total", counter, kBudgetEvictedLabels,
+     "Jobs evicted early: over memory_budget (settled: left their late-return window; open: settled at once, "
+     "alerted)"},
+    {M::correlator_late_unknown_returns,
+     "salttap_correlator_late_unknown_returns_total",
+     counter,
+     {},
+     "Returns for a job evicted early: counted, not indexed"},
     {M::correlator_tracked_jobs, "salttap_correlator_tracked_jobs", gauge, {}, "Jobs held in memory"},
+    {M::correlator_settled_jobs,
+     "salttap_correlator_settled_jobs",
+     gauge,
+     {},
+     "Of the jobs held, settled ones waiting for late returns in compact form"},
+    {M::correlator_jobs_bytes,
+     "salttap_correlator_jobs_bytes",
+     gauge,
+     {},
+     "Bytes the tracked jobs hold (what memory_budget bounds)"},
+    {M::correlator_memory_budget_bytes,
+     "salttap_correlator_memory_budget_bytes",
+     gauge,
+     {},
+     "correlator.memory_budget_mb, in bytes"},
     {M::correlator_known_minions, "salttap_correlator_known_minions", gauge, {}, "Minion ids known"},
     {M::correlator_checkpoint_writes,
      "salttap_correlator_checkpoint_writes_total",

@@ -15,9 +15,9 @@ using yaml::strings;
 Micros seconds(double s) { return static_cast<Micros>(s * kMicrosPerSecond); }
 
 void load_correlator(const YAML::Node& n, Config& c) {
-  only_keys(
-      n, "correlator",
-      {"deadlines", "missing_after_seconds", "orphan_settle_seconds", "late_grace_seconds", "max_jobs", "noise_funs"});
+  only_keys(n, "correlator",
+            {"deadlines", "missing_after_seconds", "orphan_settle_seconds", "late_grace_seconds", "max_jobs",
+             "memory_budget_mb", "noise_funs"});
   if (!n) return;
   auto& cc = c.correlator;
   if (const YAML::Node d = n["deadlines"]) {
@@ -33,6 +33,9 @@ void load_correlator(const YAML::Node& n, Config& c) {
   cc.orphan_settle = seconds(get<double>(n, "orphan_settle_seconds", "correlator", 10));
   cc.late_grace = seconds(get<double>(n, "late_grace_seconds", "correlator", 3600));
   cc.max_jobs = get<std::size_t>(n, "max_jobs", "correlator", cc.max_jobs);
+  cc.memory_budget = static_cast<std::size_t>(
+      get<double>(n, "memory_budget_mb", "correlator", static_cast<double>(cc.memory_budget >> 20)) * (1 << 20));
+  if (cc.memory_budget == 0) throw ConfigError("correlator.memory_budget_mb: must be more than 0");
   if (n["noise_funs"]) cc.noise_funs = strings(n["noise_funs"], "correlator.noise_funs");
 }
 

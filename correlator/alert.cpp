@@ -1,9 +1,8 @@
 #include "correlator/alert.h"
 
+#include "common/clock.h"
 #include "common/enum_names.h"
 #include "common/json_writer.h"
-
-#include "common/clock.h"
 
 namespace salttap::correlator {
 namespace {
@@ -28,6 +27,7 @@ std::optional<Alert> make_alert(const Job& job, const MinionRegistry& reg, const
                                 std::string_view master_id) {
   Alert alert;
   const JobStatus status = job.status();
+  if (job.evicted != Job::Evicted::none) alert.kinds.push_back(AlertKind::evicted);  // always: nothing else says so
   if (config.on_failed && status == JobStatus::failed) alert.kinds.push_back(AlertKind::failed);
   if (config.on_missing && job.missing > 0) alert.kinds.push_back(AlertKind::missing);
   if (config.min_risk != RiskLevel::none && job.risk.level >= config.min_risk) alert.kinds.push_back(AlertKind::risky);
@@ -46,6 +46,8 @@ std::optional<Alert> make_alert(const Job& job, const MinionRegistry& reg, const
   for (auto k : alert.kinds) str(w, to_string(k));
   w.EndArray();
   if (!master_id.empty()) w.Key("master"), str(w, master_id);
+  if (job.evicted != Job::Evicted::none)
+    w.Key("evicted"), str(w, job.evicted == Job::Evicted::memory_budget ? "memory_budget" : "max_jobs");
   w.Key("jid"), str(w, job.jid);
   w.Key("kind"), str(w, to_string(job.kind));
   w.Key("fun"), str(w, job.fun);

@@ -19,8 +19,10 @@ namespace salttap::correlator {
 // documents (once per episode; made by alerting/spool_full_alert.h).
 // tap_journal_full neither: the tap journal refused frames, events were lost
 // (once per episode; alerting/tap_journal_alert.h).
-enum class AlertKind : std::uint8_t { failed, missing, risky, spool_full, tap_journal_full };
-inline constexpr std::size_t kAlertKinds = 5;
+// evicted: an open job settled early because the correlator's memory_budget
+// (or max_jobs) was reached; its pending minions are reported missing.
+enum class AlertKind : std::uint8_t { failed, missing, risky, spool_full, tap_journal_full, evicted };
+inline constexpr std::size_t kAlertKinds = 6;
 std::string_view to_string(AlertKind kind);
 
 struct AlertConfig {
@@ -31,7 +33,7 @@ struct AlertConfig {
 };
 
 struct Alert {
-  AlertKind kind;                // the first of failed > missing > risky
+  AlertKind kind;                // the first of evicted > failed > missing > risky
   std::vector<AlertKind> kinds;  // every reason this job alerts
   std::string jid;
   std::string json;       // the payload (webhook body, alert event data)

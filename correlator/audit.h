@@ -105,6 +105,7 @@ struct AuditInput {
 struct Risk {
   RiskLevel level = RiskLevel::none;
   std::vector<std::string> reasons;  // "<rule name>: <reason>", highest level first
+  bool operator==(const Risk&) const = default;
 };
 
 class Auditor {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/log.h"
 #include "common/text.h"
 #include "tap/event_to_json.h"
 #include "tap/tag.h"
@@ -17,6 +18,12 @@ using tap::as_string;
 using tap::map_find;
 
 constexpr std::size_t kMaxArgsJson = std::size_t{64} * 1024;
+// Jobs evicted early remembered at most (about 1.5 MB), for their late returns.
+constexpr std::size_t kDroppedKept = std::size_t{1} << 16;
+// What a whole job costs beside Job::memory_bytes(): its jid's allocation in
+// the map key, its node in order_ (with a jid) and its timer (with a jid).
+constexpr std::size_t kJidHeap = 32;
+constexpr std::size_t kMapNode = 48;
 
 std::string string_or_empty(const tap::Event& e, std::string_view key) {
   return std::string(e.string_field(key).value_or(""));
@@ -53,11 +60,34 @@ void Correlator::reconfigure(CorrelatorConfig config, std::shared_ptr<const Audi
   noise_funs_ = GlobList(config_.noise_funs);
 }
 
+// What eviction can free: counted per job, without the tables' spare room.
+std::size_t Correlator::jobs_bytes() const {
+  const std::size_t whole = jobs_.size() * (sizeof(std::string) + sizeof(void*) + 1 + kJidHeap) +
+                            order_.size() * (kMapNode + sizeof(std::string) + kJidHeap) + jobs_.size() * sizeof(Timer) +
+                            open_bytes_;  // one live timer each
+  const std::size_t compact = settled_.size() * (sizeof(std::pair<const JidKey, SettledJob>) + 1) +
+                              settled_heap_bytes_ + grace_queue_.size() * sizeof(grace_queue_[0]) +
+                              loads_.memory_bytes() + details_.memory_bytes();
+  return whole + compact;
+}
+
+// Everything held, the tables' spare room and the minion registry included.
 std::size_t Correlator::memory_bytes() const {
-  std::size_t bytes = minions_.memory_bytes() + jobs_.capacity() * (sizeof(std::string) + sizeof(void*) + 1) +
-                      timers_.size() * (sizeof(Timer) + 24) + order_.size() * 64;
-  for (const auto& [jid, job] : jobs_) bytes += job->memory_bytes();
-  return bytes;
+  const std::size_t spare =
+      (jobs_.capacity() - jobs_.size()) * (sizeof(std::string) + sizeof(void*) + 1) +
+      (settled_.capacity() - settled_.size()) * (sizeof(std::pair<const JidKey, SettledJob>) + 1) +
+      dropped_.size() * sizeof(dropped_[0]) + dropped_set_.capacity() * (sizeof(JidKey) + 1) +
+      (timers_.size() - std::min(timers_.size(), jobs_.size())) * sizeof(Timer);  // stale timers
+  return minions_.memory_bytes() + jobs_bytes() + spare;  // the evicted jids kept (bounded) are not the budget's
+}
+
+std::optional<Job> Correlator::find(std::string_view jid) const {
+  if (const Job* job = find_whole(jid)) return *job;
+  const auto key = JidKey::of(jid);
+  if (!key) return std::nullopt;
+  const auto it = settled_.find(*key);
+  if (it == settled_.end()) return std::nullopt;
+  return expand(*key, it->second, it->second.grace_end, loads_, details_);
 }
 
 void Correlator::on_event(const tap::Event& e) {
@@ -74,10 +104,16 @@ void Correlator::on_event(const tap::Event& e) {
     const std::string_view minion = rest.substr(0, rest.find('/'));
     // Noise jobs are never opened, so a return to a known job is not noise:
     // only unknown jids pay for the `fun` lookup.
-    Job* known = what == "ret" ? find_job(jid) : nullptr;
+    Job* known = what == "ret" ? find_or_revive(jid) : nullptr;
     if (what == "ret" && known == nullptr && is_noise(e)) {
       ++stats_.noise_events;
       on_find_job_ret(minions_.intern(minion), e);
+    } else if (what == "ret" && known == nullptr && was_dropped(jid)) {
+      ++stats_.returns;
+      if (stats_.late_unknown_returns++ % 1000 == 0)
+        log::warn(
+            "correlator: a return for job {} from {}, evicted early from memory: counted, not indexed ({} so far)", jid,
+            minion, stats_.late_unknown_returns);
     } else if (what == "new" && is_noise(e)) {
       ++stats_.noise_events;
     } else if (what == "new") {
@@ -86,7 +122,7 @@ void Correlator::on_event(const tap::Event& e) {
       on_ret(jid, minion, e, known);
     } else if (what == "prog") {
       ++stats_.progress_events;
-      if (Job* job = find_job(jid)) ++job->progress_events;
+      note_progress(jid);
       minions_.facts(minions_.intern(minion)).last_seen = clock_.now();
     } else {
       ++stats_.other_events;  // publish (3007+), error, sub/.../error
@@ -100,6 +136,10 @@ void Correlator::on_event(const tap::Event& e) {
   } else {
     on_minion_event(tag, e);
   }
+  // What this event changed of its job counts against the memory budget.
+  if (tag.starts_with("salt/") || tag.starts_with("syndic/"))
+    if (Job* job = find_job(tap::tag_part(tag, 2))) account(*job);
+  repark();
   enforce_cap();
 }
 
@@ -157,6 +197,7 @@ bool Correlator::is_noise(const tap::Event& e) const {
 }
 
 Job& Correlator::open_job(std::string_view jid, JobKind kind, Micros started_at) {
+  if (Job* settled = revive(jid)) return *settled;
   auto [it, inserted] = jobs_.try_emplace(std::string(jid));  // the one allocation per job
   if (inserted) {
     it->second = std::make_unique<Job>();
@@ -345,6 +386,7 @@ void Correlator::on_find_job_ret(MinionId minion, const tap::Event& e) {
     job.extended.emplace_back(minion, until);
   else
     ext->second = std::max(ext->second, until);
+  account(job);
   ++stats_.find_job_extensions;
 }
 
@@ -358,7 +400,7 @@ void Correlator::on_runner(std::string_view jid, std::string_view what, JobKind 
     if (observer_) observer_->job_opened(job);
     schedule(job, job.deadline);
   } else if (what == "ret") {
-    Job* found = find_job(jid);
+    Job* found = find_or_revive(jid);
     if (!found) {
       found = &open_job(jid, kind, now);
       describe_call(*found, e.find("fun"), e.find("fun_args"), nullptr, e);
@@ -375,7 +417,7 @@ void Correlator::on_runner(std::string_view jid, std::string_view what, JobKind 
     }
   } else {
     ++stats_.progress_events;  // args (orchestration), __jid_event__ progress
-    if (Job* job = find_job(jid)) ++job->progress_events;
+    note_progress(jid);
   }
 }
 
@@ -408,14 +450,39 @@ void Correlator::on_minion_event(std::string_view tag, const tap::Event& e) {
 
 void Correlator::schedule(Job& job, Micros at) {
   job.next_check = at;
-  timers_.emplace(at, job.jid);
+  timers_.emplace(at, job.open_seq);
 }
 
 void Correlator::advance() {
   const Micros now = clock_.now();
-  while (!timers_.empty() && timers_.top().first <= now) {
-    const auto [at, jid] = timers_.top();
+  // Whole jobs' timers and compact jobs' ends of grace, in one order: by
+  // time, then by opening order (as if every job had stayed whole).
+  while (true) {
+    while (!grace_queue_.empty()) {  // entries of jobs gone, or settled again since, first
+      const auto it = settled_.find(grace_queue_.front().second);
+      if (it != settled_.end() && it->second.grace_end == grace_queue_.front().first) break;
+      grace_queue_.pop_front();
+    }
+    const bool timer_due = !timers_.empty() && timers_.top().first <= now;
+    const bool grace_due = !grace_queue_.empty() && grace_queue_.front().first <= now;
+    if (!timer_due && !grace_due) break;
+    bool take_timer = timer_due;
+    if (timer_due && grace_due) {
+      const auto& [g_at, g_key] = grace_queue_.front();
+      take_timer = timers_.top() < Timer{g_at, settled_.find(g_key)->second.open_seq};
+    }
+    if (!take_timer) {
+      const JidKey key = grace_queue_.front().second;
+      grace_queue_.pop_front();
+      ++revision_;
+      drop_settled(key);
+      continue;
+    }
+    const auto [at, seq] = timers_.top();
     timers_.pop();
+    const auto named = order_.find(seq);
+    if (named == order_.end()) continue;  // stale timer: the job left
+    const std::string jid = named->second;
     Job* job = find_job(jid);
     if (!job || job->next_check != at) continue;  // stale timer
     ++revision_;
@@ -423,6 +490,10 @@ void Correlator::advance() {
       evict(jid, /*early=*/false);
     else
       expire(*job);
+  }
+  while (!dropped_.empty() && dropped_.front().first <= now) {
+    dropped_set_.erase(dropped_.front().second);
+    dropped_.pop_front();
   }
 }
 
@@ -447,39 +518,210 @@ void Correlator::expire(Job& job) {
     schedule(job, next);
 }
 
+// After the sink: `job` is compact from here on (or gone), never touch it.
 void Correlator::settle(Job& job) {
   job.settled = true;
   job.settled_at = clock_.now();
   ++stats_.jobs_settled;
   sink_(JobUpdate::settled, job);
-  schedule(job, job.settled_at + config_.late_grace);
+  job.next_check = job.settled_at + config_.late_grace;
+  park(job, /*queued=*/false);
+}
+
+// A settled job waits for late returns compact, in the grace queue, when it
+// fits (settled_job.h); else whole, with a timer, as before. `queued`: the
+// grace queue already holds it with this end of grace (a late return
+// revived it). The Job is destroyed.
+void Correlator::park(Job& job, bool queued) {
+  const auto key = JidKey::of(job.jid);
+  if (!config_.compact_settled || !key || !compactable(job)) {
+    schedule(job, job.next_check);
+    return;
+  }
+  const Micros grace_end = job.next_check;
+  const std::uint64_t job_seq = job.open_seq;
+  open_bytes_ -= job.accounted_bytes;
+  order_.erase(job.open_seq);
+  const auto it = jobs_.find(absl::string_view(job.jid));
+  SettledJob s = compact(std::move(*it->second), loads_, details_);
+  jobs_.erase(it);
+  s.grace_end = grace_end;
+  settled_heap_bytes_ += s.minions.heap_bytes();
+  settled_.insert_or_assign(*key, std::move(s));
+  if (!queued) enqueue_grace(grace_end, *key, job_seq);
+}
+
+// In settling order; jobs whose grace ends at the same time in opening order,
+// as their timers fired when every job stayed whole.
+void Correlator::enqueue_grace(Micros grace_end, const JidKey& key, std::uint64_t seq) {
+  auto at = grace_queue_.end();
+  while (at != grace_queue_.begin()) {
+    const auto& [prev_end, prev_key] = *std::prev(at);
+    if (prev_end != grace_end) break;
+    const auto prev = settled_.find(prev_key);
+    if (prev == settled_.end() || prev->second.open_seq < seq) break;
+    --at;
+  }
+  grace_queue_.insert(at, {grace_end, key});
+}
+
+// A compact settled job made whole again (for a late return, a load from
+// reconcile): repark() compacts it back once the event is handled.
+Job* Correlator::revive(std::string_view jid) {
+  const auto key = JidKey::of(jid);
+  if (!key) return nullptr;
+  const auto it = settled_.find(*key);
+  if (it == settled_.end()) return nullptr;
+  auto whole = std::make_unique<Job>(expand(*key, it->second, it->second.grace_end, loads_, details_));
+  settled_heap_bytes_ -= it->second.minions.heap_bytes();
+  release(it->second, loads_, details_);
+  settled_.erase(it);
+  Job& job = *whole;
+  revived_ = job.jid;
+  revived_grace_end_ = job.next_check;
+  order_.emplace(job.open_seq, job.jid);
+  jobs_.emplace(job.jid, std::move(whole));
+  account(job);
+  return &job;
+}
+
+Job* Correlator::find_or_revive(std::string_view jid) {
+  if (Job* job = find_job(jid)) return job;
+  return revive(jid);
+}
+
+void Correlator::repark() {
+  if (revived_.empty()) return;
+  const std::string jid = std::move(revived_);
+  revived_.clear();
+  Job* job = find_job(jid);
+  if (!job || !job->settled) return;  // compacted already, or open again (its queue entry goes stale)
+  park(*job, /*queued=*/job->next_check == revived_grace_end_);
+}
+
+void Correlator::note_progress(std::string_view jid) {
+  if (Job* job = find_job(jid)) {
+    ++job->progress_events;
+  } else if (const auto key = JidKey::of(jid)) {
+    if (const auto it = settled_.find(*key); it != settled_.end() && it->second.progress_events < UINT32_MAX)
+      ++it->second.progress_events;
+  }
+}
+
+void Correlator::account(Job& job) {
+  const std::size_t now = job.memory_bytes();
+  open_bytes_ = open_bytes_ - job.accounted_bytes + now;
+  job.accounted_bytes = now;
+}
+
+// Emits a compact job's last word and frees it.
+void Correlator::drop_settled(const JidKey& key) {
+  const auto it = settled_.find(key);
+  if (it == settled_.end()) return;
+  const Job job = expand(key, it->second, it->second.grace_end, loads_, details_);
+  settled_heap_bytes_ -= it->second.minions.heap_bytes();
+  release(it->second, loads_, details_);
+  settled_.erase(it);
+  sink_(JobUpdate::final, job);
 }
 
 void Correlator::evict(const std::string& jid, bool early) {
-  auto it = jobs_.find(absl::string_view(jid));
-  if (it == jobs_.end()) return;
-  sink_(JobUpdate::final, *it->second);
   if (early) ++stats_.evicted_jobs;
+  auto it = jobs_.find(absl::string_view(jid));
+  if (it == jobs_.end()) {
+    if (const auto key = JidKey::of(jid)) drop_settled(*key);
+    return;
+  }
+  sink_(JobUpdate::final, *it->second);
+  open_bytes_ -= it->second->accounted_bytes;
   order_.erase(it->second->open_seq);
   jobs_.erase(it);
 }
 
-void Correlator::enforce_cap() {
-  while (jobs_.size() > config_.max_jobs && !order_.empty()) {
-    const std::string jid = order_.begin()->second;
-    Job& job = *find_job(jid);
-    if (!job.settled) {
-      // Out of room before its deadline: what is still pending is reported missing.
-      for (auto& f : job.flags) {
-        if ((f & kOutcomeMask) != kPending) continue;
-        f = static_cast<std::uint8_t>((f & ~kOutcomeMask) | kMissing);
-        ++job.missing;
-        ++stats_.missing_minions;
-      }
-      job.pending = 0;
-      settle(job);
+void Correlator::remember_dropped(const JidKey& key, Micros until) {
+  dropped_.emplace_back(until, key);
+  dropped_set_.insert(key);
+  while (dropped_.size() > kDroppedKept) {
+    dropped_set_.erase(dropped_.front().second);
+    dropped_.pop_front();
+  }
+}
+
+bool Correlator::was_dropped(std::string_view jid) const {
+  const auto key = JidKey::of(jid);
+  return key && dropped_set_.contains(*key);
+}
+
+// The oldest settled job in grace leaves memory early; false: none left.
+bool Correlator::drop_oldest_settled() {
+  while (!grace_queue_.empty()) {
+    const auto [at, key] = grace_queue_.front();
+    grace_queue_.pop_front();
+    const auto it = settled_.find(key);
+    if (it == settled_.end() || it->second.grace_end != at) continue;
+    remember_dropped(key, at);
+    drop_settled(key);
+    return true;
+  }
+  return false;
+}
+
+// The oldest whole job leaves memory early. An open one is settled first:
+// what is still pending is reported missing, the alert says it was evicted.
+void Correlator::evict_oldest_whole(Job::Evicted why) {
+  const std::string jid = order_.begin()->second;
+  Job& job = *find_job(jid);
+  const bool was_open = !job.settled;
+  if (was_open) {
+    for (auto& f : job.flags) {
+      if ((f & kOutcomeMask) != kPending) continue;
+      f = static_cast<std::uint8_t>((f & ~kOutcomeMask) | kMissing);
+      ++job.missing;
+      ++stats_.missing_minions;
     }
+    job.pending = 0;
+    job.evicted = why;
+    settle(job);  // parks it: `job` is gone
+  }
+  if (const auto key = JidKey::of(jid)) remember_dropped(*key, clock_.now() + config_.late_grace);
+  if (why == Job::Evicted::max_jobs) {
     evict(jid, /*early=*/true);
+    return;
+  }
+  evict(jid, /*early=*/false);
+  ++(was_open ? stats_.budget_evicted_open : stats_.budget_evicted_settled);
+}
+
+void Correlator::enforce_cap() {
+  // Over max_jobs: the oldest settled jobs leave first, then the oldest open ones.
+  while (tracked_jobs() > config_.max_jobs) {
+    if (drop_oldest_settled()) {
+      ++stats_.evicted_jobs;
+    } else if (!order_.empty()) {
+      evict_oldest_whole(Job::Evicted::max_jobs);
+    } else {
+      break;
+    }
+  }
+  // Over memory_budget: the same order.
+  bool evicted = false;
+  while (tracked_jobs() > 0 && jobs_bytes() > config_.memory_budget) {
+    evicted = true;
+    if (drop_oldest_settled()) {
+      ++stats_.budget_evicted_settled;
+    } else if (!order_.empty()) {
+      evict_oldest_whole(Job::Evicted::memory_budget);
+    } else {
+      break;
+    }
+  }
+  const std::uint64_t budget_evictions = stats_.budget_evicted_settled + stats_.budget_evicted_open;
+  if (evicted && budget_evictions >= next_budget_warning_) {
+    next_budget_warning_ = budget_evictions + 10'000;  // the first, then one line per 10,000
+    log::warn(
+        "correlator: memory_budget ({} bytes) reached: {} settled jobs left their late-return window early, {} open "
+        "jobs were settled early (alerted as evicted)",
+        config_.memory_budget, stats_.budget_evicted_settled, stats_.budget_evicted_open);
   }
 }
 
@@ -494,8 +736,13 @@ void Correlator::settle_all() {
     job->deadline = std::numeric_limits<Micros>::min();
     expire(*job);
   }
-  while (!order_.empty()) evict(order_.begin()->second, /*early=*/false);
+  // Every job's last word, whole or compact, in opening order.
+  std::vector<std::pair<std::uint64_t, std::string>> all(order_.begin(), order_.end());
+  for (const auto& [key, job] : settled_) all.emplace_back(job.open_seq, key.text());
+  std::sort(all.begin(), all.end());
+  for (const auto& [seq, jid] : all) evict(jid, /*early=*/false);
   timers_ = {};
+  grace_queue_.clear();
 }
 
 }  // namespace salttap::correlator

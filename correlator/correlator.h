@@ -15,9 +15,19 @@
 //                 or orphan (salt-call, jobs begun before we connected)
 //   salt/run, salt/wheel   jobs of kind runner / wheel
 // Time comes from the injected Clock; call advance() to fire deadlines.
+//
+// Memory (docs/ARCHITECTURE.md, "Memory model"): an open job is a Job; once
+// settled and its documents built, it waits for late returns as a
+// SettledJob (settled_job.h), in bytes. Tracked jobs stay under
+// max_jobs and memory_budget: past either, the oldest settled jobs leave
+// first (emitted `final`), then the oldest open ones (settled at once, their
+// pending minions missing, alerted as evicted); a return for a job evicted
+// early is counted as late-unknown.
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -34,6 +44,7 @@
 #include "correlator/job.h"
 #include "correlator/minion_registry.h"
 #include "correlator/redactor.h"
+#include "correlator/settled_job.h"
 #include "tap/event.h"
 
 namespace salttap::correlator {
@@ -59,6 +70,11 @@ struct CorrelatorStats {
   std::uint64_t minion_events = 0;  // start, auth, presence
   std::uint64_t other_events = 0;
   std::uint64_t evicted_jobs = 0;  // over max_jobs, before their grace ended
+  // Over memory_budget: settled jobs dropped before their grace ended, and
+  // open jobs settled early (pending minions missing, an `evicted` alert).
+  std::uint64_t budget_evicted_settled = 0;
+  std::uint64_t budget_evicted_open = 0;
+  std::uint64_t late_unknown_returns = 0;  // for a job evicted early: no job to judge them by, not indexed
 };
 
 // Finer-grained than the Sink, for the indexer: a job document when a job
@@ -115,19 +131,20 @@ class Correlator {
 
   const CorrelatorStats& stats() const { return stats_; }
   const MinionRegistry& minions() const { return minions_; }
-  std::size_t tracked_jobs() const { return jobs_.size(); }
+  std::size_t tracked_jobs() const { return jobs_.size() + settled_.size(); }
+  std::size_t settled_jobs() const { return settled_.size(); }  // compact, waiting for late returns
   // A job the correlator holds (open, or settled and still inside
-  // late_grace), or null.
-  const Job* find(std::string_view jid) const {
-    auto it = jobs_.find(absl::string_view(jid.data(), jid.size()));
-    return it == jobs_.end() ? nullptr : it->second.get();
-  }
+  // late_grace), whole, or nothing.
+  std::optional<Job> find(std::string_view jid) const;
   // Calls fn(job) for every job still open (not settled), oldest first.
   template <typename Fn>
   void for_each_open(Fn&& fn) const {
     for (const auto& [seq, jid] : order_)
-      if (const Job* job = find(jid); job && !job->settled) fn(*job);
+      if (const Job* job = find_whole(jid); job && !job->settled) fn(*job);
   }
+  // What the tracked jobs hold (the budget's measure), and the same with the
+  // minion registry.
+  std::size_t jobs_bytes() const;
   std::size_t memory_bytes() const;
 
  private:
@@ -148,6 +165,23 @@ class Correlator {
   void settle(Job& job);
   void evict(const std::string& jid, bool early);
   void enforce_cap();
+  // Settled jobs: compact while in grace, whole again for a late return.
+  void park(Job& job, bool queued);
+  Job* revive(std::string_view jid);
+  Job* find_or_revive(std::string_view jid);
+  void repark();
+  void enqueue_grace(Micros grace_end, const JidKey& key, std::uint64_t seq);
+  void drop_settled(const JidKey& key);
+  bool drop_oldest_settled();
+  void evict_oldest_whole(Job::Evicted why);
+  void remember_dropped(const JidKey& key, Micros until);
+  bool was_dropped(std::string_view jid) const;
+  void note_progress(std::string_view jid);
+  void account(Job& job);
+  const Job* find_whole(std::string_view jid) const {
+    auto it = jobs_.find(absl::string_view(jid.data(), jid.size()));
+    return it == jobs_.end() ? nullptr : it->second.get();
+  }
 
   CorrelatorConfig config_;
   const Clock& clock_;
@@ -161,10 +195,23 @@ class Correlator {
     auto it = jobs_.find(absl::string_view(jid.data(), jid.size()));
     return it == jobs_.end() ? nullptr : it->second.get();
   }
-  GlobList noise_funs_;  // config_.noise_funs
-  using Timer = std::pair<Micros, std::string>;
+  GlobList noise_funs_;                            // config_.noise_funs
+  using Timer = std::pair<Micros, std::uint64_t>;  // when, the job's open_seq (order_ names it)
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
-  std::map<std::uint64_t, std::string> order_;  // open jobs by opening order, for the cap and final flush
+  std::map<std::uint64_t, std::string> order_;  // whole jobs by opening order, for the cap and final flush
+  LoadPool loads_;
+  DetailPool details_;
+  absl::flat_hash_map<JidKey, SettledJob> settled_;
+  std::deque<std::pair<Micros, JidKey>> grace_queue_;  // settled_ by settling order, with its end of grace
+  std::size_t settled_heap_bytes_ = 0;                 // settled_'s minion lists
+  std::size_t open_bytes_ = 0;                         // the whole jobs' Job::memory_bytes()
+  std::string revived_;                                // the jid revive() made whole for this event
+  Micros revived_grace_end_ = 0;
+  // Jobs evicted early, until their grace would have ended (at most
+  // kDroppedKept): their returns are late-unknown, not new orphans.
+  std::deque<std::pair<Micros, JidKey>> dropped_;
+  absl::flat_hash_set<JidKey> dropped_set_;
+  std::uint64_t next_budget_warning_ = 1;  // budget evictions at which the next warning is logged
   std::uint64_t next_seq_ = 0;
   std::uint64_t revision_ = 0;
   CorrelatorStats stats_;

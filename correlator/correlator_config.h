@@ -26,6 +26,12 @@ struct CorrelatorConfig {
   Micros orphan_settle = 10 * kMicrosPerSecond;  // a job without `new` settles this long after its last return
   Micros late_grace = 3600 * kMicrosPerSecond;   // settled jobs are kept this long for late returns
   std::size_t max_jobs = 100'000;                // tracked at once; the oldest are evicted (counted)
+  // Bytes the tracked jobs may hold (Correlator::jobs_bytes()); past it the
+  // oldest settled jobs leave first, then the oldest open ones (counted, alerted).
+  std::size_t memory_budget = std::size_t{64} << 20;
+  // false: settled jobs wait whole, as before SettledJob (not a config key:
+  // the reference the tests compare the compact form with).
+  bool compact_settled = true;
   std::vector<std::string> noise_funs = {"saltutil.find_job", "saltutil.running"};  // tracked, never reported
   std::size_t max_failed_states = 50;                                               // per job, in summaries
   std::size_t max_failures = 100;  // failed minions with reasons, per job

@@ -16,7 +16,13 @@ void publish_correlator_metrics(Metrics& m, const Correlator& c) {
   m.counter(correlator_find_job_extensions, s.find_job_extensions);
   m.counter(correlator_noise_events, s.noise_events);
   m.counter(correlator_evicted_jobs, s.evicted_jobs);
+  m.counter(correlator_budget_evicted_jobs, {"settled"}, s.budget_evicted_settled);
+  m.counter(correlator_budget_evicted_jobs, {"open"}, s.budget_evicted_open);
+  m.counter(correlator_late_unknown_returns, s.late_unknown_returns);
   m.gauge(correlator_tracked_jobs, static_cast<double>(c.tracked_jobs()));
+  m.gauge(correlator_settled_jobs, static_cast<double>(c.settled_jobs()));
+  m.gauge(correlator_jobs_bytes, static_cast<double>(c.jobs_bytes()));
+  m.gauge(correlator_memory_budget_bytes, static_cast<double>(c.config().memory_budget));
   m.gauge(correlator_known_minions, static_cast<double>(c.minions().size()));
 }
 

@@ -64,6 +64,27 @@ Micros Job::deadline_of(MinionId m) const {
   return deadline;
 }
 
+void Job::recount() {
+  expected = pending = succeeded = failed = missing = late = 0;
+  for (const std::uint8_t f : flags) {
+    switch (f & kOutcomeMask) {
+      case kPending:
+        ++pending;
+        break;
+      case kSucceeded:
+        ++succeeded;
+        break;
+      case kFailed:
+        ++failed;
+        break;
+      default:
+        ++missing;
+    }
+    if (f & kExpected) ++expected;
+    if (f & kLate) ++late;
+  }
+}
+
 std::size_t Job::memory_bytes() const {
   std::size_t bytes = sizeof(Job) + jid.capacity() + fun.capacity() + user.capacity() + tgt.capacity() +
                       tgt_type.capacity() + args_json.capacity() + rerun_of.capacity() +

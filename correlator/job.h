@@ -61,8 +61,11 @@ struct Job {
 
   Risk risk;
   bool settled = false;
-  std::uint32_t updates = 0;   // times re-emitted after settling (late returns)
-  std::uint64_t open_seq = 0;  // opening order
+  std::uint32_t updates = 0;        // times re-emitted after settling (late returns)
+  std::uint64_t open_seq = 0;       // opening order
+  std::size_t accounted_bytes = 0;  // what the correlator's memory budget counts for it
+  // Why it left memory before its time (the alert says so); none: it did not.
+  enum class Evicted : std::uint8_t { none, max_jobs, memory_budget } evicted = Evicted::none;
 
   JobStatus status() const;
   // Index of `m` in minions, inserting it (pending, not expected) if absent.
@@ -71,6 +74,8 @@ struct Job {
   void expect(const std::vector<MinionId>& ids);
   [[nodiscard]] std::optional<std::size_t> find(MinionId m) const;
   Micros deadline_of(MinionId m) const;
+  // Sets the counters (expected, pending ... late) from the minion flags.
+  void recount();
   // Calls fn(id) for the first `cap` minions whose flags satisfy pred; returns
   // how many matched in all (so callers can say "+N more").
   template <typename Pred, typename Fn>

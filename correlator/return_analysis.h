@@ -28,6 +28,7 @@ struct StateCounts {
   std::uint64_t changed = 0;
   std::uint64_t would_change = 0;
   StateCounts& operator+=(const StateCounts& o);
+  bool operator==(const StateCounts&) const = default;
 };
 
 // One failed state, as values (never as field names: state IDs are unbounded).
@@ -37,6 +38,7 @@ struct FailedState {
   std::string function;  // e.g. "cmd.run" (state module + function)
   std::string comment;
   std::int64_t run_num = 0;  // __run_num__: execution order
+  bool operator==(const FailedState&) const = default;
 };
 
 struct ReturnAnalysis {

@@ -24,7 +24,10 @@
 namespace salttap::recovery {
 
 inline constexpr std::string_view kCheckpointMagic = "STAPCKPT";
-inline constexpr std::uint32_t kCheckpointVersion = 1;
+// Version 2 adds settled jobs in compact form (loads, details, settled);
+// version 1 files (every job whole) are still read.
+inline constexpr std::uint32_t kCheckpointVersion = 2;
+inline constexpr std::uint32_t kCheckpointVersionFirst = 1;
 inline constexpr std::size_t kCheckpointHeaderBytes = 20;  // magic 8, version 4, length 4, crc32 4
 
 // Why a checkpoint was not restored; the label values of

@@ -155,7 +155,7 @@ void Reconciler::end_pass() {
 
 bool Reconciler::claim(jobcache::JobRead& read) {
   const jobcache::CachedJob& job = *read.job;
-  const correlator::Job* live = live_.correlator().find(job.jid());
+  const std::optional<correlator::Job> live = live_.correlator().find(job.jid());
   if (live && live->kind != correlator::JobKind::orphan && live->kind != correlator::JobKind::scheduled) {
     ++counts_.jobs_known;
     if (job.shape() == jobcache::JobShape::publish) pass_returns(read, *live);

@@ -61,14 +61,19 @@ build_bench() {
 
 # The streams come from real 3006.25 captures re-encoded by Salt 3006.25's msgpack. A manifest
 # without the jobs and returns counts the benchmarks check against is from an older
-# make_stream.py: the streams are made again.
+# make_stream.py, and one without a stream asked for (--NAME-events N) from an older
+# call: the streams are made again.
 make_streams() {
   local dir=$1
   shift
   prepare_salt 3006.25
-  if ! python3 -c 'import json, sys
+  if ! python3 -c 'import json, re, sys
 files = json.load(open(sys.argv[1]))["files"]
-sys.exit(0 if files and all("returns" in f for f in files.values()) else 1)' "$dir/manifest.json" 2> /dev/null; then
+args = sys.argv[2:]
+wanted = [re.fullmatch("--(.+)-events", a).group(1) for a, n in zip(args, args[1:] + [""])
+          if re.fullmatch("--(.+)-events", a) and n.isdigit() and int(n) > 0]
+sys.exit(0 if files and all("returns" in f for f in files.values())
+         and all(f"{w}.plain.raw" in files for w in wanted) else 1)' "$dir/manifest.json" "$@" 2> /dev/null; then
     rm -f "$dir/manifest.json"
     "$(salt_python 3006.25)" bench/make_stream.py --out "$dir" "$@" > /dev/null
   fi

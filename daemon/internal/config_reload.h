@@ -6,7 +6,7 @@
 //
 // What a reload applies (the rest of the file is compared and reported):
 //   correlator:    deadlines, missing_after_seconds, orphan_settle_seconds,
-//                  late_grace_seconds, max_jobs, noise_funs - for what comes
+//                  late_grace_seconds, max_jobs, memory_budget_mb, noise_funs - for what comes
 //                  next; open jobs keep their expected minions and the
 //                  deadline they got when they opened
 //   audit:, redaction:

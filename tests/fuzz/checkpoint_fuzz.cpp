@@ -41,15 +41,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(twice.has_value());
   FUZZ_CHECK(recovery::encode_checkpoint(twice.value().snapshot, twice.value().written_at) == again);
 
-  static const config::Config config = [] {
+  static const config::Config kConfig = [] {
     config::Config c = config::default_config();
     c.master_id = "fuzz";
     return c;
   }();
   ManualClock clock(d.written_at);
-  pipeline::DocumentPipeline pipeline(config, clock);
+  pipeline::DocumentPipeline pipeline(kConfig, clock);
   const std::size_t restored = pipeline.correlator().restore(d.snapshot);
-  FUZZ_CHECK(restored <= d.snapshot.jobs.size());
+  FUZZ_CHECK(restored <= d.snapshot.size());
   FUZZ_CHECK(pipeline.correlator().tracked_jobs() == restored);
   pipeline.advance();
   pipeline.settle_all();

@@ -121,11 +121,11 @@ inline std::vector<std::pair<std::string, std::string>> checkpoint_fuzz_seeds() 
   }
   const std::string good = seeds[1].second;
   std::string future = good, flipped = good, magic = good;
-  future[11] = 2;
+  future[11] = 3;
   flipped[good.size() - 5] ^= 0x10;
   magic[3] = 'x';
   seeds.emplace_back("bad-truncated", good.substr(0, good.size() - 7));
-  seeds.emplace_back("bad-version-2", future);
+  seeds.emplace_back("bad-version-3", future);
   seeds.emplace_back("bad-crc", flipped);
   seeds.emplace_back("bad-magic", magic);
   correlator::CorrelatorSnapshot outside = small_snapshot("1");

@@ -116,8 +116,8 @@ TEST_F(Reload, AJobOpenAcrossTheReloadKeepsItsMinionsAndDeadlineAndSettlesAsBefo
   next.correlator.deadlines = {{"*", 10 * kSecond}};
   target_.apply(next);
 
-  const correlator::Job* open = pipeline_.correlator().find("1");
-  ASSERT_NE(open, nullptr);
+  const auto open = pipeline_.correlator().find("1");
+  ASSERT_TRUE(open.has_value());
   EXPECT_FALSE(open->settled);
   EXPECT_EQ(open->expected, 2u);
   EXPECT_EQ(open->pending, 2u);
@@ -132,8 +132,8 @@ TEST_F(Reload, AJobOpenAcrossTheReloadKeepsItsMinionsAndDeadlineAndSettlesAsBefo
 
   feed(job_ret("1", "a", "test.sleep"));
   feed(job_ret("1", "b", "test.sleep"));
-  const correlator::Job* done = pipeline_.correlator().find("1");
-  ASSERT_NE(done, nullptr);
+  const auto done = pipeline_.correlator().find("1");
+  ASSERT_TRUE(done.has_value());
   EXPECT_TRUE(done->settled);
   EXPECT_EQ(done->kind, correlator::JobKind::job);
   EXPECT_EQ(done->succeeded, 2u);
@@ -184,7 +184,7 @@ TEST_F(Reload, NewAuditRulesAndRedactionApplyToJobsOpenedAfter) {
 
   EXPECT_EQ(pipeline_.correlator().find("1")->risk.level, correlator::RiskLevel::none) << "assessed when it opened";
   feed(job_new("2", "test.arg", args));
-  const correlator::Job* job = pipeline_.correlator().find("2");
+  const auto job = pipeline_.correlator().find("2");
   EXPECT_EQ(job->risk.level, correlator::RiskLevel::critical);
   ASSERT_FALSE(job->risk.reasons.empty());
   EXPECT_EQ(job->risk.reasons[0], "arg-rule");
