@@ -46,6 +46,7 @@
 //     enabled: true                     `run` serves it under /ui/ on its metrics listener
 //     listen: 127.0.0.1:9109            `salttap ui`'s address (--listen overrides)
 //     username: ""                      basic auth, with password or password_file; none: open
+//   fleet: {...}                        silent minions (fleet/fleet_config.h, docs/fleet.md)
 //   indexer: {...}                      config/indexer_section.h
 //   elasticsearch: {...}                Salt's returner block, accepted as is (indexer_config.h)
 
@@ -66,6 +67,7 @@
 #include "correlator/audit.h"
 #include "correlator/correlator_config.h"
 #include "correlator/redactor.h"
+#include "fleet/fleet_config.h"
 #include "tap/event_queue.h"
 
 namespace salttap::config {
@@ -124,6 +126,7 @@ struct Config {
   ReconcileConfig reconcile;
   UiConfig ui;
   TapConfig tap;
+  fleet::FleetConfig fleet;
 };
 
 // Where `run` keeps its checkpoint: checkpoint.path, else
@@ -132,6 +135,9 @@ std::filesystem::path checkpoint_path(const Config& config);
 // Where `run` keeps the tap journal: tap.journal.dir, else tap-journal in
 // the spool directory's parent (the state directory).
 std::filesystem::path tap_journal_dir(const Config& config);
+// Where `run` keeps the fleet's minion table (fleet/fleet_state_format.h):
+// fleet.state_path, else fleet.state in the state directory.
+std::filesystem::path fleet_state_path(const Config& config);
 // Where `run` records which stretch of the job cache it has reconciled:
 // reconcile.state in the spool directory (it describes what the spool took).
 std::filesystem::path reconcile_state_path(const Config& config);

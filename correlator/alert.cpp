@@ -33,6 +33,14 @@ std::string_view to_string(AlertKind kind) {
       return "spool_full";
     case AlertKind::tap_journal_full:
       return "tap_journal_full";
+    case AlertKind::minion_silent:
+      return "minion_silent";
+    case AlertKind::minion_recovered:
+      return "minion_recovered";
+    case AlertKind::fleet_silent:
+      return "fleet_silent";
+    case AlertKind::fleet_recovered:
+      return "fleet_recovered";
   }
   return "failed";
 }

@@ -19,8 +19,21 @@ namespace salttap::correlator {
 // documents (once per episode; made by alerting/spool_full_alert.h).
 // tap_journal_full neither: the tap journal refused frames, events were lost
 // (once per episode; alerting/tap_journal_alert.h).
-enum class AlertKind : std::uint8_t { failed, missing, risky, spool_full, tap_journal_full };
-inline constexpr std::size_t kAlertKinds = 5;
+// minion_silent / minion_recovered: one minion's silence episode opened /
+// closed; fleet_silent / fleet_recovered: one sweep opened / closed a storm
+// of them (fleet/fleet_notices.h).
+enum class AlertKind : std::uint8_t {
+  failed,
+  missing,
+  risky,
+  spool_full,
+  tap_journal_full,
+  minion_silent,
+  minion_recovered,
+  fleet_silent,
+  fleet_recovered,
+};
+inline constexpr std::size_t kAlertKinds = 9;
 std::string_view to_string(AlertKind kind);
 
 struct AlertConfig {
@@ -37,6 +50,11 @@ struct Alert {
   std::string json;       // the payload (webhook body, alert event data)
   Micros started_at = 0;  // the job's (names the alerts index's day)
   Micros settled_at = 0;
+  // An alert about an episode names its document (<master>/<doc_key>) and
+  // the document's external version (1 opened, 2 closed), so each episode is
+  // one document however often it is written; empty: one document per alert.
+  std::string doc_key = {};
+  std::int64_t doc_version = 0;
 };
 
 // Nothing when the job does not alert. Call once, when the job settles.
