@@ -5,7 +5,7 @@
 
 #include "common/log.h"
 #include "fleet/fleet_state_format.h"
-#include "fleet/key_directory.h"
+#include "fleet/internal/key_directory.h"
 
 namespace salttap::fleet {
 namespace {
@@ -27,9 +27,9 @@ FleetKeeper::FleetKeeper(FleetConfig config, std::filesystem::path keys_dir, std
   const std::optional<FleetSnapshot> saved = read_state();
   // Blind from the previous run's last save until the tap connects: the
   // time salttap was down counts as silence for no minion.
-  tracker_ = std::make_unique<FleetTracker>(std::move(config), std::move(master_id),
-                                            saved ? std::min(saved->saved_at, now) : now,
-                                            saved ? saved->blind_total : 0);
+  tracker_ =
+      std::make_unique<FleetTracker>(std::move(config), std::move(master_id),
+                                     saved ? std::min(saved->saved_at, now) : now, saved ? saved->blind_total : 0);
   if (saved) {
     tracker_->restore(*saved);
     log::info("fleet: {} minions restored from {}", saved->minions.size(), state_.path().string());

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "common/log.h"
-#include "fleet/fleet_notices.h"
+#include "fleet/internal/fleet_notices.h"
 #include "tap/tag.h"
 
 namespace salttap::fleet {
@@ -112,9 +112,7 @@ void FleetTracker::key_event(const tap::Event& e, Micros at) {
   }
 }
 
-bool FleetTracker::take_keys_changed() {
-  return std::exchange(keys_changed_, false);
-}
+bool FleetTracker::take_keys_changed() { return std::exchange(keys_changed_, false); }
 
 SweepOutcome FleetTracker::set_keys(const std::optional<std::vector<std::string>>& keys, Micros now) {
   SweepOutcome out;
@@ -168,8 +166,7 @@ bool FleetTracker::expected_now(const MinionEntity& m, Micros now) const {
 Micros FleetTracker::activity_effective(const MinionEntity& m) const {
   Micros best = m.expected_since > 0 ? m.expected_since - m.blind_at_expected : 0;
   if (m.last_heard > 0) best = std::max(best, m.last_heard - m.blind_at_heard);
-  if (config_.count_presence && m.last_connected > 0)
-    best = std::max(best, m.last_connected - m.blind_at_connected);
+  if (config_.count_presence && m.last_connected > 0) best = std::max(best, m.last_connected - m.blind_at_connected);
   return best;
 }
 
@@ -219,8 +216,7 @@ SweepOutcome FleetTracker::sweep(Micros now) {
       ++revision_;
       opened.push_back(name);
       oldest_since = oldest_since == 0 ? m.silent_since : std::min(oldest_since, m.silent_since);
-      log::info("fleet: {} silent for {} s (window {} s)", name, silence / kMicrosPerSecond,
-                window / kMicrosPerSecond);
+      log::info("fleet: {} silent for {} s (window {} s)", name, silence / kMicrosPerSecond, window / kMicrosPerSecond);
     }
     m.liveness = m.silent_since != 0 ? Liveness::silent : spoke > 0 ? Liveness::ok : Liveness::never_heard;
     ++counts_.liveness[static_cast<std::size_t>(m.liveness)];

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <memory>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/internal/engine_flags.h"
 #include "common/atomic_file.h"
@@ -94,8 +94,8 @@ void print_fleet(const fleet::FleetSnapshot& s, Micros now, const HistoryOutput&
     return;
   }
   Table table;
-  table.columns = {{"minion", true}, {"silent since"}, {"for", false, true},
-                   {"last heard"},   {"via", false, false, 1}, {"window", false, true, 2}, {"connected", false, false, 3}};
+  table.columns = {{"minion", true},         {"silent since"},           {"for", false, true},          {"last heard"},
+                   {"via", false, false, 1}, {"window", false, true, 2}, {"connected", false, false, 3}};
   for (const auto* p : silent) {
     const MinionEntity& m = p->second;
     table.rows.push_back({{p->first, Colour::bold},

@@ -32,9 +32,7 @@ class FleetKeeperTest : public ::testing::Test {
   }
   std::filesystem::path keys() const { return dir_.path() / "minions"; }
   std::filesystem::path state() const { return dir_.path() / "fleet.state"; }
-  std::unique_ptr<FleetKeeper> keeper() {
-    return std::make_unique<FleetKeeper>(quick(), keys(), state(), "m", clock_);
-  }
+  std::unique_ptr<FleetKeeper> keeper() { return std::make_unique<FleetKeeper>(quick(), keys(), state(), "m", clock_); }
   void at(Micros s) { clock_.set(kT0 + s * kSec); }
 
   testing::TempDir dir_;

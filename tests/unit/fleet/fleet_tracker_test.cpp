@@ -95,7 +95,7 @@ TEST_F(FleetTrackerTest, EventTimeComesFromTheStamp) {
   (void)fleet_.set_keys(std::vector<std::string>{"db1"}, at(0));
   // Drained from a backlog at 30: it spoke at 2.
   fleet_.on_event(ev("salt/job/1/ret/db1", R"({"id": "db1", "fun": "test.ping", "_stamp": ")" +
-                                                format_utc(at(2)).substr(0, 19) + R"(.000000"})"),
+                                               format_utc(at(2)).substr(0, 19) + R"(.000000"})"),
                   at(30));
   EXPECT_EQ(fleet_.find("db1")->last_heard, at(2));
 }
@@ -106,7 +106,7 @@ TEST_F(FleetTrackerTest, BlindTimeIsNotSilence) {
   fleet_.observe_hearing(false, at(5));  // the bus goes away for 100 s
   EXPECT_TRUE(sweep(60).notices.empty());
   fleet_.observe_hearing(true, at(105));
-  EXPECT_TRUE(sweep(110).notices.empty());  // 4 + 5 s heard-silence
+  EXPECT_TRUE(sweep(110).notices.empty());                                          // 4 + 5 s heard-silence
   EXPECT_EQ(kinds(sweep(122).notices), std::vector<std::string>{"minion_silent"});  // 4 + 17 = 21 s
 }
 

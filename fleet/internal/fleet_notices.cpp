@@ -1,4 +1,4 @@
-#include "fleet/fleet_notices.h"
+#include "fleet/internal/fleet_notices.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "fleet/key_directory.h"
+#include "fleet/internal/key_directory.h"
 
 #include <algorithm>
 #include <system_error>
