@@ -10,6 +10,7 @@
 #include "cli/internal/check_config_command.h"
 #include "cli/internal/command.h"
 #include "cli/internal/fire_command.h"
+#include "cli/internal/fleet_command.h"
 #include "cli/internal/jobs_command.h"
 #include "cli/internal/minions_command.h"
 #include "cli/internal/replay_command.h"
@@ -44,7 +45,8 @@ int run_cli(int argc, char** argv) {
       add_watch_command(app, config_path),        add_fire_command(app),
       add_run_command(app, config_path),          add_setup_command(app, config_path),
       add_backfill_command(app, config_path),     add_jobs_command(app, config_path),
-      add_minions_command(app, config_path),      add_ui_command(app, config_path),
+      add_minions_command(app, config_path),      add_fleet_command(app, config_path),
+      add_ui_command(app, config_path),
   };
 
   try {

@@ -16,7 +16,12 @@ constexpr std::string_view kBuildVersions[] = {SALTTAP_VERSION};
 constexpr std::string_view kReloadResults[] = {"ok", "error"};
 constexpr std::string_view kFrameSkipReasons[] = {"undecodable", "oversize", "invalid", "truncated"};
 constexpr std::string_view kEventDropReasons[] = {"queue_full", "journal_full", "journal_error"};
-constexpr std::string_view kAlertKinds[] = {"failed", "missing", "risky", "spool_full", "tap_journal_full", "evicted"};
+constexpr std::string_view kAlertKinds[] = {"failed",           "missing",        "risky",         "spool_full",
+                                            "tap_journal_full", "evicted",        "minion_silent", "minion_recovered",
+                                            "fleet_silent",     "fleet_recovered"};
+constexpr std::string_view kLiveness[] = {"ok", "silent", "never_heard", "ignored"};
+constexpr std::string_view kEpisodeKinds[] = {"minion_silent"};
+constexpr std::string_view kEpisodeEvents[] = {"opened", "closed"};
 constexpr std::string_view kOutlets[] = {"webhook", "fire"};
 constexpr std::string_view kAlertDropReasons[] = {"queue_full", "gave_up"};
 constexpr std::string_view kDocClasses[] = {"job", "return", "state", "event", "alert"};
@@ -48,6 +53,8 @@ constexpr MetricLabel kEventDropLabels[] = {{"reason", kEventDropReasons}};
 constexpr MetricLabel kAlertKindLabels[] = {{"kind", kAlertKinds}};
 constexpr std::string_view kJobStates[] = {"settled", "open"};
 constexpr MetricLabel kBudgetEvictedLabels[] = {{"state", kJobStates}};
+constexpr MetricLabel kLivenessLabels[] = {{"liveness", kLiveness}};
+constexpr MetricLabel kEpisodeLabels[] = {{"kind", kEpisodeKinds}, {"event", kEpisodeEvents}};
 constexpr MetricLabel kOutletLabels[] = {{"outlet", kOutlets}};
 constexpr MetricLabel kAlertDropLabels[] = {{"outlet", kOutlets}, {"reason", kAlertDropReasons}};
 constexpr MetricLabel kClassLabels[] = {{"class", kDocClasses}};
@@ -230,6 +237,22 @@ constexpr MetricSpec kCatalog[] = {
      "Delivery retries, by outlet"},
     {M::alerting_dropped_alerts, "salttap_alerting_dropped_alerts_total", counter, kAlertDropLabels,
      "Alerts not delivered (queue full or gave up), by outlet"},
+
+    {M::fleet_minions, "salttap_fleet_minions", gauge, kLivenessLabels,
+     "Minions of the expected fleet by liveness, as of the last sweep"},
+    {M::fleet_episodes, "salttap_fleet_episodes_total", counter, kEpisodeLabels,
+     "Fleet episodes opened and closed, by kind"},
+    {M::fleet_blind, "salttap_fleet_blind", gauge, {}, "1 while salttap cannot hear the bus (silence is not counted)"},
+    {M::fleet_last_sweep_timestamp_seconds,
+     "salttap_fleet_last_sweep_timestamp_seconds",
+     gauge,
+     {},
+     "When the fleet was last swept (Unix time; 0: not yet)"},
+    {M::fleet_state_errors,
+     "salttap_fleet_state_errors_total",
+     counter,
+     {},
+     "Fleet state files that could not be read or written, each logged"},
 
     {M::indexer_documents_built, "salttap_indexer_documents_built_total", counter, kClassLabels,
      "Documents built for the indexer"},

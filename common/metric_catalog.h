@@ -6,7 +6,7 @@
 // documents the same table; tests/unit/common/metric_catalog_test.cpp checks that the
 // two agree and that every name follows the scheme:
 //   salttap_<component>_<what>[_<unit>][_total]
-// component: build, config, tap, correlator, alerting, indexer, spool, reconcile, ui, listener; units
+// component: build, config, tap, correlator, alerting, fleet, indexer, spool, reconcile, ui, listener; units
 // in base units (seconds, bytes); counters, and only counters, end in _total.
 
 #include <cstddef>
@@ -82,6 +82,12 @@ enum class MetricId : std::uint8_t {
   alerting_deliveries,
   alerting_delivery_retries,
   alerting_dropped_alerts,
+  // fleet
+  fleet_minions,
+  fleet_episodes,
+  fleet_blind,
+  fleet_last_sweep_timestamp_seconds,
+  fleet_state_errors,
   // indexer: documents
   indexer_documents_built,
   indexer_documents_skipped,

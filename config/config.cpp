@@ -178,6 +178,11 @@ std::filesystem::path tap_journal_dir(const Config& config) {
   return state_directory(config) / "tap-journal";
 }
 
+std::filesystem::path fleet_state_path(const Config& config) {
+  if (!config.fleet.state_path.empty()) return config.fleet.state_path;
+  return state_directory(config) / "fleet.state";
+}
+
 std::filesystem::path reconcile_state_path(const Config& config) {
   return config.indexer.spool.dir / "reconcile.state";
 }
@@ -196,7 +201,7 @@ Config load_config(const std::string& path) {
     if (root.IsNull()) return c;
     only_keys(root, "top level",
               {"master_config", "master_id", "correlator", "audit", "redaction", "alerts", "checkpoint", "reconcile",
-               "indexer", "elasticsearch", "ui", "tap", "listener"});
+               "indexer", "elasticsearch", "ui", "tap", "listener", "fleet"});
     if (root["master_config"]) c.master_config = root["master_config"].as<std::string>();
     c.master_id = get<std::string>(root, "master_id", "master_id", "");
     load_correlator(root["correlator"], c);
@@ -215,6 +220,7 @@ Config load_config(const std::string& path) {
     load_ui(root["ui"], c);
     load_listener(root["listener"], c);
     load_tap(root["tap"], c);
+    c.fleet = fleet::parse_fleet_config(root["fleet"]);
     // The returner block first: salttap's own section refines it.
     apply_returner_block(root["elasticsearch"], c.indexer);
     apply_indexer_section(root["indexer"], c.indexer);

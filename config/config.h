@@ -55,6 +55,7 @@
 //     max_header_bytes: 16384           more: 431
 //     max_target_bytes: 8192            more: 414
 //     allowed_hosts: []                 Host names besides the listen address, localhost and IP literals
+//   fleet: {...}                        silent minions (fleet/fleet_config.h, docs/fleet.md)
 //   indexer: {...}                      config/indexer_section.h
 //   elasticsearch: {...}                Salt's returner block, accepted as is (indexer_config.h)
 
@@ -76,6 +77,7 @@
 #include "correlator/audit.h"
 #include "correlator/correlator_config.h"
 #include "correlator/redactor.h"
+#include "fleet/fleet_config.h"
 #include "tap/event_queue.h"
 
 namespace salttap::config {
@@ -135,6 +137,7 @@ struct Config {
   UiConfig ui;
   ListenerLimits listener;
   TapConfig tap;
+  fleet::FleetConfig fleet;
 };
 
 // Where `run` keeps its checkpoint: checkpoint.path, else
@@ -143,6 +146,9 @@ std::filesystem::path checkpoint_path(const Config& config);
 // Where `run` keeps the tap journal: tap.journal.dir, else tap-journal in
 // the spool directory's parent (the state directory).
 std::filesystem::path tap_journal_dir(const Config& config);
+// Where `run` keeps the fleet's minion table (fleet/fleet_state_format.h):
+// fleet.state_path, else fleet.state in the state directory.
+std::filesystem::path fleet_state_path(const Config& config);
 // Where `run` records which stretch of the job cache it has reconciled:
 // reconcile.state in the spool directory (it describes what the spool took).
 std::filesystem::path reconcile_state_path(const Config& config);

@@ -46,8 +46,15 @@ Config correlating_config(Config file, const tap::MasterBus& master) {
   return file;
 }
 
+std::filesystem::path fleet_keys_dir(const Config& config, const tap::MasterBus& master) {
+  if (!config.fleet.keys_dir.empty()) return config.fleet.keys_dir;
+  return std::filesystem::path(master.pki_dir) / "minions";
+}
+
 Config run_config(Config file, const tap::MasterBus& master) {
   file.indexer = effective_indexer_config(file, master);
+  file.fleet.keys_dir = fleet_keys_dir(file, master);
+  file.fleet.state_path = fleet_state_path(file);
   return correlating_config(std::move(file), master);
 }
 

@@ -6,6 +6,7 @@
 // the master config's order_masters for the correlator; the job browser's
 // password.
 
+#include <filesystem>
 #include <string>
 
 #include "config/config.h"
@@ -33,8 +34,13 @@ std::string effective_master_id(const Config& config, const tap::MasterBus& mast
 // stream, watch --jobs) works with this.
 Config correlating_config(Config file, const tap::MasterBus& master);
 
+// Where the master keeps its accepted keys: fleet.keys_dir, else
+// <pki_dir>/minions of the master's config.
+std::filesystem::path fleet_keys_dir(const Config& config, const tap::MasterBus& master);
+
 // The config `run` works with: correlating_config with the engine settled
-// (effective_indexer_config). At start and at every reload. Throws ConfigError.
+// (effective_indexer_config) and the fleet's paths decided. At start and at
+// every reload. Throws ConfigError.
 Config run_config(Config file, const tap::MasterBus& master);
 
 // The job browser's password: ui.password, or the first line of

@@ -21,8 +21,22 @@ namespace salttap::correlator {
 // (once per episode; alerting/tap_journal_alert.h).
 // evicted: an open job settled early because the correlator's memory_budget
 // (or max_jobs) was reached; its pending minions are reported missing.
-enum class AlertKind : std::uint8_t { failed, missing, risky, spool_full, tap_journal_full, evicted };
-inline constexpr std::size_t kAlertKinds = 6;
+// minion_silent / minion_recovered: one minion's silence episode opened /
+// closed; fleet_silent / fleet_recovered: one sweep opened / closed a storm
+// of them (fleet/fleet_notices.h).
+enum class AlertKind : std::uint8_t {
+  failed,
+  missing,
+  risky,
+  spool_full,
+  tap_journal_full,
+  evicted,
+  minion_silent,
+  minion_recovered,
+  fleet_silent,
+  fleet_recovered,
+};
+inline constexpr std::size_t kAlertKinds = 10;
 std::string_view to_string(AlertKind kind);
 
 struct AlertConfig {
@@ -39,6 +53,11 @@ struct Alert {
   std::string json;       // the payload (webhook body, alert event data)
   Micros started_at = 0;  // the job's (names the alerts index's day)
   Micros settled_at = 0;
+  // An alert about an episode names its document (<master>/<doc_key>) and
+  // the document's external version (1 opened, 2 closed), so each episode is
+  // one document however often it is written; empty: one document per alert.
+  std::string doc_key = {};
+  std::int64_t doc_version = 0;
 };
 
 // Nothing when the job does not alert. Call once, when the job settles.

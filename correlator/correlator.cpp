@@ -369,6 +369,7 @@ void Correlator::on_syndic_minions(std::string_view syndic, std::string_view jid
 }
 
 void Correlator::on_find_job_ret(MinionId minion, const tap::Event& e) {
+  minions_.facts(minion).last_seen = clock_.now();  // an answer, even an empty one, proves the minion alive
   // A non-empty return is the minion's proc data: the job is still running there.
   const msgpack::object* ret = e.find("return");
   if (!ret || ret->type != msgpack::type::MAP || ret->via.map.size == 0) return;
@@ -435,11 +436,20 @@ void Correlator::on_minion_event(std::string_view tag, const tap::Event& e) {
   } else if (tag == "salt/auth") {
     if (auto id = e.string_field("id")) touch(*id).last_auth = now;
   } else if (tag == "salt/presence/present" || tag == "salt/presence/change") {
+    // A `lost` id is news about the minion, not from it: it clears `present`
+    // and leaves last_seen alone, or a minion gone quiet would look alive.
     for (const char* key : {"present", "new", "lost"}) {
       const msgpack::object* list = e.find(key);
       if (!list || list->type != msgpack::type::ARRAY) continue;
-      for (std::uint32_t i = 0; i < list->via.array.size; ++i)
-        if (auto id = as_string(list->via.array.ptr[i])) touch(*id).present = std::string_view(key) != "lost";
+      const bool lost = std::string_view(key) == "lost";
+      for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
+        auto id = as_string(list->via.array.ptr[i]);
+        if (!id) continue;
+        if (lost)
+          minions_.facts(minions_.intern(*id)).present = false;
+        else
+          touch(*id).present = true;
+      }
     }
   } else {
     ++stats_.other_events;

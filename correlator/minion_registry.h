@@ -17,7 +17,7 @@ namespace salttap::correlator {
 using MinionId = std::uint32_t;
 
 struct MinionFacts {
-  Micros last_seen = 0;   // last event from or about the minion
+  Micros last_seen = 0;   // last event from the minion (a presence `lost` list is not one)
   Micros last_start = 0;  // salt/minion/<id>/start or minion_start
   Micros last_auth = 0;   // salt/auth
   bool present = false;   // in the last salt/presence/present list

@@ -20,6 +20,8 @@
 #include "daemon/internal/pipeline_reload.h"
 #include "daemon/internal/systemd_notifier.h"
 #include "daemon/signals.h"
+#include "fleet/fleet_keeper.h"
+#include "fleet/fleet_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
 #include "jobcache/job_cache_location.h"
@@ -62,6 +64,22 @@ std::unique_ptr<recovery::CheckpointKeeper> restored_checkpoint(const config::Co
                                                                  pipeline.correlator(), clock);
   checkpoint->restore();  // before the first live event
   return checkpoint;
+}
+
+// The fleet's table from the state file, before the first live event; the
+// pipeline hands it every event.
+std::unique_ptr<fleet::FleetKeeper> fleet_keeper(const config::Config& cfg, pipeline::DocumentPipeline& pipeline,
+                                                 const Clock& clock) {
+  if (!cfg.fleet.enabled) {
+    log::info("run: fleet off (fleet.enabled: false): no silent minion alerts");
+    return nullptr;
+  }
+  auto keeper = std::make_unique<fleet::FleetKeeper>(cfg.fleet, cfg.fleet.keys_dir, cfg.fleet.state_path,
+                                                     pipeline.master_id(), clock);
+  pipeline.set_fleet(&keeper->tracker());
+  log::info("run: fleet: accepted keys from {}, state in {}, swept every {} s", cfg.fleet.keys_dir.string(),
+            cfg.fleet.state_path.string(), cfg.fleet.sweep / kMicrosPerSecond);
+  return keeper;
 }
 
 // Attached before the reader starts: frames a previous run left in the
@@ -125,6 +143,7 @@ struct Daemon::Parts {
   pipeline::SpoolSink sink;
   pipeline::SpoolSink backfill_sink;
   std::unique_ptr<recovery::CheckpointKeeper> checkpoint;
+  std::unique_ptr<fleet::FleetKeeper> fleet;
   tap::EventQueue queue;
   std::unique_ptr<tap::TapJournal> journal;
   tap::EventSourcePtr source;
@@ -151,6 +170,7 @@ Daemon::Parts::Parts(DaemonOptions opts)
       sink(indexer),
       backfill_sink(indexer, indexer::Lane::backfill),
       checkpoint(restored_checkpoint(cfg, pipeline, clock)),
+      fleet(fleet_keeper(cfg, pipeline, clock)),
       queue(cfg.tap.queue),
       journal(attached_journal(cfg, options.limits, queue)),
       source(bus_source(options, queue)),
@@ -158,7 +178,7 @@ Daemon::Parts::Parts(DaemonOptions opts)
       metrics_server(metrics_listener()),
       reconciler(reconciler_for_cache()),
       reload_target(
-          pipeline, outlets, [this](const config::Config& c) { return outlets_for(c); }, reconciler.get()),
+          pipeline, outlets, [this](const config::Config& c) { return outlets_for(c); }, reconciler.get(), fleet.get()),
       reloader(
           cfg, options.config_path.empty() ? std::string("the defaults (no --config)") : options.config_path,
           [this] {
@@ -220,6 +240,13 @@ void Daemon::Parts::after_batch() {
     heartbeat.reloaded();
     if (metrics_server) last_publish -= std::chrono::hours(1);  // the outcome on /metrics now
   }
+  if (fleet) {
+    // Heard: on the bus with nothing waiting in the journal. Anything else
+    // is blind time, in which no minion's silence grows.
+    const tap::QueueStats q = queue.stats();
+    const bool hearing = source->stats().connected.load() && (!q.journal || q.journal->frames == 0);
+    pipeline.deliver(fleet->tick(hearing));  // the documents go with the next batch's
+  }
   if (reconciler) {
     const tap::QueueStats q = queue.stats();
     // A frame the journal refused is a gap like a queue drop; events still in the journal are not idle.
@@ -243,6 +270,7 @@ void Daemon::Parts::publish_metrics() {
   indexer::publish_document_metrics(metrics, pipeline.documents().stats());
   indexer.publish(metrics);
   if (ui) ui->metrics().publish(metrics);
+  if (fleet) fleet::publish_fleet_metrics(metrics, *fleet);
   if (checkpoint) recovery::publish_checkpoint_metrics(metrics, checkpoint->file().stats());
   if (reconciler)
     recovery::publish_reconcile_metrics(metrics, reconciler->counts(), reconciler->backfill_counts(),
@@ -281,6 +309,7 @@ void Daemon::stop() {
   Parts& p = *parts_;
   p.heartbeat.stopping();
   if (p.checkpoint) p.checkpoint->write_at_shutdown();  // the pipeline has stopped: nothing changes the jobs any more
+  if (p.fleet) p.fleet->write_state();
   if (p.reconciler) p.reconciler->stop();
   log::info("run: stopping; {} documents wait in the spool", p.indexer.pending());
   p.source->stop();

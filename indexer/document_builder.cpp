@@ -404,12 +404,15 @@ void DocumentBuilder::write_states(const Job& job, std::string_view minion, cons
 void DocumentBuilder::on_alert(const correlator::Alert& alert) {
   if (!options_.alerts) return;
   std::string doc;
-  // A job's alert is one per job; a spool_full alert one per episode (its start time).
-  action(doc, options_.layout.index_name("alerts", job_index_time(alert.jid, alert.started_at)),
-         alert.jid.empty()
-             ? document_id({options_.master_id, correlator::to_string(alert.kind), std::to_string(alert.started_at)})
-             : document_id({options_.master_id, alert.jid, "alert"}),
-         0);
+  // A job's alert is one per job; a spool_full alert one per episode (its
+  // start time); an episode's alerts share the episode's document, versioned.
+  const std::string id =
+      !alert.doc_key.empty() ? document_id({options_.master_id, alert.doc_key})
+      : alert.jid.empty()
+          ? document_id({options_.master_id, correlator::to_string(alert.kind), std::to_string(alert.started_at)})
+          : document_id({options_.master_id, alert.jid, "alert"});
+  action(doc, options_.layout.index_name("alerts", job_index_time(alert.jid, alert.started_at)), id,
+         alert.doc_key.empty() ? 0 : alert.doc_version);
   {
     StringOut os{doc};
     Writer w(os);

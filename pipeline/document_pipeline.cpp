@@ -44,9 +44,15 @@ void DocumentPipeline::reconfigure(const config::Config& next) {
   alerts_.set_config(next.alerts);
 }
 
+void DocumentPipeline::deliver(const fleet::SweepOutcome& outcome) {
+  for (const auto& alert : outcome.notices) alerts_.dispatch(alert);
+  for (const auto& record : outcome.records) builder_.on_alert(record);
+}
+
 void DocumentPipeline::on_event(const tap::Event& event) {
   builder_.on_event(event);
   correlator_.on_event(event);
+  if (fleet_) fleet_->on_event(event, clock_.now());
 }
 
 }  // namespace salttap::pipeline

@@ -12,6 +12,7 @@
 #include "alerting/alert_dispatcher.h"
 #include "config/config.h"
 #include "correlator/correlator.h"
+#include "fleet/fleet_tracker.h"
 #include "indexer/document_builder.h"
 #include "tap/event.h"
 
@@ -30,6 +31,12 @@ class DocumentPipeline {
   // of `next` apply from the next event on; open jobs stay open
   // (Correlator::reconfigure). The master id and where documents go stay.
   void reconfigure(const config::Config& next);
+
+  // `run`: every event also goes to the fleet (not owned; null: none).
+  void set_fleet(fleet::FleetTracker* fleet) { fleet_ = fleet; }
+  // A fleet sweep's outcome: its notices to every alert outlet, its episode
+  // records to the alerts index alone.
+  void deliver(const fleet::SweepOutcome& outcome);
 
   void on_event(const tap::Event& event);
   void advance() { correlator_.advance(); }
@@ -54,6 +61,7 @@ class DocumentPipeline {
   alerting::AlertDispatcher alerts_;
   correlator::Correlator correlator_;
   std::shared_ptr<alerting::AlertOutlet> index_outlet_;
+  fleet::FleetTracker* fleet_ = nullptr;
 };
 
 }  // namespace salttap::pipeline

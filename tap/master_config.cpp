@@ -14,6 +14,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kDefaultSockDir = "/var/run/salt/master";
 constexpr const char* kDefaultCacheDir = "/var/cache/salt/master";
+constexpr const char* kDefaultPkiDir = "/etc/salt/pki/master";
 constexpr const char* kDefaultInclude = "master.d/*.conf";
 
 YAML::Node load_yaml(const std::string& path) {
@@ -121,6 +122,7 @@ MasterBus load_master_config_or_throw_yaml(const std::string& path, bool require
   bus.root_dir = get<std::string>(cfg, "root_dir", "/");
   bus.sock_dir = prepend_root_dir(bus.root_dir, get<std::string>(cfg, "sock_dir", kDefaultSockDir));
   bus.cachedir = prepend_root_dir(bus.root_dir, get<std::string>(cfg, "cachedir", kDefaultCacheDir));
+  bus.pki_dir = prepend_root_dir(bus.root_dir, get<std::string>(cfg, "pki_dir", kDefaultPkiDir));
   // apply_master_config(): a sock_dir too long for AF_UNIX moves under cachedir.
   if (bus.sock_dir.size() > bus.cachedir.size() + 10) bus.sock_dir = (fs::path(bus.cachedir) / ".salt-unix").string();
   bus.tcp = get<std::string>(cfg, "ipc_mode", "ipc") == "tcp";

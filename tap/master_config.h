@@ -20,7 +20,8 @@ struct MasterBus {
   std::string root_dir = "/";
   std::string sock_dir;  // after root_dir and the path-length fallback
   std::string cachedir;
-  bool tcp = false;  // ipc_mode: tcp
+  std::string pki_dir;  // after root_dir; accepted keys are the files in <pki_dir>/minions
+  bool tcp = false;     // ipc_mode: tcp
   std::string tcp_host = "127.0.0.1";
   std::uint16_t tcp_pub_port = 4512;
   std::uint16_t tcp_pull_port = 4513;

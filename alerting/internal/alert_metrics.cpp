@@ -8,9 +8,8 @@ namespace salttap::alerting {
 void publish_alert_metrics(Metrics& m, const AlertDispatcher& d, std::span<const AsyncAlertOutlet* const> outlets) {
   using enum MetricId;
   using correlator::AlertKind;
-  for (AlertKind k : {AlertKind::failed, AlertKind::missing, AlertKind::risky, AlertKind::spool_full,
-                      AlertKind::tap_journal_full, AlertKind::evicted})
-    m.counter(alerting_alerts, {to_string(k)}, d.count(k));
+  for (std::size_t k = 0; k < correlator::kAlertKinds; ++k)
+    m.counter(alerting_alerts, {to_string(static_cast<AlertKind>(k))}, d.count(static_cast<AlertKind>(k)));
   struct Totals {
     std::uint64_t delivered = 0, retries = 0, dropped_queue_full = 0, gave_up = 0;
   };

@@ -1,6 +1,7 @@
 #include "daemon/internal/pipeline_reload.h"
 
 #include "common/log.h"
+#include "fleet/fleet_keeper.h"
 #include "recovery/reconciler.h"
 
 namespace salttap::daemon {
@@ -13,6 +14,8 @@ void PipelineReload::apply(const config::Config& next) {
   }
   pipeline_.reconfigure(next);
   if (reconciler_) reconciler_->reconfigure(next);
+  // The new silence rules judge open episodes at the next sweep (the keys are read again first).
+  if (fleet_) fleet_->reconfigure(next.fleet, next.fleet.keys_dir);
   std::size_t open = 0;
   pipeline_.correlator().for_each_open([&open](const correlator::Job& /*job*/) { ++open; });
   log::info("reload: {} open jobs kept, with their expected minions and the deadlines they opened with", open);

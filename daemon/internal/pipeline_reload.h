@@ -2,7 +2,8 @@
 // What a config reload changes in `salttap run` (daemon/internal/config_reload.h):
 // the alert outlets when their settings changed (built first: if that
 // fails, nothing has changed), then the pipeline (correlator, audit,
-// redaction, document filters, alert settings) and the reconciler. The
+// redaction, document filters, alert settings), the reconciler and the
+// fleet's silence rules. The
 // spool, the shipper, the tap and the checkpoint are not touched.
 
 #include <functional>
@@ -16,6 +17,9 @@
 namespace salttap::recovery {
 class Reconciler;
 }
+namespace salttap::fleet {
+class FleetKeeper;
+}
 
 namespace salttap::daemon {
 
@@ -24,10 +28,14 @@ class PipelineReload final : public ReloadTarget {
   // The outlets a config asks for (resolving the bus target may throw).
   using OutletsFor = std::function<alerting::OutletsConfig(const config::Config&)>;
 
-  // `reconciler` may be null (reconcile off).
+  // `reconciler` and `fleet` may be null (reconcile off, fleet off).
   PipelineReload(pipeline::DocumentPipeline& pipeline, alerting::ReloadableOutlets& outlets, OutletsFor outlets_for,
-                 recovery::Reconciler* reconciler)
-      : pipeline_(pipeline), outlets_(outlets), outlets_for_(std::move(outlets_for)), reconciler_(reconciler) {}
+                 recovery::Reconciler* reconciler, fleet::FleetKeeper* fleet = nullptr)
+      : pipeline_(pipeline),
+        outlets_(outlets),
+        outlets_for_(std::move(outlets_for)),
+        reconciler_(reconciler),
+        fleet_(fleet) {}
 
   void apply(const config::Config& next) override;
 
@@ -36,6 +44,7 @@ class PipelineReload final : public ReloadTarget {
   alerting::ReloadableOutlets& outlets_;
   OutletsFor outlets_for_;
   recovery::Reconciler* reconciler_;
+  fleet::FleetKeeper* fleet_;
 };
 
 }  // namespace salttap::daemon

@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 CHECKER = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "check-house.py"
-FOLDERS = ["common", "http", "tap", "jobcache", "correlator", "indexer", "alerting", "config", "pipeline",
+FOLDERS = ["common", "http", "tap", "jobcache", "correlator", "fleet", "indexer", "alerting", "config", "pipeline",
            "recovery", "history", "web", "dashboards", "daemon", "cli", "app"]
 
 

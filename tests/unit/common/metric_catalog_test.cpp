@@ -110,7 +110,8 @@ std::map<std::string, Row> documented_metrics() {
 
 TEST(MetricCatalog, NamesFollowTheScheme) {
   static const std::regex kName(
-      "salttap_(build|config|tap|correlator|alerting|indexer|spool|reconcile|ui|listener)_[a-z0-9]+(_[a-z0-9]+)*");
+      "salttap_(build|config|tap|correlator|alerting|fleet|indexer|spool|reconcile|ui|listener)_[a-z0-9]+(_[a-z0-9]+)"
+      "*");
   static const std::regex kLabel("[a-z]+(_[a-z]+)*");
   static const std::regex kValue("[a-z0-9]+(_[a-z0-9]+)*");
   std::set<std::string_view> names;

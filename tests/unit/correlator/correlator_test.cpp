@@ -333,6 +333,24 @@ TEST_F(CorrelatorTest, MinionFactsFromStartAuthAndPresence) {
   EXPECT_EQ(corr_->stats().minion_events, 3u);
 }
 
+TEST_F(CorrelatorTest, LostListClearsPresenceAndLeavesLastSeen) {
+  at(5);
+  feed("salt/presence/present", R"({"present": ["a"]})");
+  at(50);
+  feed("salt/presence/change", R"({"new": [], "lost": ["a"]})");
+  const auto& reg = corr_->minions();
+  ASSERT_EQ(reg.size(), 1u);
+  EXPECT_FALSE(reg.facts(0).present);
+  EXPECT_EQ(reg.facts(0).last_seen, kT0 + 5 * kSec);  // heard about at 50, heard from at 5
+}
+
+TEST_F(CorrelatorTest, FindJobAnswerCountsAsSeen) {
+  at(7);
+  ret("9", "a", R"("return": {}, "retcode": 0, "fun_args": ["1"])", "saltutil.find_job");
+  EXPECT_EQ(corr_->stats().noise_events, 1u);
+  EXPECT_EQ(corr_->minions().facts(0).last_seen, kT0 + 7 * kSec);
+}
+
 TEST_F(CorrelatorTest, RiskAndRedactedArgsAreInTheSummary) {
   feed(
       "salt/job/1/new",

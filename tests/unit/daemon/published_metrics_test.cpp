@@ -19,6 +19,7 @@
 #include "common/version.h"
 #include "correlator/correlator_metrics.h"
 #include "daemon/internal/config_reload.h"
+#include "fleet/fleet_metrics.h"
 #include "indexer/document_metrics.h"
 #include "indexer/indexer_service.h"
 #include "recovery/checkpoint_file.h"
@@ -88,6 +89,10 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   const alerting::AlertDispatcher dispatcher({});
   const IdleOutlet webhook("webhook", time), fire("fire", time);
   alerting::publish_alert_metrics(m, dispatcher, {&webhook, &fire});
+
+  const testing::TempDir fleet_dir;
+  const fleet::FleetKeeper keeper({}, fleet_dir.path() / "keys", fleet_dir.path() / "fleet.state", "m", clock);
+  fleet::publish_fleet_metrics(m, keeper);
 
   indexer::publish_document_metrics(m, indexer::DocumentStats{});
   recovery::publish_reconcile_metrics(m, {}, {}, {}, false);

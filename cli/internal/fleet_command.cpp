@@ -1,0 +1,145 @@
+#include "cli/internal/fleet_command.h"
+
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/internal/engine_flags.h"
+#include "common/atomic_file.h"
+#include "common/json_writer.h"
+#include "common/log.h"
+#include "common/text_table.h"
+#include "fleet/fleet_state_format.h"
+
+namespace salttap::cli {
+namespace {
+
+using fleet::Liveness;
+using fleet::MinionEntity;
+
+std::string time_or_dash(Micros t) { return t > 0 ? short_time(format_utc(t)) : "-"; }
+
+std::string ago(Micros now, Micros t) {
+  if (t <= 0) return "-";
+  const Micros s = std::max<Micros>(0, now - t) / kMicrosPerSecond;
+  if (s < 120) return fmt::format("{}s", s);
+  if (s < 7200) return fmt::format("{}m", s / 60);
+  if (s < 172800) return fmt::format("{}h", s / 3600);
+  return fmt::format("{}d", s / 86400);
+}
+
+// The expected minions, silent ones first, the longest silent first.
+std::vector<const std::pair<std::string, MinionEntity>*> silent_of(const fleet::FleetSnapshot& s) {
+  std::vector<const std::pair<std::string, MinionEntity>*> out;
+  for (const auto& m : s.minions)
+    if (m.second.liveness == Liveness::silent) out.push_back(&m);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto* a, const auto* b) { return a->second.silent_since < b->second.silent_since; });
+  return out;
+}
+
+void print_json(const fleet::FleetSnapshot& s, std::FILE* out) {
+  std::string text;
+  json::StringOut os{text};
+  json::Writer w(os);
+  w.StartObject();
+  json::key(w, "saved_at"), json::string(w, format_utc(s.saved_at));
+  json::key(w, "expected_from"), json::string(w, s.keys_known ? "keys" : "heard");
+  json::key(w, "counts");
+  w.StartObject();
+  std::array<std::uint64_t, fleet::kLivenessStates> counts{};
+  for (const auto& [id, m] : s.minions)
+    if (m.expected || !s.keys_known) ++counts[static_cast<std::size_t>(m.liveness)];
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    json::key(w, fleet::to_string(static_cast<Liveness>(i))), w.Uint64(counts[i]);
+  w.EndObject();
+  json::key(w, "minions");
+  w.StartArray();
+  for (const auto& [id, m] : s.minions) {
+    w.StartObject();
+    json::key(w, "minion"), w.Text(id);
+    json::key(w, "liveness"), json::string(w, fleet::to_string(m.liveness));
+    json::key(w, "last_heard");
+    m.last_heard > 0 ? json::string(w, format_utc(m.last_heard)) : (void)w.Null();
+    json::key(w, "last_heard_via"), json::string(w, fleet::to_string(m.via));
+    json::key(w, "connected"), w.Bool(m.connected);
+    json::key(w, "silent_since");
+    m.silent_since > 0 ? json::string(w, format_utc(m.silent_since)) : (void)w.Null();
+    json::key(w, "window_s"), w.Int64(m.window / kMicrosPerSecond);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  text.push_back('\n');
+  print(out, text);
+}
+
+}  // namespace
+
+void print_fleet(const fleet::FleetSnapshot& s, Micros now, const HistoryOutput& output, std::FILE* out) {
+  if (output.format == "json") return print_json(s, out);
+  std::array<std::uint64_t, fleet::kLivenessStates> counts{};
+  for (const auto& [id, m] : s.minions)
+    if (m.expected || !s.keys_known) ++counts[static_cast<std::size_t>(m.liveness)];
+  std::string text = fmt::format("fleet as of {} (expected from {}):", time_or_dash(s.saved_at),
+                                 s.keys_known ? "the accepted keys" : "minions heard lately");
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    text += fmt::format(" {} {}", counts[i], fleet::to_string(static_cast<Liveness>(i)));
+  text += "\n";
+  const auto silent = silent_of(s);
+  if (silent.empty()) {
+    print(out, text + "no silent minions\n");
+    return;
+  }
+  Table table;
+  table.columns = {{"minion", true},         {"silent since"},           {"for", false, true},          {"last heard"},
+                   {"via", false, false, 1}, {"window", false, true, 2}, {"connected", false, false, 3}};
+  for (const auto* p : silent) {
+    const MinionEntity& m = p->second;
+    table.rows.push_back({{p->first, Colour::bold},
+                          {time_or_dash(m.silent_since), Colour::red},
+                          {ago(now, m.silent_since)},
+                          {time_or_dash(m.last_heard)},
+                          {std::string(fleet::to_string(m.via))},
+                          {fmt::format("{}s", m.window / kMicrosPerSecond)},
+                          {m.connected ? "yes" : "no"}});
+  }
+  print(out, text + render(table, output.width, output.colour));
+}
+
+Command add_fleet_command(CLI::App& app, std::string& config_path) {
+  struct Flags {
+    std::string state;
+    HistoryOutput output;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "fleet", "The fleet as `salttap run` last saved it: counts by liveness, then the silent minions");
+  cmd->add_option("--config", config_path, "salttap's config file (where `run` keeps its state)");
+  cmd->add_option("--state", f->state, "The fleet state file (default: the one the config's `run` writes)");
+  add_format_flag(*cmd, f->output.format);
+  return {cmd,
+          [f](Invocation& call) {
+            const std::filesystem::path path =
+                f->state.empty() ? config::fleet_state_path(call.config()) : std::filesystem::path(f->state);
+            const AtomicFile file(path);
+            auto bytes = file.read(fleet::kMaxFleetStateBytes);
+            if (!bytes) {
+              log::error("fleet: {} (is `salttap run` running with this config, fleet.enabled: true?)",
+                         bytes.error().text());
+              return 1;
+            }
+            auto snapshot = fleet::decode_fleet_state(bytes.value());
+            if (!snapshot) {
+              log::error("fleet: {}: {}", path.string(), snapshot.error());
+              return 1;
+            }
+            print_fleet(snapshot.value(), SystemClock().now(), on_terminal(f->output, stdout), stdout);
+            return 0;
+          },
+          true};
+}
+
+}  // namespace salttap::cli

@@ -1,0 +1,23 @@
+#pragma once
+// `salttap fleet`: the fleet as the running `salttap run` last saved it (its
+// fleet state file, written after every sweep that changed something):
+// counts by liveness, then the silent minions, longest silent first.
+// --format json prints the same as one JSON object. Exit codes:
+// docs/commands.md (0; 1 when the state file cannot be read).
+
+#include <cstdio>
+#include <string>
+
+#include "cli/internal/command.h"
+#include "cli/internal/history_output.h"
+#include "fleet/fleet_tracker.h"
+
+namespace salttap::cli {
+
+// Prints `snapshot` (saved by `run`) as of `now`.
+void print_fleet(const fleet::FleetSnapshot& snapshot, Micros now, const HistoryOutput& output, std::FILE* out);
+
+// Registers `fleet` on `app`; --config goes to `config_path`.
+Command add_fleet_command(CLI::App& app, std::string& config_path);
+
+}  // namespace salttap::cli

@@ -1,0 +1,136 @@
+#include "fleet/fleet_state_format.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <rapidjson/document.h>
+
+#include "common/json_writer.h"
+
+namespace salttap::fleet {
+namespace {
+
+constexpr std::string_view kFormat = "salttap-fleet";
+constexpr int kVersion = 1;
+
+struct Invalid : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const rapidjson::Value& member(const rapidjson::Value& o, const char* key, const std::string& where) {
+  auto it = o.FindMember(key);
+  if (it == o.MemberEnd()) throw Invalid(fmt::format("{}.{}: missing", where, key));
+  return it->value;
+}
+
+Micros time_of(const rapidjson::Value& o, const char* key, const std::string& where) {
+  const rapidjson::Value& v = member(o, key, where);
+  if (!v.IsInt64() || v.GetInt64() < 0) throw Invalid(fmt::format("{}.{}: not a time (µs >= 0)", where, key));
+  return v.GetInt64();
+}
+
+bool bool_of(const rapidjson::Value& o, const char* key, const std::string& where) {
+  const rapidjson::Value& v = member(o, key, where);
+  if (!v.IsBool()) throw Invalid(fmt::format("{}.{}: not true or false", where, key));
+  return v.GetBool();
+}
+
+std::string_view string_of(const rapidjson::Value& o, const char* key, const std::string& where) {
+  const rapidjson::Value& v = member(o, key, where);
+  if (!v.IsString()) throw Invalid(fmt::format("{}.{}: not a string", where, key));
+  return {v.GetString(), v.GetStringLength()};
+}
+
+MinionEntity entity_of(const rapidjson::Value& o, const std::string& where) {
+  MinionEntity m;
+  m.last_heard = time_of(o, "last_heard", where);
+  m.blind_at_heard = time_of(o, "blind_at_heard", where);
+  const auto via = parse_heard_via(string_of(o, "via", where));
+  if (!via) throw Invalid(where + ".via: unknown");
+  m.via = *via;
+  m.last_connected = time_of(o, "last_connected", where);
+  m.blind_at_connected = time_of(o, "blind_at_connected", where);
+  m.connected = bool_of(o, "connected", where);
+  m.expected = bool_of(o, "expected", where);
+  m.expected_since = time_of(o, "expected_since", where);
+  m.blind_at_expected = time_of(o, "blind_at_expected", where);
+  m.silent_since = time_of(o, "silent_since", where);
+  m.detected_at = time_of(o, "detected_at", where);
+  m.window = time_of(o, "window", where);
+  const auto liveness = parse_liveness(string_of(o, "liveness", where));
+  if (!liveness) throw Invalid(where + ".liveness: unknown");
+  m.liveness = *liveness;
+  return m;
+}
+
+}  // namespace
+
+std::string encode_fleet_state(const FleetSnapshot& s) {
+  std::string out;
+  json::StringOut os{out};
+  json::Writer w(os);
+  w.StartObject();
+  json::key(w, "format"), json::string(w, kFormat);
+  json::key(w, "version"), w.Int(kVersion);
+  json::key(w, "saved_at"), w.Int64(s.saved_at);
+  json::key(w, "blind_total"), w.Int64(s.blind_total);
+  json::key(w, "keys_known"), w.Bool(s.keys_known);
+  json::key(w, "minions");
+  w.StartArray();
+  for (const auto& [id, m] : s.minions) {
+    w.StartObject();
+    json::key(w, "id"), json::string(w, id);
+    json::key(w, "last_heard"), w.Int64(m.last_heard);
+    json::key(w, "blind_at_heard"), w.Int64(m.blind_at_heard);
+    json::key(w, "via"), json::string(w, to_string(m.via));
+    json::key(w, "last_connected"), w.Int64(m.last_connected);
+    json::key(w, "blind_at_connected"), w.Int64(m.blind_at_connected);
+    json::key(w, "connected"), w.Bool(m.connected);
+    json::key(w, "expected"), w.Bool(m.expected);
+    json::key(w, "expected_since"), w.Int64(m.expected_since);
+    json::key(w, "blind_at_expected"), w.Int64(m.blind_at_expected);
+    json::key(w, "silent_since"), w.Int64(m.silent_since);
+    json::key(w, "detected_at"), w.Int64(m.detected_at);
+    json::key(w, "window"), w.Int64(m.window);
+    json::key(w, "liveness"), json::string(w, to_string(m.liveness));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  out.push_back('\n');
+  return out;
+}
+
+Result<FleetSnapshot, std::string> decode_fleet_state(std::string_view text) {
+  if (text.size() > kMaxFleetStateBytes) return std::string("larger than any fleet state file salttap writes");
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(text.data(), text.size());
+  if (doc.HasParseError()) return fmt::format("not JSON (at byte {})", doc.GetErrorOffset());
+  try {
+    if (!doc.IsObject()) throw Invalid("not a JSON object");
+    if (string_of(doc, "format", "state") != kFormat) throw Invalid("state.format: not a fleet state file");
+    const rapidjson::Value& version = member(doc, "version", "state");
+    if (!version.IsInt() || version.GetInt() != kVersion)
+      throw Invalid("state.version: not a version this salttap reads");
+    FleetSnapshot s;
+    s.saved_at = time_of(doc, "saved_at", "state");
+    s.blind_total = time_of(doc, "blind_total", "state");
+    s.keys_known = bool_of(doc, "keys_known", "state");
+    const rapidjson::Value& minions = member(doc, "minions", "state");
+    if (!minions.IsArray()) throw Invalid("state.minions: not a list");
+    s.minions.reserve(minions.Size());
+    for (rapidjson::SizeType i = 0; i < minions.Size(); ++i) {
+      const std::string where = fmt::format("state.minions[{}]", i);
+      if (!minions[i].IsObject()) throw Invalid(where + ": not an object");
+      const std::string_view id = string_of(minions[i], "id", where);
+      if (id.empty()) throw Invalid(where + ".id: empty");
+      if (!s.minions.empty() && id <= s.minions.back().first) throw Invalid(where + ".id: not sorted and unique");
+      s.minions.emplace_back(std::string(id), entity_of(minions[i], where));
+    }
+    return s;
+  } catch (const Invalid& e) {
+    return std::string(e.what());
+  }
+}
+
+}  // namespace salttap::fleet

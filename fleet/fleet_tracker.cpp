@@ -1,0 +1,278 @@
+#include "fleet/fleet_tracker.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+#include "fleet/internal/fleet_notices.h"
+#include "tap/tag.h"
+
+namespace salttap::fleet {
+namespace {
+
+constexpr std::size_t kStormListCap = 50;
+
+// The event's own time (_stamp), never later than its arrival.
+Micros event_time(const tap::Event& e, Micros arrival) {
+  const auto stamp = e.string_field("_stamp");
+  const auto t = stamp ? parse_salt_stamp(*stamp) : std::nullopt;
+  return t ? std::min(*t, arrival) : arrival;
+}
+
+}  // namespace
+
+FleetTracker::FleetTracker(FleetConfig config, std::string master_id, Micros blind_since, Micros blind_total)
+    : config_(std::move(config)), master_id_(std::move(master_id)), blind_(blind_total, blind_since) {}
+
+MinionEntity& FleetTracker::entity(std::string_view minion) {
+  return minions_[absl::string_view(minion.data(), minion.size())];
+}
+
+const MinionEntity* FleetTracker::find(std::string_view minion) const {
+  auto it = minions_.find(absl::string_view(minion.data(), minion.size()));
+  return it == minions_.end() ? nullptr : &it->second;
+}
+
+void FleetTracker::heard(std::string_view minion, Micros at, HeardVia via) {
+  if (minion.empty()) return;
+  MinionEntity& m = entity(minion);
+  if (at < m.last_heard) return;  // an older event drained late says nothing new
+  m.last_heard = at;
+  m.blind_at_heard = blind_.total(at);
+  m.via = via;
+  ++revision_;
+}
+
+void FleetTracker::on_event(const tap::Event& e, Micros arrival) {
+  const std::string_view tag = e.tag();
+  const Micros at = event_time(e, arrival);
+  if (tag.starts_with("salt/job/")) {
+    const std::string_view what = tap::tag_part(tag, 3);
+    if (what != "ret" && what != "prog") return;
+    std::string_view minion = tap::tag_part(tag, 4);
+    if (minion.empty()) minion = e.string_field("id").value_or("");
+    const bool find_job = e.string_field("fun").value_or("") == "saltutil.find_job";
+    heard(minion, at, what == "prog" ? HeardVia::progress : find_job ? HeardVia::find_job : HeardVia::ret);
+  } else if (tag.starts_with("salt/minion/") && tag.ends_with("/start")) {
+    heard(tap::tag_part(tag, 2), at, HeardVia::start);
+  } else if (tag == "minion_start") {
+    heard(e.string_field("id").value_or(""), at, HeardVia::start);
+  } else if (tag == "salt/auth") {
+    if (e.string_field("act").value_or("") == "accept") heard(e.string_field("id").value_or(""), at, HeardVia::auth);
+  } else if (tag.starts_with("salt/beacon/")) {
+    heard(tap::tag_part(tag, 2), at, HeardVia::beacon);
+  } else if (tag.starts_with("minion/refresh/")) {
+    heard(tap::tag_part(tag, 2), at, HeardVia::refresh);
+  } else if (tag == "salt/presence/present" || tag == "salt/presence/change") {
+    presence(e, at);
+  } else if (tag == "salt/key") {
+    key_event(e, at);
+  }
+}
+
+// `present` and `new` list minions the master has connected: heard about,
+// not from. `lost` clears connected and moves no time.
+void FleetTracker::presence(const tap::Event& e, Micros at) {
+  for (const char* key : {"present", "new", "lost"}) {
+    const msgpack::object* list = e.find(key);
+    if (!list || list->type != msgpack::type::ARRAY) continue;
+    const bool lost = std::string_view(key) == "lost";
+    for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
+      const auto id = tap::as_string(list->via.array.ptr[i]);
+      if (!id || id->empty()) continue;
+      MinionEntity& m = entity(*id);
+      m.connected = !lost;
+      if (!lost && at >= m.last_connected) {
+        m.last_connected = at;
+        m.blind_at_connected = blind_.total(at);
+      }
+      ++revision_;
+    }
+  }
+}
+
+void FleetTracker::key_event(const tap::Event& e, Micros at) {
+  keys_changed_ = true;
+  const std::string act(e.string_field("act").value_or(""));
+  const std::string id(e.string_field("id").value_or(""));
+  if (id.empty() || !keys_known_) return;
+  if (act == "accept") {
+    MinionEntity& m = entity(id);
+    if (!m.expected) {
+      m.expected = true;
+      m.expected_since = at;
+      m.blind_at_expected = blind_.total(at);
+      ++revision_;
+    }
+  } else if (act == "delete" || act == "reject") {
+    auto it = minions_.find(id);
+    if (it == minions_.end()) return;
+    close(id, it->second, at, "key_deleted", &pending_);
+    minions_.erase(it);
+    ++revision_;
+  }
+}
+
+bool FleetTracker::take_keys_changed() { return std::exchange(keys_changed_, false); }
+
+SweepOutcome FleetTracker::set_keys(const std::optional<std::vector<std::string>>& keys, Micros now) {
+  SweepOutcome out;
+  keys_known_ = keys.has_value();
+  if (!keys) return out;
+  absl::flat_hash_map<std::string, bool> accepted;
+  for (const auto& k : *keys) accepted.emplace(k, true);
+  for (auto it = minions_.begin(); it != minions_.end();) {
+    if (!accepted.contains(it->first)) {
+      close(it->first, it->second, now, "key_deleted", &out);
+      minions_.erase(it++);
+      ++revision_;
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& k : *keys) {
+    MinionEntity& m = entity(k);
+    if (m.expected) continue;
+    m.expected = true;
+    m.expected_since = now;
+    m.blind_at_expected = blind_.total(now);
+    ++revision_;
+  }
+  return out;
+}
+
+void FleetTracker::close(std::string_view name, MinionEntity& m, Micros at, std::string_view resolution,
+                         SweepOutcome* out) {
+  if (m.silent_since == 0) return;
+  const EpisodeFacts facts{master_id_, name, rule_glob(name), m};
+  if (resolution == "heard")
+    out->notices.push_back(minion_recovered_alert(facts, at));
+  else
+    out->records.push_back(closed_episode_record(facts, at, resolution));
+  log::info("fleet: {} silence episode closed ({})", name, resolution);
+  m.silent_since = 0;
+  m.detected_at = 0;
+  m.window = 0;
+  ++counts_.episodes_closed;
+  ++revision_;
+}
+
+bool FleetTracker::expected_now(const MinionEntity& m, Micros now) const {
+  if (keys_known_) return m.expected;
+  // No key list: the fleet is every minion heard within forget_after.
+  const Micros last = std::max(m.last_heard, config_.count_presence ? m.last_connected : 0);
+  return last > 0 && now - last <= config_.forget_after;
+}
+
+Micros FleetTracker::activity_effective(const MinionEntity& m) const {
+  Micros best = m.expected_since > 0 ? m.expected_since - m.blind_at_expected : 0;
+  if (m.last_heard > 0) best = std::max(best, m.last_heard - m.blind_at_heard);
+  if (config_.count_presence && m.last_connected > 0) best = std::max(best, m.last_connected - m.blind_at_connected);
+  return best;
+}
+
+std::string_view FleetTracker::rule_glob(std::string_view minion) const {
+  const int r = config_.rule_for(minion);
+  return r < 0 ? std::string_view("") : std::string_view(config_.silence[static_cast<std::size_t>(r)].match);
+}
+
+SweepOutcome FleetTracker::sweep(Micros now) {
+  SweepOutcome out = std::exchange(pending_, {});
+  const Micros blind_now = blind_.total(now);
+  const Micros effective_now = now - blind_now;
+  std::vector<std::string> opened;
+  std::vector<std::string> recovered;
+  Micros oldest_since = 0;
+  counts_.liveness = {};
+  std::size_t fleet_size = 0;
+  for (auto& [name, m] : minions_)
+    if (expected_now(m, now)) ++fleet_size;
+
+  for (auto& [name, m] : minions_) {
+    if (!expected_now(m, now)) {
+      close(name, m, now, "forgotten", &out);
+      continue;
+    }
+    const int r = config_.rule_for(name);
+    if (r < 0 || config_.silence[static_cast<std::size_t>(r)].ignore) {
+      close(name, m, now, "rule_changed", &out);
+      m.liveness = Liveness::ignored;
+      ++counts_.liveness[static_cast<std::size_t>(m.liveness)];
+      continue;
+    }
+    const Micros window = config_.silence[static_cast<std::size_t>(r)].after;
+    const Micros silence = std::max<Micros>(0, effective_now - activity_effective(m));
+    const Micros spoke = std::max(m.last_heard, config_.count_presence ? m.last_connected : 0);
+    if (m.silent_since != 0) {
+      if (spoke > m.silent_since) {
+        recovered.push_back(name);
+      } else if (silence <= window) {
+        close(name, m, now, "rule_changed", &out);  // a reload gave it a longer window
+      }
+    } else if (silence > window && !blind_.blind()) {
+      m.silent_since = spoke > 0 ? spoke : m.expected_since;
+      m.detected_at = now;
+      m.window = window;
+      ++counts_.episodes_opened;
+      ++revision_;
+      opened.push_back(name);
+      oldest_since = oldest_since == 0 ? m.silent_since : std::min(oldest_since, m.silent_since);
+      log::info("fleet: {} silent for {} s (window {} s)", name, silence / kMicrosPerSecond, window / kMicrosPerSecond);
+    }
+    m.liveness = m.silent_since != 0 ? Liveness::silent : spoke > 0 ? Liveness::ok : Liveness::never_heard;
+    ++counts_.liveness[static_cast<std::size_t>(m.liveness)];
+  }
+
+  const std::size_t storm = config_.storm.threshold(fleet_size);
+  const bool open_storm = opened.size() >= storm;
+  for (const auto& name : opened) {
+    const MinionEntity& m = minions_.find(name)->second;
+    auto alert = minion_silent_alert({master_id_, name, rule_glob(name), m});
+    (open_storm ? out.records : out.notices).push_back(std::move(alert));
+  }
+  if (open_storm) {
+    std::sort(opened.begin(), opened.end());
+    out.notices.push_back(
+        fleet_storm_alert(correlator::AlertKind::fleet_silent, master_id_, opened, oldest_since, now, kStormListCap));
+    log::warn("fleet: {} minions went silent at once (a storm: one fleet_silent alert)", opened.size());
+  }
+
+  const bool close_storm = recovered.size() >= storm;
+  Micros oldest_recovered = 0;
+  for (const auto& name : recovered) {
+    MinionEntity& m = minions_.find(name)->second;
+    oldest_recovered = oldest_recovered == 0 ? m.silent_since : std::min(oldest_recovered, m.silent_since);
+    const Micros at = std::max(m.last_heard, config_.count_presence ? m.last_connected : 0);
+    SweepOutcome one;
+    close(name, m, at, "heard", &one);
+    for (auto& a : one.notices) (close_storm ? out.records : out.notices).push_back(std::move(a));
+    m.liveness = Liveness::ok;
+    --counts_.liveness[static_cast<std::size_t>(Liveness::silent)];
+    ++counts_.liveness[static_cast<std::size_t>(Liveness::ok)];
+  }
+  if (close_storm) {
+    std::sort(recovered.begin(), recovered.end());
+    out.notices.push_back(fleet_storm_alert(correlator::AlertKind::fleet_recovered, master_id_, recovered,
+                                            oldest_recovered, now, kStormListCap));
+  }
+  counts_.last_sweep = now;
+  return out;
+}
+
+FleetSnapshot FleetTracker::snapshot(Micros now) const {
+  FleetSnapshot s;
+  s.saved_at = now;
+  s.blind_total = blind_.total(now);
+  s.keys_known = keys_known_;
+  s.minions.reserve(minions_.size());
+  for (const auto& [name, m] : minions_) s.minions.emplace_back(name, m);
+  std::sort(s.minions.begin(), s.minions.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return s;
+}
+
+void FleetTracker::restore(const FleetSnapshot& snapshot) {
+  keys_known_ = snapshot.keys_known;
+  for (const auto& [name, m] : snapshot.minions) minions_[name] = m;
+  ++revision_;
+}
+
+}  // namespace salttap::fleet

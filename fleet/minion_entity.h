@@ -1,0 +1,45 @@
+#pragma once
+// One minion as the fleet sees it. Every time is event time (the event's
+// _stamp, else its arrival), so a journal drain or a backlog is judged by
+// when the minion spoke, not when salttap got round to it. Beside each time
+// is the blind total (blind_clock.h) as it stood then.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "common/clock.h"
+
+namespace salttap::fleet {
+
+// What the minion last said: it spoke (a return, find_job answers included,
+// progress, start, accepted auth, a beacon, a refresh request).
+enum class HeardVia : std::uint8_t { none, ret, find_job, progress, start, auth, beacon, refresh };
+std::string_view to_string(HeardVia via);
+std::optional<HeardVia> parse_heard_via(std::string_view text);
+
+// ok: heard within its window; silent: an episode is open; never_heard:
+// expected, nothing heard yet, still inside its first window; ignored: no
+// rule watches it (or `ignore: true`).
+enum class Liveness : std::uint8_t { ok, silent, never_heard, ignored };
+inline constexpr std::size_t kLivenessStates = 4;
+std::string_view to_string(Liveness liveness);
+std::optional<Liveness> parse_liveness(std::string_view text);
+
+struct MinionEntity {
+  Micros last_heard = 0;  // the minion spoke
+  Micros blind_at_heard = 0;
+  Micros last_connected = 0;  // in a presence list (heard about, from the master)
+  Micros blind_at_connected = 0;
+  Micros expected_since = 0;  // joined the expected fleet: the first window of grace runs from here
+  Micros blind_at_expected = 0;
+  Micros silent_since = 0;  // the open episode's start (the last activity); 0: none
+  Micros detected_at = 0;   // when the open episode was opened
+  Micros window = 0;        // the open episode's window
+  HeardVia via = HeardVia::none;
+  Liveness liveness = Liveness::never_heard;  // as of the last sweep
+  bool connected = false;
+  bool expected = false;  // in the expected fleet
+};
+
+}  // namespace salttap::fleet

@@ -1,0 +1,148 @@
+"""Silent minions against real Salt and a real OpenSearch: one alert per episode, one recovery.
+
+The lab's minions all connect from 127.0.0.1, and the master's presence lists go by address:
+a stopped minion stays "present" while another is connected. So presence does not count here
+(`count_presence: false`); minion-a is kept heard by the test's own pings (a return every
+poll, far inside its window), minion-b by nothing once stopped. salttap runs with
+`fleet.silence: [{match: "minion-b", after_seconds: 20}, {match: "*", after_seconds: 60}]`,
+a sweep every 2 s and a webhook outlet whose receiver records every POST:
+
+1. at start both minions are `ok` (salttap_fleet_minions{liveness="ok"} 2);
+2. minion-b stopped: exactly one `minion_silent` for minion-b reaches the webhook, and
+   `salttap fleet --format json` says it is silent; minion-a stays ok. Two more windows of
+   sweeps later (waited on the sweep timestamp on /metrics, not on a sleep) still exactly one;
+3. minion-b started: one `minion_recovered` with `resolution: heard`; the fleet says ok.
+
+Every wait is on an outcome (a POST, a metric, a sweep time); the windows are far from
+machine speed (a sweep every 2 s against windows of 20 and 60 s).
+Salt version: the newest of SALTTAP_SALT_VERSIONS.
+
+Run:  .cache/venv/tools/bin/python -m pytest tests/integration/test_fleet_real_salt.py -v
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from salt_suite import NEWEST
+from salttap_process import SalttapRun, indexer_yaml
+
+pytestmark = [pytest.mark.usefixtures("salttap_only"),
+              pytest.mark.parametrize("salt_lab", [NEWEST], indirect=True, ids=lambda v: f"salt-{v}")]
+
+SILENT_WINDOW = 20
+OTHER_WINDOW = 60
+GUARD = 180  # a hang guard on a busy 2-core machine, not a measure
+
+
+class Hook:
+    """Records every alert POSTed to it."""
+
+    def __init__(self):
+        self.alerts: list[dict] = []
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    hook.alerts.append(json.loads(body))
+                except ValueError:
+                    hook.alerts.append({"unparsed": body.decode(errors="replace")})
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True, name="fleet-hook")
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def of(self, kind: str, minion: str | None = None) -> list[dict]:
+        return [a for a in list(self.alerts) if a.get("alert") == kind and (minion is None or a.get("minion") == minion)]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def fleet_json(salttap_bin, config) -> dict:
+    out = subprocess.run([str(salttap_bin), "fleet", "--config", str(config), "--format", "json"],
+                         capture_output=True, text=True, timeout=30, check=True)
+    return json.loads(out.stdout)
+
+
+def liveness(salttap_bin, config, minion: str) -> str | None:
+    for m in fleet_json(salttap_bin, config)["minions"]:
+        if m["minion"] == minion:
+            return m["liveness"]
+    return None
+
+
+def test_a_stopped_minion_is_alerted_once_and_recovered_once(lab, salttap_bin, opensearch, tmp_path, request):
+    hook = Hook()
+
+    def ping_a() -> None:
+        """minion-a answers (its return keeps it heard); falsy, for use inside a wait's check."""
+        lab.salt(["minion-a", "test.ping"], check=False, timeout=30)
+    state = tmp_path / "state"
+    config = tmp_path / "salttap.yaml"
+    run = SalttapRun.beside(
+        lab, salttap_bin, config, "salttap-run-fleet",
+        config_text=("reconcile: {enabled: false}\n"
+                     f"alerts: {{webhook: {{url: \"{hook.url}\", backoff_initial_ms: 200}}}}\n"
+                     "fleet:\n"
+                     f"  silence: [{{match: minion-b, after_seconds: {SILENT_WINDOW}}}, "
+                     f"{{match: \"*\", after_seconds: {OTHER_WINDOW}}}]\n"
+                     "  sweep_seconds: 2\n"
+                     "  count_presence: false\n"
+                     + indexer_yaml(opensearch.url, state / "spool")))
+    request.node._watchers = run.taps
+    try:
+        run.start()
+        lab.salt(["*", "test.ping"])
+        run.wait_until(lambda: run.metric('salttap_fleet_minions{liveness="ok"}') == 2, GUARD,
+                       "both minions ok (heard through their returns)")
+
+        lab.stop_minion("minion-b")
+        run.wait_until(lambda: ping_a() or hook.of("minion_silent", "minion-b"), GUARD, "minion_silent for minion-b")
+        silent = hook.of("minion_silent", "minion-b")[0]
+        assert silent["window_s"] == SILENT_WINDOW, silent
+        assert silent["resolved_at"] is None, silent
+        run.wait_until(lambda: liveness(salttap_bin, config, "minion-b") == "silent", GUARD,
+                       "salttap fleet says minion-b is silent")
+        assert liveness(salttap_bin, config, "minion-a") == "ok"
+
+        # Two more windows of sweeps: the episode stays one alert.
+        swept = run.metric("salttap_fleet_last_sweep_timestamp_seconds")
+        run.wait_until(lambda: ping_a() or (run.metric("salttap_fleet_last_sweep_timestamp_seconds") or 0)
+                       >= swept + 2 * SILENT_WINDOW, GUARD, "two more windows swept")
+        assert len(hook.of("minion_silent", "minion-b")) == 1, hook.alerts
+        assert hook.of("minion_silent", "minion-a") == [], hook.alerts
+
+        lab.start_minion("minion-b")
+        lab.salt(["minion-b", "test.ping"])  # its return is a sign of life even if its start event is missed
+        run.wait_until(lambda: hook.of("minion_recovered", "minion-b"), GUARD, "minion_recovered for minion-b")
+        back = hook.of("minion_recovered", "minion-b")
+        assert len(back) == 1 and back[0]["resolution"] == "heard", back
+        assert back[0]["since"] == silent["since"], (back, silent)
+        run.wait_until(lambda: liveness(salttap_bin, config, "minion-b") == "ok", GUARD,
+                       "salttap fleet says minion-b is ok again")
+        assert len(hook.of("minion_silent")) == 1, hook.alerts
+        assert run.metric('salttap_fleet_episodes_total{kind="minion_silent",event="opened"}') == 1
+        assert run.metric('salttap_fleet_episodes_total{kind="minion_silent",event="closed"}') == 1
+        assert run.sigterm() == 0
+    finally:
+        run.stop()
+        hook.close()

@@ -1,0 +1,201 @@
+// The fleet's silence rules on a fake clock: who is heard, when an episode
+// opens and closes, what the blind clock keeps out, and the storm.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "fleet/fleet_tracker.h"
+#include "tests/support/events.h"
+
+namespace salttap::fleet {
+namespace {
+
+using salttap::testing::ev;
+constexpr Micros kSec = kMicrosPerSecond;
+constexpr Micros kT0 = 1'800'000'000 * kSec;
+
+FleetConfig rules(Micros db_window, Micros other_window) {
+  FleetConfig c;
+  c.silence = {{"laptop-*", true, 0}, {"db*", false, db_window}, {"*", false, other_window}};
+  c.storm.min_minions = 3;
+  c.storm.min_fraction = 0;
+  return c;
+}
+
+std::vector<std::string> kinds(const std::vector<correlator::Alert>& alerts) {
+  std::vector<std::string> out;
+  for (const auto& a : alerts) out.emplace_back(correlator::to_string(a.kind));
+  return out;
+}
+
+class FleetTrackerTest : public ::testing::Test {
+ protected:
+  FleetTrackerTest() : fleet_(rules(20 * kSec, 40 * kSec), "m", kT0) { fleet_.observe_hearing(true, kT0); }
+
+  Micros at(Micros s) const { return kT0 + s * kSec; }
+  void ret(const std::string& minion, Micros s, const std::string& fun = "test.ping") {
+    fleet_.on_event(ev("salt/job/1/ret/" + minion, R"({"id": ")" + minion + R"(", "fun": ")" + fun + R"("})"), at(s));
+  }
+  SweepOutcome sweep(Micros s) { return fleet_.sweep(at(s)); }
+  Liveness liveness(const std::string& minion) const { return fleet_.find(minion)->liveness; }
+
+  FleetTracker fleet_;
+};
+
+TEST_F(FleetTrackerTest, OneAlertPerEpisodeAndOneRecovery) {
+  EXPECT_TRUE(fleet_.set_keys(std::vector<std::string>{"db1", "web1"}, at(0)).notices.empty());
+  ret("db1", 1);
+  ret("web1", 1);
+  EXPECT_TRUE(sweep(20).notices.empty());
+  EXPECT_EQ(liveness("db1"), Liveness::ok);
+  ret("web1", 20);
+  const SweepOutcome opened = sweep(22);
+  ASSERT_EQ(kinds(opened.notices), std::vector<std::string>{"minion_silent"});
+  EXPECT_NE(opened.notices[0].json.find(R"("minion":"db1")"), std::string::npos);
+  EXPECT_EQ(opened.notices[0].doc_key, fmt::format("minion_silent/db1/{}", at(1)));
+  EXPECT_EQ(opened.notices[0].doc_version, 1);
+  EXPECT_EQ(liveness("db1"), Liveness::silent);
+  EXPECT_EQ(liveness("web1"), Liveness::ok);
+  ret("web1", 50);
+  EXPECT_TRUE(sweep(52).notices.empty());  // still the same episode: nothing repeats
+  EXPECT_TRUE(sweep(90).notices.empty());
+  ret("db1", 95);
+  ret("web1", 95);
+  const SweepOutcome back = sweep(96);
+  ASSERT_EQ(kinds(back.notices), std::vector<std::string>{"minion_recovered"});
+  EXPECT_NE(back.notices[0].json.find(R"("duration_s":94)"), std::string::npos) << back.notices[0].json;
+  EXPECT_NE(back.notices[0].json.find(R"("resolution":"heard")"), std::string::npos);
+  EXPECT_EQ(back.notices[0].doc_key, opened.notices[0].doc_key);
+  EXPECT_EQ(back.notices[0].doc_version, 2);
+  EXPECT_EQ(fleet_.counts().episodes_opened, 1u);
+  EXPECT_EQ(fleet_.counts().episodes_closed, 1u);
+}
+
+TEST_F(FleetTrackerTest, FindJobAnswersCountAsHeard) {
+  (void)fleet_.set_keys(std::vector<std::string>{"db1"}, at(0));
+  ret("db1", 15, "saltutil.find_job");
+  EXPECT_TRUE(sweep(30).notices.empty());
+  EXPECT_EQ(fleet_.find("db1")->via, HeardVia::find_job);
+}
+
+TEST_F(FleetTrackerTest, LostPresenceClearsConnectedAndMovesNoTime) {
+  (void)fleet_.set_keys(std::vector<std::string>{"db1"}, at(0));
+  fleet_.on_event(ev("salt/presence/present", R"({"present": ["db1"]})"), at(5));
+  fleet_.on_event(ev("salt/presence/change", R"({"new": [], "lost": ["db1"]})"), at(18));
+  const MinionEntity& m = *fleet_.find("db1");
+  EXPECT_FALSE(m.connected);
+  EXPECT_EQ(m.last_connected, at(5));
+  EXPECT_EQ(kinds(sweep(26).notices), std::vector<std::string>{"minion_silent"});  // 21 s after the last presence
+}
+
+TEST_F(FleetTrackerTest, EventTimeComesFromTheStamp) {
+  (void)fleet_.set_keys(std::vector<std::string>{"db1"}, at(0));
+  // Drained from a backlog at 30: it spoke at 2.
+  fleet_.on_event(ev("salt/job/1/ret/db1", R"({"id": "db1", "fun": "test.ping", "_stamp": ")" +
+                                               format_utc(at(2)).substr(0, 19) + R"(.000000"})"),
+                  at(30));
+  EXPECT_EQ(fleet_.find("db1")->last_heard, at(2));
+}
+
+TEST_F(FleetTrackerTest, BlindTimeIsNotSilence) {
+  (void)fleet_.set_keys(std::vector<std::string>{"db1"}, at(0));
+  ret("db1", 1);
+  fleet_.observe_hearing(false, at(5));  // the bus goes away for 100 s
+  EXPECT_TRUE(sweep(60).notices.empty());
+  fleet_.observe_hearing(true, at(105));
+  EXPECT_TRUE(sweep(110).notices.empty());                                          // 4 + 5 s heard-silence
+  EXPECT_EQ(kinds(sweep(122).notices), std::vector<std::string>{"minion_silent"});  // 4 + 17 = 21 s
+}
+
+TEST_F(FleetTrackerTest, NeverHeardGetsOneWindowOfGrace) {
+  (void)fleet_.set_keys(std::vector<std::string>{"web1"}, at(0));
+  EXPECT_TRUE(sweep(39).notices.empty());
+  EXPECT_EQ(liveness("web1"), Liveness::never_heard);
+  EXPECT_EQ(kinds(sweep(41).notices), std::vector<std::string>{"minion_silent"});
+}
+
+TEST_F(FleetTrackerTest, IgnoredMinionsNeverAlert) {
+  (void)fleet_.set_keys(std::vector<std::string>{"laptop-1"}, at(0));
+  EXPECT_TRUE(sweep(10'000).notices.empty());
+  EXPECT_EQ(liveness("laptop-1"), Liveness::ignored);
+}
+
+TEST_F(FleetTrackerTest, DeletedKeyClosesTheEpisodeWithoutARecovery) {
+  (void)fleet_.set_keys(std::vector<std::string>{"db1"}, at(0));
+  ASSERT_EQ(sweep(21).notices.size(), 1u);
+  fleet_.on_event(ev("salt/key", R"({"id": "db1", "act": "delete", "result": true})"), at(25));
+  EXPECT_TRUE(fleet_.take_keys_changed());
+  const SweepOutcome out = sweep(26);
+  EXPECT_TRUE(out.notices.empty());
+  ASSERT_EQ(out.records.size(), 1u);
+  EXPECT_NE(out.records[0].json.find(R"("resolution":"key_deleted")"), std::string::npos);
+  EXPECT_EQ(out.records[0].doc_version, 2);
+  EXPECT_EQ(fleet_.find("db1"), nullptr);
+}
+
+TEST_F(FleetTrackerTest, KeysGoneFromTheDirectoryCloseTheirEpisodes) {
+  (void)fleet_.set_keys(std::vector<std::string>{"db1", "web1"}, at(0));
+  ret("web1", 10);
+  ASSERT_EQ(sweep(21).notices.size(), 1u);
+  const SweepOutcome out = fleet_.set_keys(std::vector<std::string>{"web1"}, at(22));
+  ASSERT_EQ(out.records.size(), 1u);
+  EXPECT_NE(out.records[0].json.find(R"("resolution":"key_deleted")"), std::string::npos);
+}
+
+TEST_F(FleetTrackerTest, ALongerWindowAfterAReloadClosesWithoutARecovery) {
+  (void)fleet_.set_keys(std::vector<std::string>{"db1"}, at(0));
+  ret("db1", 1);
+  ASSERT_EQ(sweep(22).notices.size(), 1u);
+  fleet_.reconfigure(rules(3600 * kSec, 3600 * kSec));
+  const SweepOutcome out = sweep(24);
+  EXPECT_TRUE(out.notices.empty());
+  ASSERT_EQ(out.records.size(), 1u);
+  EXPECT_NE(out.records[0].json.find(R"("resolution":"rule_changed")"), std::string::npos);
+  EXPECT_EQ(liveness("db1"), Liveness::ok);
+}
+
+TEST_F(FleetTrackerTest, AStormIsOneAlert) {
+  (void)fleet_.set_keys(std::vector<std::string>{"a", "b", "c", "d"}, at(0));
+  const SweepOutcome out = sweep(41);
+  ASSERT_EQ(kinds(out.notices), std::vector<std::string>{"fleet_silent"});
+  EXPECT_NE(out.notices[0].json.find(R"("count":4)"), std::string::npos) << out.notices[0].json;
+  EXPECT_EQ(out.records.size(), 4u);  // each episode keeps its document
+  for (const char* m : {"a", "b", "c", "d"}) ret(m, 50);
+  const SweepOutcome back = sweep(51);
+  EXPECT_EQ(kinds(back.notices), std::vector<std::string>{"fleet_recovered"});
+}
+
+TEST_F(FleetTrackerTest, WithoutKeysTheFleetIsWhoWasHeardLately) {
+  FleetConfig c = rules(20 * kSec, 40 * kSec);
+  c.forget_after = 100 * kSec;
+  FleetTracker fleet(c, "m", kT0);
+  fleet.observe_hearing(true, kT0);
+  (void)fleet.set_keys(std::nullopt, at(0));
+  fleet.on_event(ev("salt/job/1/ret/web1", R"({"id": "web1", "fun": "test.ping"})"), at(1));
+  EXPECT_EQ(kinds(fleet.sweep(at(42)).notices), std::vector<std::string>{"minion_silent"});
+  const SweepOutcome out = fleet.sweep(at(102));  // forgotten
+  ASSERT_EQ(out.records.size(), 1u);
+  EXPECT_NE(out.records[0].json.find(R"("resolution":"forgotten")"), std::string::npos);
+}
+
+TEST(FleetConfig, ParsesRulesAndRefusesBadOnes) {
+  const FleetConfig c = parse_fleet_config(
+      YAML::Load(R"({silence: [{match: "lap*", ignore: true}, {match: "*", after_seconds: 90}], sweep_seconds: 2})"));
+  ASSERT_EQ(c.silence.size(), 2u);
+  EXPECT_TRUE(c.silence[0].ignore);
+  EXPECT_EQ(c.silence[1].after, 90 * kSec);
+  EXPECT_EQ(c.sweep, 2 * kSec);
+  EXPECT_EQ(c.rule_for("laptop"), 0);
+  EXPECT_EQ(c.rule_for("web1"), 1);
+  EXPECT_EQ(FleetConfig{}.silence.at(0).after, 3600 * kSec);
+  EXPECT_THROW(parse_fleet_config(YAML::Load(R"({silence: [{match: "*"}]})")), ConfigError);
+  EXPECT_THROW(parse_fleet_config(YAML::Load(R"({sweep_seconds: 0})")), ConfigError);
+  EXPECT_THROW(parse_fleet_config(YAML::Load(R"({silence: []})")), ConfigError);
+  EXPECT_THROW(parse_fleet_config(YAML::Load(R"({bogus: 1})")), ConfigError);
+}
+
+}  // namespace
+}  // namespace salttap::fleet
