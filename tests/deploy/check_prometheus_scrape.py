@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """The alerting rules end to end: a real Prometheus scrapes a real `salttap run`.
 
-`salttap run` taps a master's pub socket that plays nothing (capture_bus.CaptureBus, as
-the engine suite's runs without Salt do) and ships to an engine port where nothing
-listens. Prometheus (Debian's binary, on 127.0.0.1, a temporary config and data
+`salttap run` taps a master's pub socket that plays real captures once the test lets it
+(capture_bus.CaptureBus, as the engine suite's runs without Salt do) and ships to an
+engine port where nothing listens. Prometheus (Debian's binary, on 127.0.0.1, a temporary config and data
 directory, stopped by its PID) scrapes it every second and evaluates a copy of
 deploy/prometheus/salttap-rules.yml every second, each `for:` of minutes cut to
 seconds. Through Prometheus's HTTP API:
 
   - the target is up, and every rule of the file is loaded, evaluated and healthy;
-  - SalttapEngineUnreachable and SalttapIndexSetupNotDone fire (nothing answers on
-    the engine's port), while SalttapTapDisconnected, SalttapFleetBlind and
-    SalttapDown stay inactive;
+  - SalttapIndexSetupNotDone fires (nothing answers on the engine's port), while
+    SalttapEngineUnreachable (no document waits yet), SalttapTapDisconnected,
+    SalttapFleetBlind and SalttapDown stay inactive;
+  - the captures played: documents wait in the spool, and SalttapEngineUnreachable fires;
   - the master's socket closed: SalttapTapDisconnected and SalttapFleetBlind fire;
   - salttap stopped: SalttapDown fires.
 
@@ -26,7 +27,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "harness"))
@@ -35,6 +38,7 @@ from http_calls import free_ports, wait_until  # noqa: E402
 from salttap_process import SalttapRun, indexer_yaml, stop_child  # noqa: E402
 
 RULES = "deploy/prometheus/salttap-rules.yml"
+CAPTURES = [f"tests/captures/salt-3006.25/{name}.raw" for name in ("test_ping", "cmd_run_false")]
 BOUND = 30  # seconds: a guard against a hang on a busy 2-core machine, never a measure
 
 
@@ -82,6 +86,11 @@ class Prometheus:
     def state(self, alert):
         return self.rules()[0].get(alert, {}).get("state")
 
+    def value(self, query):
+        """The one sample of an instant query, as Prometheus stored the scrape; None if none."""
+        data = self.api(f"query?query={urllib.parse.quote(query)}")
+        return float(data["result"][0]["value"][1]) if data and len(data["result"]) == 1 else None
+
     def diagnostics(self):
         self.log.flush()
         return "prometheus log:\n" + self.log_path.read_text(errors="replace")[-3000:]
@@ -104,7 +113,8 @@ def main():
         tmp = pathlib.Path(tmpdir)
         rules = tmp / "salttap-rules.yml"
         rules.write_text(rules_for_test(rules_src.read_text()))
-        bus = CaptureBus([])
+        gate = threading.Event()  # the captures wait for it
+        bus = CaptureBus([source / c for c in CAPTURES], gate)
         engine_port = free_ports(1)[0]  # nothing listens there
         run = SalttapRun(salttap, tmp / "salttap.yaml", "salttap", tmp, ["--sock-dir", str(bus.sock_dir)],
                          config_text=indexer_yaml(f"http://127.0.0.1:{engine_port}", tmp / "spool"))
@@ -141,14 +151,22 @@ def main():
                     return all(rules.get(a, {}).get("state") == "firing" for a in alerts) and rules
                 return wait(check, " and ".join(alerts) + " firing")
 
-            rules_now = firing("SalttapEngineUnreachable", "SalttapIndexSetupNotDone")
-            for quiet in ("SalttapTapDisconnected", "SalttapFleetBlind", "SalttapDown"):
+            rules_now = firing("SalttapIndexSetupNotDone")
+            for quiet in ("SalttapEngineUnreachable", "SalttapTapDisconnected", "SalttapFleetBlind", "SalttapDown"):
                 assert rules_now[quiet]["state"] == "inactive", (quiet, rules_now[quiet])
+            assert prom.value("salttap_indexer_engine_reachable") == 0
+            assert prom.value("salttap_spool_pending_documents") == 0
+            print("SalttapIndexSetupNotDone firing; nothing waits, so SalttapEngineUnreachable inactive, "
+                  "as are the tap's and up's rules")
+
+            gate.set()  # the captures played: documents for an engine that does not answer
+            wait(lambda: (prom.value("salttap_spool_pending_documents") or 0) > 0, "documents waiting in the spool")
+            rules_now = firing("SalttapEngineUnreachable")
             alert = rules_now["SalttapEngineUnreachable"]["alerts"][0]
             assert alert["labels"]["severity"] == "critical", alert
             assert alert["labels"]["instance"] == target, alert
             assert "cannot reach the search engine" in alert["annotations"]["summary"], alert
-            print("SalttapEngineUnreachable and SalttapIndexSetupNotDone firing; the tap's and up's rules inactive")
+            print("captures played: documents wait, SalttapEngineUnreachable firing")
 
             bus.close()  # the master's socket gone
             firing("SalttapTapDisconnected", "SalttapFleetBlind")
@@ -165,6 +183,7 @@ def main():
             if prom is not None:
                 prom.stop()
             run.stop()
+            gate.set()  # the bus's thread may wait for it
             bus.close()
     print(f"done in {time.monotonic() - began:.1f} s")
     return 0
