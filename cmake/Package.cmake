@@ -2,7 +2,7 @@
 #   /usr/bin/salttap
 #   /lib/systemd/system/salttap.service
 #   /etc/salttap/salttap.yaml                      (a conffile: upgrades keep local edits)
-#   /usr/share/salttap/{mappings,dashboards,alerting}
+#   /usr/share/salttap/{mappings,dashboards,alerting,prometheus}
 #   /usr/share/salttap/salt/{reactor,formula}     (the remediation reactor and the Salt formula)
 #   /usr/share/doc/salttap/{copyright,changelog.gz,install.md}, /usr/share/man/man1/salttap.1.gz
 # Depends comes from dpkg-shlibdeps (the libraries the binary links), plus
@@ -18,6 +18,7 @@ install(FILES deploy/salttap.yaml DESTINATION /etc/salttap)
 install(DIRECTORY mappings/ DESTINATION ${CMAKE_INSTALL_DATADIR}/salttap/mappings FILES_MATCHING PATTERN "*.json")
 install(DIRECTORY deploy/kibana deploy/opensearch-dashboards DESTINATION ${CMAKE_INSTALL_DATADIR}/salttap/dashboards)
 install(DIRECTORY deploy/alerting/ DESTINATION ${CMAKE_INSTALL_DATADIR}/salttap/alerting)
+install(FILES deploy/prometheus/salttap-rules.yml DESTINATION ${CMAKE_INSTALL_DATADIR}/salttap/prometheus)
 install(FILES deploy/salt/reactor/salttap_rerun.sls DESTINATION ${CMAKE_INSTALL_DATADIR}/salttap/salt/reactor)
 install(DIRECTORY deploy/salt/formula/ DESTINATION ${CMAKE_INSTALL_DATADIR}/salttap/salt/formula)
 

@@ -21,6 +21,7 @@ EXPECTED = {
     "usr/share/salttap/dashboards/opensearch-dashboards/salttap.ndjson":
         "deploy/opensearch-dashboards/salttap.ndjson",
     "usr/share/salttap/alerting/watcher-watch.json": "deploy/alerting/watcher-watch.json",
+    "usr/share/salttap/prometheus/salttap-rules.yml": "deploy/prometheus/salttap-rules.yml",
     "usr/share/salttap/salt/reactor/salttap_rerun.sls": "deploy/salt/reactor/salttap_rerun.sls",
     "usr/share/salttap/salt/formula/salttap/init.sls": "deploy/salt/formula/salttap/init.sls",
     "usr/share/salttap/salt/formula/salttap/map.jinja": "deploy/salt/formula/salttap/map.jinja",

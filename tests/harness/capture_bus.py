@@ -42,8 +42,14 @@ class CaptureBus:
                 pass
 
     def close(self) -> None:
+        """Stops listening, then hangs up on every reader: a reader that reconnects finds no
+        master (shutdown wakes the accept, which close alone would leave waiting for one more)."""
+        try:
+            self.server.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.server.close()
+        self.thread.join(timeout=10)
         for conn in self.readers:
             conn.close()
-        self.thread.join(timeout=10)
         shutil.rmtree(self.sock_dir, ignore_errors=True)
