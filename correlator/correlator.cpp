@@ -703,27 +703,23 @@ void Correlator::evict_oldest_whole(Job::Evicted why) {
 }
 
 void Correlator::enforce_cap() {
-  // Over max_jobs: the oldest settled jobs leave first, then the oldest open ones.
-  while (tracked_jobs() > config_.max_jobs) {
+  // One job leaves memory early, counted under `why`: the oldest settled job
+  // first, then the oldest open one; false: no job is left to leave.
+  const auto evict_oldest = [this](Job::Evicted why) {
     if (drop_oldest_settled()) {
-      ++stats_.evicted_jobs;
-    } else if (!order_.empty()) {
-      evict_oldest_whole(Job::Evicted::max_jobs);
-    } else {
-      break;
+      ++(why == Job::Evicted::max_jobs ? stats_.evicted_jobs : stats_.budget_evicted_settled);
+      return true;
     }
-  }
-  // Over memory_budget: the same order.
+    if (order_.empty()) return false;
+    evict_oldest_whole(why);
+    return true;
+  };
+  while (tracked_jobs() > config_.max_jobs)
+    if (!evict_oldest(Job::Evicted::max_jobs)) break;
   bool evicted = false;
   while (tracked_jobs() > 0 && jobs_bytes() > config_.memory_budget) {
     evicted = true;
-    if (drop_oldest_settled()) {
-      ++stats_.budget_evicted_settled;
-    } else if (!order_.empty()) {
-      evict_oldest_whole(Job::Evicted::memory_budget);
-    } else {
-      break;
-    }
+    if (!evict_oldest(Job::Evicted::memory_budget)) break;
   }
   const std::uint64_t budget_evictions = stats_.budget_evicted_settled + stats_.budget_evicted_open;
   if (evicted && budget_evictions >= next_budget_warning_) {

@@ -22,6 +22,20 @@ bool minion_list(Writer& w, const Job& job, const MinionRegistry& reg, std::size
   return n > cap;
 }
 
+// One object per (minion, item): the minion's name, then what `fields` writes of the item.
+template <typename Item, typename Fields>
+void per_minion(Writer& w, const std::vector<std::pair<MinionId, Item>>& items, const MinionRegistry& reg,
+                Fields fields) {
+  w.StartArray();
+  for (const auto& [m, item] : items) {
+    w.StartObject();
+    key(w, "minion"), str(w, reg.name(m));
+    fields(item);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 }  // namespace
 
 void append_job_json(std::string& out, const Job& job, const MinionRegistry& reg, const JobJsonOptions& options) {
@@ -88,14 +102,7 @@ void append_job_json(std::string& out, const Job& job, const MinionRegistry& reg
     }
 
     key(w, "failures");
-    w.StartArray();
-    for (const auto& [m, reason] : job.failures) {
-      w.StartObject();
-      key(w, "minion"), str(w, reg.name(m));
-      key(w, "reason"), str(w, reason);
-      w.EndObject();
-    }
-    w.EndArray();
+    per_minion(w, job.failures, reg, [&](const std::string& reason) { key(w, "reason"), str(w, reason); });
   } else {
     key(w, "success");
     if (job.outcome_success)
@@ -115,18 +122,13 @@ void append_job_json(std::string& out, const Job& job, const MinionRegistry& reg
     key(w, "would_change"), w.Uint64(job.states.would_change);
     w.EndObject();
     key(w, "failed_states");
-    w.StartArray();
-    for (const auto& [m, f] : job.failed_states) {
-      w.StartObject();
-      key(w, "minion"), str(w, reg.name(m));
+    per_minion(w, job.failed_states, reg, [&](const FailedState& f) {
       key(w, "id"), str(w, f.id);
       key(w, "name"), str(w, f.name);
       key(w, "function"), str(w, f.function);
       key(w, "comment"), str(w, f.comment);
       key(w, "run_num"), w.Int64(f.run_num);
-      w.EndObject();
-    }
-    w.EndArray();
+    });
   }
   if (job.progress_events) key(w, "progress_events"), w.Uint64(job.progress_events);
   if (job.updates) key(w, "late_updates"), w.Uint(job.updates);

@@ -22,6 +22,15 @@ void time_field(json::Writer& w, std::string_view key, Micros t) {
     w.Null();
 }
 
+// What every fleet alert opens with: its kind, alone in its list of kinds.
+void alert_kind(json::Writer& w, AlertKind kind) {
+  json::key(w, "alert"), json::string(w, to_string(kind));
+  json::key(w, "kinds");
+  w.StartArray();
+  json::string(w, to_string(kind));
+  w.EndArray();
+}
+
 // The fields every document of one episode carries.
 void episode_fields(json::Writer& w, const EpisodeFacts& f) {
   if (!f.master.empty()) json::key(w, "master"), json::string(w, f.master);
@@ -40,11 +49,7 @@ Alert episode_alert(AlertKind kind, const EpisodeFacts& f, Micros at, std::int64
   json::StringOut os{alert.json};
   json::Writer w(os);
   w.StartObject();
-  json::key(w, "alert"), json::string(w, to_string(kind));
-  json::key(w, "kinds");
-  w.StartArray();
-  json::string(w, to_string(kind));
-  w.EndArray();
+  alert_kind(w, kind);
   json::key(w, "episode"), json::string(w, "minion_silent");
   episode_fields(w, f);
   if (resolution.empty()) {
@@ -78,11 +83,7 @@ Alert fleet_storm_alert(AlertKind kind, std::string_view master, const std::vect
   json::StringOut os{alert.json};
   json::Writer w(os);
   w.StartObject();
-  json::key(w, "alert"), json::string(w, to_string(kind));
-  json::key(w, "kinds");
-  w.StartArray();
-  json::string(w, to_string(kind));
-  w.EndArray();
+  alert_kind(w, kind);
   if (!master.empty()) json::key(w, "master"), json::string(w, master);
   json::key(w, "count"), w.Uint64(minions.size());
   json::key(w, "minions");

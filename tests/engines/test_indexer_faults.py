@@ -136,6 +136,15 @@ def write_config(path: Path, url: str, prefix: str, spool: Path, max_docs: int =
     return path
 
 
+def shipping(salttap: Path, url: str, capture: Path, tmp_path: Path, prefix: str,
+             **bulk) -> tuple[Path, Path, Expected]:
+    """A replay of `capture` shipping to `url` under `prefix` (with write_config's `bulk`
+    settings): its spool, its config, and the documents it must deliver."""
+    spool = tmp_path / "spool"
+    config = write_config(tmp_path / "salttap.yaml", url, prefix, spool, **bulk)
+    return spool, config, expected_documents(salttap, capture, config)
+
+
 # ---------------------------------------------------------------- processes
 
 class Replay:
@@ -352,9 +361,7 @@ def assert_delivered(url: str, prefix: str, exp: Expected, truth: dict, spool: P
 def test_engine_down_mid_stream(engine, salttap, big_capture, replays, tmp_path):
     capture, truth = big_capture
     prefix = "fa"
-    spool = tmp_path / "spool"
-    config = write_config(tmp_path / "salttap.yaml", engine.url, prefix, spool, max_docs=100, in_flight=1)
-    exp = expected_documents(salttap, capture, config)
+    spool, config, exp = shipping(salttap, engine.url, capture, tmp_path, prefix, max_docs=100, in_flight=1)
     total = len(exp.docs)
     assert total > 20000, total
 
@@ -388,9 +395,7 @@ def test_kill_after_spooling_engine_down(engine, salttap, mid_capture, replays, 
     `replay --ship` of an empty capture on the same spool delivers all of it."""
     capture, truth = mid_capture
     prefix = "fbi"
-    spool = tmp_path / "spool"
-    config = write_config(tmp_path / "salttap.yaml", engine.url, prefix, spool)
-    exp = expected_documents(salttap, capture, config)
+    spool, config, exp = shipping(salttap, engine.url, capture, tmp_path, prefix)
 
     engine.stop()
     try:
@@ -418,9 +423,7 @@ def test_kill_mid_shipping(engine, salttap, mid_capture, replays, tmp_path):
     same replay again on the same spool: every document once, job docs final."""
     capture, truth = mid_capture
     prefix = "fbii"
-    spool = tmp_path / "spool"
-    config = write_config(tmp_path / "salttap.yaml", engine.url, prefix, spool, max_docs=100, in_flight=1)
-    exp = expected_documents(salttap, capture, config)
+    spool, config, exp = shipping(salttap, engine.url, capture, tmp_path, prefix, max_docs=100, in_flight=1)
     total = len(exp.docs)
 
     # The head ships; the engine is paused (requests hang, none is answered); the tail is
@@ -456,9 +459,7 @@ def test_mapping_rejection_dead_letters(engine, salttap, replays, tmp_path):
     prefix = "fc"
     capture = tmp_path / "small.jsonl"
     truth = make_capture(capture, SMALL_JOBS, seed=7)
-    spool = tmp_path / "spool"
-    config = write_config(tmp_path / "salttap.yaml", engine.url, prefix, spool)
-    exp = expected_documents(salttap, capture, config)
+    spool, config, exp = shipping(salttap, engine.url, capture, tmp_path, prefix)
     events_index = f"{prefix}-events-{DAY}"
     events = {i: d for (ix, i), d in exp.docs.items() if ix == events_index}
     assert events, exp.per_index()

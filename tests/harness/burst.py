@@ -64,6 +64,11 @@ def ping(k: int) -> dict:
     return {"tgt": f"minion-{'ab'[k % 4 // 2]}", "fun": "test.ping"}
 
 
+def mixed_plan(n: int, period: int, at: dict[int, Callable[[], dict]]) -> list[dict]:
+    """n jobs in rounds of `period`: at place k of a round the job at[k] makes, ping(k) elsewhere."""
+    return [at[i % period]() if i % period in at else ping(i % period) for i in range(n)]
+
+
 # Runs in the Salt venv: argv[1] master config, argv[2] the plan (JSON list of
 # {tgt, fun, arg, tgt_type, jid?}), argv[3] seconds between two publishes.
 _FIRE = r"""

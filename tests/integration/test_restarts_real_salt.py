@@ -28,7 +28,7 @@ import re
 
 import pytest
 
-from burst import (Agreement, Burst, burst_lab, cache_truth, failing_state, ping, ping_with_ghost, salttap_run,
+from burst import (Agreement, Burst, burst_lab, cache_truth, failing_state, mixed_plan, ping_with_ghost, salttap_run,
                    verdict)
 from held_job import HeldJob
 from http_calls import search, wait_until
@@ -46,19 +46,13 @@ pytestmark = pytest.mark.usefixtures("salttap_only")
 def plan(n: int, held: dict[int, HeldJob] | None = None) -> list[dict]:
     """Every 20 jobs: a sleep (0), a failing state run (5), two pings with ghost
     missing (10, 15), pings on both minions or one otherwise; the held jobs at their index."""
-    jobs = []
-    for i in range(n):
-        k = i % 20
-        if held and i in held:
-            jobs.append({"tgt": "minion-*", "fun": "cmd.run", "arg": [held[i].command]})
-        elif k == 0:
-            jobs.append({"tgt": "minion-*", "fun": "test.sleep", "arg": [SLEEP]})
-        elif k == 5:
-            jobs.append(failing_state())
-        elif k in (10, 15):
-            jobs.append(ping_with_ghost())
-        else:
-            jobs.append(ping(k))
+    def sleep() -> dict:
+        return {"tgt": "minion-*", "fun": "test.sleep", "arg": [SLEEP]}
+
+    jobs = mixed_plan(n, 20, {0: sleep, 5: failing_state, 10: ping_with_ghost, 15: ping_with_ghost})
+    for i, job in (held or {}).items():
+        if i < n:
+            jobs[i] = {"tgt": "minion-*", "fun": "cmd.run", "arg": [job.command]}
     return jobs
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from burst import Agreement, Burst, burst_lab, cache_truth, failing_state, ping, ping_with_ghost, verdict
+from burst import Agreement, Burst, burst_lab, cache_truth, failing_state, mixed_plan, ping_with_ghost, verdict
 from http_calls import hits, wait_until
 from salttap_process import SalttapRun, metric
 
@@ -33,16 +33,8 @@ pytestmark = pytest.mark.usefixtures("salttap_only")
 
 
 def plan(n: int) -> list[dict]:
-    jobs = []
-    for i in range(n):
-        k = i % 10
-        if k == 3:
-            jobs.append(failing_state())
-        elif k == 7:
-            jobs.append(ping_with_ghost())
-        else:
-            jobs.append(ping(k))
-    return jobs
+    """Every 10 jobs: a failing state run (3), a ping with ghost missing (7), pings otherwise."""
+    return mixed_plan(n, 10, {3: failing_state, 7: ping_with_ghost})
 
 
 @pytest.fixture(scope="module")

@@ -63,6 +63,20 @@
     return el("p", { class: "error", id: "error" }, String(error.message || error));
   }
 
+  // A page's answer from `path`, with "Loading…" under the page's `head` (its
+  // title and form) meanwhile; if it fails, the error there instead, and null.
+  async function load(path, ...head) {
+    show(...head, el("p", { class: "loading" }, "Loading…"));
+    try {
+      return await api(path);
+    } catch (e) {
+      show(...head, failure(e));
+      return null;
+    }
+  }
+
+  const withQuery = (path, query) => path + (query.toString() ? "?" + query.toString() : "");
+
   function note(body) {
     return body && body.note ? el("p", { class: "note", id: "note" }, body.note) : null;
   }
@@ -103,21 +117,15 @@
     const query = new URLSearchParams();
     for (const name of JOB_FILTERS) if (params.get(name)) query.set(name, params.get(name));
     const form = jobFilters(params);
-    show(el("h1", {}, "Jobs"), form, el("p", { class: "loading" }, "Loading…"));
     // Empty fields stay out of the address.
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const next = new URLSearchParams();
       for (const [name, value] of new FormData(form)) if (value) next.set(name, value);
-      location.assign("/ui/" + (next.toString() ? "?" + next.toString() : ""));
+      location.assign(withQuery("/ui/", next));
     });
-    let body;
-    try {
-      body = await api("/ui/api/jobs" + (query.toString() ? "?" + query.toString() : ""));
-    } catch (e) {
-      show(el("h1", {}, "Jobs"), form, failure(e));
-      return;
-    }
+    const body = await load(withQuery("/ui/api/jobs", query), el("h1", {}, "Jobs"), form);
+    if (!body) return;
     const rows = body.jobs.map((j) =>
       el("tr", { class: "job-row", "data-jid": j.jid, "data-status": j.status },
         el("td", { class: "mono" }, time(j.started_at)),
@@ -140,14 +148,8 @@
   async function jobPage(jid) {
     activate("nav-jobs");
     document.title = "Job " + jid + " - salttap";
-    show(el("h1", {}, "Job ", el("span", { class: "mono" }, jid)), el("p", { class: "loading" }, "Loading…"));
-    let body;
-    try {
-      body = await api("/ui/api/jobs/" + encodeURIComponent(jid));
-    } catch (e) {
-      show(el("h1", {}, "Job ", el("span", { class: "mono" }, jid)), failure(e));
-      return;
-    }
+    const body = await load("/ui/api/jobs/" + encodeURIComponent(jid), el("h1", {}, "Job ", el("span", { class: "mono" }, jid)));
+    if (!body) return;
     const j = body.job;
     const fact = (name, ...value) => [el("dt", {}, name), el("dd", {}, ...value)];
     const states = j.states || {};
@@ -209,14 +211,8 @@
     const params = new URLSearchParams(location.search);
     const since = params.get("since") || "";
     const form = sinceForm("/ui/minions", params);
-    show(el("h1", {}, "Minions"), form, el("p", { class: "loading" }, "Loading…"));
-    let body;
-    try {
-      body = await api("/ui/api/minions" + (since ? "?since=" + encodeURIComponent(since) : ""));
-    } catch (e) {
-      show(el("h1", {}, "Minions"), form, failure(e));
-      return;
-    }
+    const body = await load("/ui/api/minions" + (since ? "?since=" + encodeURIComponent(since) : ""), el("h1", {}, "Minions"), form);
+    if (!body) return;
     const rows = body.minions.map((m) =>
       el("tr", { class: "minion-row", "data-minion": m.minion },
         el("td", {}, minionLink(m.minion)),
@@ -237,14 +233,8 @@
     const action = "/ui/minion/" + encodeURIComponent(id);
     const form = sinceForm(action, params);
     const title = () => el("h1", {}, "Minion ", el("span", { class: "mono", id: "minion-id" }, id));
-    show(title(), form, el("p", { class: "loading" }, "Loading…"));
-    let body;
-    try {
-      body = await api("/ui/api/minions/" + encodeURIComponent(id) + (since ? "?since=" + encodeURIComponent(since) : ""));
-    } catch (e) {
-      show(title(), form, failure(e));
-      return;
-    }
+    const body = await load("/ui/api/minions/" + encodeURIComponent(id) + (since ? "?since=" + encodeURIComponent(since) : ""), title(), form);
+    if (!body) return;
     const m = body.minion || { jobs: 0, succeeded: 0, failed: 0, missing: 0, failure_rate: 0, last_seen: "" };
     const card = (label, value, id) => el("div", { class: "card", id: id }, el("div", { class: "value" }, value), el("div", { class: "label" }, label));
     const cards = el("div", { class: "cards", id: "minion-stats" },
@@ -275,14 +265,8 @@
       el("select", { name: "kind", id: "filter-kind" },
         ["", "failed", "missing", "risky"].map((o) => el("option", { value: o, selected: (params.get("kind") || "") === o }, o === "" ? "any" : o))));
     const form = sinceForm("/ui/alerts", params, kind);
-    show(el("h1", {}, "Alerts"), form, el("p", { class: "loading" }, "Loading…"));
-    let body;
-    try {
-      body = await api("/ui/api/alerts" + (query.toString() ? "?" + query.toString() : ""));
-    } catch (e) {
-      show(el("h1", {}, "Alerts"), form, failure(e));
-      return;
-    }
+    const body = await load(withQuery("/ui/api/alerts", query), el("h1", {}, "Alerts"), form);
+    if (!body) return;
     const list = (names) => (Array.isArray(names) && names.length ? names.join(", ") : "-");
     const rows = body.alerts.map((a) =>
       el("tr", { class: "alert-row", "data-jid": a.jid },

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -36,15 +37,23 @@ WebResponse json_response(int status, std::string body) {
   return WebResponse{status, "application/json; charset=utf-8", std::move(body), {{"Cache-Control", "no-store"}}};
 }
 
-WebResponse error_response(int status, std::string_view message) {
+// Every answer is one JSON object: `members` writes what stands between its braces.
+template <typename Members>
+WebResponse object_response(int status, Members&& members) {
   std::string out;
   json::StringOut sink{out};
   Writer w(sink);
   w.StartObject();
-  key(w, "error");
-  string(w, message);
+  std::forward<Members>(members)(w);
   w.EndObject();
   return json_response(status, std::move(out));
+}
+
+WebResponse error_response(int status, std::string_view message) {
+  return object_response(status, [&](Writer& w) {
+    key(w, "error");
+    string(w, message);
+  });
 }
 
 constexpr std::string_view kNoIndices = "the engine holds no salttap indices yet";
@@ -56,31 +65,23 @@ std::optional<WebResponse> engine_problem(const history::SearchError& e) {
   if (e.problem == history::SearchProblem::no_indices) return std::nullopt;
   const std::string id = new_error_id();
   log::warn("ui: engine error {}: {}", id, e.message);
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  key(w, "error");
-  string(w, "the engine could not answer this search (salttap's log has the details under error_id)");
-  key(w, "error_id");
-  string(w, id);
-  w.EndObject();
-  return json_response(502, std::move(out));
+  return object_response(502, [&](Writer& w) {
+    key(w, "error");
+    string(w, "the engine could not answer this search (salttap's log has the details under error_id)");
+    key(w, "error_id");
+    string(w, id);
+  });
 }
 
 // {"<list>": [], "note": "..."}: the engine holds no salttap indices yet.
 WebResponse empty_with_note(std::string_view list) {
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  key(w, list);
-  w.StartArray();
-  w.EndArray();
-  key(w, "note");
-  string(w, kNoIndices);
-  w.EndObject();
-  return json_response(200, std::move(out));
+  return object_response(200, [&](Writer& w) {
+    key(w, list);
+    w.StartArray();
+    w.EndArray();
+    key(w, "note");
+    string(w, kNoIndices);
+  });
 }
 
 // A search that failed: an empty `list` with a note when the engine holds no
@@ -127,6 +128,13 @@ void text(Writer& w, std::string_view name, std::string_view value) {
   string(w, value);
 }
 
+void texts(Writer& w, std::string_view name, const std::vector<std::string>& values) {
+  key(w, name);
+  w.StartArray();
+  for (const auto& v : values) string(w, v);
+  w.EndArray();
+}
+
 // A member of `_source` (parsed) copied as is, when present.
 void copy(Writer& w, const rapidjson::Value& source, const char* name) {
   if (!source.IsObject()) return;
@@ -158,9 +166,13 @@ void failed_states(Writer& w, const std::vector<history::FailedState>& states, s
   w.EndArray();
 }
 
-// A job row: what the list shows, plus (`detail`) what the job page shows.
-void job_object(Writer& w, const history::JobRow& j, bool detail) {
-  w.StartObject();
+// The job's risk reasons, from its `_source` (parsed).
+void risk_reasons(Writer& w, const rapidjson::Value& source) {
+  if (source.HasMember("risk") && source["risk"].IsObject()) copy(w, source["risk"], "reasons");
+}
+
+// What a job and an alert both say of the job: the fields of its row in a list.
+void job_fields(Writer& w, const history::JobRow& j) {
   text(w, "jid", j.jid);
   text(w, "status", j.status);
   text(w, "fun", j.fun);
@@ -169,6 +181,12 @@ void job_object(Writer& w, const history::JobRow& j, bool detail) {
   text(w, "kind", j.kind);
   text(w, "started_at", j.started_at);
   text(w, "risk", j.risk);
+}
+
+// A job row: what the list shows, plus (`detail`) what the job page shows.
+void job_object(Writer& w, const history::JobRow& j, bool detail) {
+  w.StartObject();
+  job_fields(w, j);
   number(w, "expected", j.expected);
   number(w, "returned", j.returned);
   number(w, "succeeded", j.succeeded);
@@ -179,7 +197,7 @@ void job_object(Writer& w, const history::JobRow& j, bool detail) {
     text(w, "args_text", j.args_text);
     const rapidjson::Document s = parsed(j.source);
     for (const char* name : {"settled_at", "duration_ms", "tgt_type", "reason", "rerun_of", "states"}) copy(w, s, name);
-    if (s.HasMember("risk") && s["risk"].IsObject()) copy(w, s["risk"], "reasons");
+    risk_reasons(w, s);
     failed_states(w, j.failed_states, {});
   }
   w.EndObject();
@@ -233,18 +251,14 @@ WebResponse ui_api_jobs(http::HttpClient& http, const indexer::IndexLayout& layo
   }
   const auto found = history::parse_job_hits(history::search(http, layout, "jobs", history::jobs_search_body(q)));
   if (!found) return failed_search("jobs", found.error());
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  key(w, "jobs");
-  w.StartArray();
-  for (const auto& j : found.value().rows) job_object(w, j, false);
-  w.EndArray();
-  key(w, "limit");
-  w.Uint64(q.limit);
-  w.EndObject();
-  return json_response(200, std::move(out));
+  return object_response(200, [&](Writer& w) {
+    key(w, "jobs");
+    w.StartArray();
+    for (const auto& j : found.value().rows) job_object(w, j, false);
+    w.EndArray();
+    key(w, "limit");
+    w.Uint64(q.limit);
+  });
 }
 
 WebResponse ui_api_job(http::HttpClient& http, const indexer::IndexLayout& layout, const std::string& jid) {
@@ -256,34 +270,27 @@ WebResponse ui_api_job(http::HttpClient& http, const indexer::IndexLayout& layou
   }
   if (!found.value()) return error_response(404, "no job " + jid + " in the engine");
   const history::JobDetail& d = *found.value();
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  key(w, "job");
-  job_object(w, d.job, true);
-  number(w, "masters", static_cast<std::int64_t>(d.masters));
-  key(w, "returns");
-  w.StartArray();
-  for (const auto& r : d.returns.rows) {
-    w.StartObject();
-    text(w, "minion", r.minion);
-    verdict_fields(w, r);
-    text(w, "return_text", r.return_text);
-    const rapidjson::Document s = parsed(r.source);
-    for (const char* name : {"@timestamp", "late", "return_truncated", "states"}) copy(w, s, name);
-    // The job keeps a capped list of failed states; the return has its own ids.
-    failed_states(w, d.job.failed_states, r.minion);
-    key(w, "failed_state_ids");
+  return object_response(200, [&](Writer& w) {
+    key(w, "job");
+    job_object(w, d.job, true);
+    number(w, "masters", static_cast<std::int64_t>(d.masters));
+    key(w, "returns");
     w.StartArray();
-    for (const auto& id : r.failed_state_ids) string(w, id);
+    for (const auto& r : d.returns.rows) {
+      w.StartObject();
+      text(w, "minion", r.minion);
+      verdict_fields(w, r);
+      text(w, "return_text", r.return_text);
+      const rapidjson::Document s = parsed(r.source);
+      for (const char* name : {"@timestamp", "late", "return_truncated", "states"}) copy(w, s, name);
+      // The job keeps a capped list of failed states; the return has its own ids.
+      failed_states(w, d.job.failed_states, r.minion);
+      texts(w, "failed_state_ids", r.failed_state_ids);
+      w.EndObject();
+    }
     w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
-  number(w, "returns_total", static_cast<std::int64_t>(d.returns.total));
-  w.EndObject();
-  return json_response(200, std::move(out));
+    number(w, "returns_total", static_cast<std::int64_t>(d.returns.total));
+  });
 }
 
 WebResponse ui_api_minions(http::HttpClient& http, const indexer::IndexLayout& layout, const UiQuery& query,
@@ -293,20 +300,16 @@ WebResponse ui_api_minions(http::HttpClient& http, const indexer::IndexLayout& l
   if (!read_since(query, now, since, error)) return error_response(400, error);
   const auto found = history::fetch_minions(http, layout, since);
   if (!found) return failed_search("minions", found.error());
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  key(w, "minions");
-  w.StartArray();
-  for (const auto& m : found.value()) {
-    w.StartObject();
-    minion_fields(w, m);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  return json_response(200, std::move(out));
+  return object_response(200, [&](Writer& w) {
+    key(w, "minions");
+    w.StartArray();
+    for (const auto& m : found.value()) {
+      w.StartObject();
+      minion_fields(w, m);
+      w.EndObject();
+    }
+    w.EndArray();
+  });
 }
 
 WebResponse ui_api_minion(http::HttpClient& http, const indexer::IndexLayout& layout, const std::string& minion,
@@ -325,30 +328,23 @@ WebResponse ui_api_minion(http::HttpClient& http, const indexer::IndexLayout& la
   row.minion = minion;
   for (const auto& m : stats.value())
     if (m.minion == minion) row = m;
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  key(w, "minion");
-  w.StartObject();
-  minion_fields(w, row);
-  w.EndObject();
-  key(w, "returns");
-  w.StartArray();
-  for (const auto& r : returns.value().rows) {
-    const rapidjson::Document s = parsed(r.source);
+  return object_response(200, [&](Writer& w) {
+    key(w, "minion");
     w.StartObject();
-    for (const char* name : {"jid", "fun", "job_started_at", "@timestamp", "user", "tgt"}) copy(w, s, name);
-    verdict_fields(w, r);
-    key(w, "failed_state_ids");
-    w.StartArray();
-    for (const auto& id : r.failed_state_ids) string(w, id);
-    w.EndArray();
+    minion_fields(w, row);
     w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  return json_response(200, std::move(out));
+    key(w, "returns");
+    w.StartArray();
+    for (const auto& r : returns.value().rows) {
+      const rapidjson::Document s = parsed(r.source);
+      w.StartObject();
+      for (const char* name : {"jid", "fun", "job_started_at", "@timestamp", "user", "tgt"}) copy(w, s, name);
+      verdict_fields(w, r);
+      texts(w, "failed_state_ids", r.failed_state_ids);
+      w.EndObject();
+    }
+    w.EndArray();
+  });
 }
 
 WebResponse ui_api_alerts(http::HttpClient& http, const indexer::IndexLayout& layout, const UiQuery& query,
@@ -363,31 +359,20 @@ WebResponse ui_api_alerts(http::HttpClient& http, const indexer::IndexLayout& la
   const auto found =
       history::parse_job_hits(history::search(http, layout, "alerts", history::alerts_search_body(since, kind, limit)));
   if (!found) return failed_search("alerts", found.error());
-  std::string out;
-  json::StringOut sink{out};
-  Writer w(sink);
-  w.StartObject();
-  key(w, "alerts");
-  w.StartArray();
-  for (const auto& a : found.value().rows) {
-    const rapidjson::Document s = parsed(a.source);
-    w.StartObject();
-    for (const char* name : {"@timestamp", "alert", "kinds", "settled_at", "failed", "missing", "reason"})
-      copy(w, s, name);
-    text(w, "jid", a.jid);
-    text(w, "status", a.status);
-    text(w, "fun", a.fun);
-    text(w, "tgt", a.tgt);
-    text(w, "user", a.user);
-    text(w, "kind", a.kind);
-    text(w, "started_at", a.started_at);
-    text(w, "risk", a.risk);
-    if (s.HasMember("risk") && s["risk"].IsObject()) copy(w, s["risk"], "reasons");
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  return json_response(200, std::move(out));
+  return object_response(200, [&](Writer& w) {
+    key(w, "alerts");
+    w.StartArray();
+    for (const auto& a : found.value().rows) {
+      const rapidjson::Document s = parsed(a.source);
+      w.StartObject();
+      for (const char* name : {"@timestamp", "alert", "kinds", "settled_at", "failed", "missing", "reason"})
+        copy(w, s, name);
+      job_fields(w, a);
+      risk_reasons(w, s);
+      w.EndObject();
+    }
+    w.EndArray();
+  });
 }
 
 }  // namespace salttap::web

@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <string>
+#include <utility>
 
 #include "config/config.h"
 #include "config/resolve.h"
@@ -28,6 +31,10 @@ class ConfigFile : public ::testing::Test {
       return e.what();
     }
     return "no error";
+  }
+  // Each YAML is refused with an error that says the given part.
+  void expect_errors(std::initializer_list<std::pair<std::string, std::string>> cases) {
+    for (const auto& [yaml, part] : cases) EXPECT_NE(error_of(yaml).find(part), std::string::npos) << yaml;
   }
   void TearDown() override { std::filesystem::remove(path_); }
   std::filesystem::path path_ =
@@ -205,23 +212,23 @@ TEST_F(ConfigFile, TheJobBrowsersPasswordIsReadOnlyWhenAUsernameAsksForIt) {
 }
 
 TEST_F(ConfigFile, MistakesAreNamed) {
-  EXPECT_NE(error_of("indexer: {hostz: [a]}\n").find("unknown key 'hostz'"), std::string::npos);
-  EXPECT_NE(error_of("indexer: {index_prefix: Salt}\n").find("index_prefix"), std::string::npos);
-  EXPECT_NE(error_of("indexer: {hosts: []}\n").find("at least one host"), std::string::npos);
-  EXPECT_NE(error_of("indexer: {spool: {fsync: sometimes}}\n").find("every_batch, interval or never"),
-            std::string::npos);
-  EXPECT_NE(error_of("indexer: {bulk: {max_bytes: 209715200}}\n").find("90 MiB"), std::string::npos);
-  EXPECT_NE(error_of("indexer: {auth: {password: a, password_env: B}}\n").find("give one of"), std::string::npos);
-  EXPECT_NE(error_of("indexer: {auth: {username: u, api_key: k}}\n").find("not both"), std::string::npos);
-  EXPECT_NE(error_of("indexer: {tls: {client_cert: c}}\n").find("go together"), std::string::npos);
-  EXPECT_NE(error_of("indexer: {retention_days: 0}\n").find("at least 1"), std::string::npos);
-  EXPECT_NE(error_of("indexer: {refresh_interval: fast}\n").find("not a time like"), std::string::npos);
-  EXPECT_NE(error_of("indexer: {refresh_interval: 5}\n").find("not a time like"), std::string::npos);
-  EXPECT_NE(error_of("indexer: {jobs_refresh_interval: soon}\n").find("jobs_refresh_interval: 'soon' is not a time"),
-            std::string::npos);
+  expect_errors({
+      {"indexer: {hostz: [a]}\n", "unknown key 'hostz'"},
+      {"indexer: {index_prefix: Salt}\n", "index_prefix"},
+      {"indexer: {hosts: []}\n", "at least one host"},
+      {"indexer: {spool: {fsync: sometimes}}\n", "every_batch, interval or never"},
+      {"indexer: {bulk: {max_bytes: 209715200}}\n", "90 MiB"},
+      {"indexer: {auth: {password: a, password_env: B}}\n", "give one of"},
+      {"indexer: {auth: {username: u, api_key: k}}\n", "not both"},
+      {"indexer: {tls: {client_cert: c}}\n", "go together"},
+      {"indexer: {retention_days: 0}\n", "at least 1"},
+      {"indexer: {refresh_interval: fast}\n", "not a time like"},
+      {"indexer: {refresh_interval: 5}\n", "not a time like"},
+      {"indexer: {jobs_refresh_interval: soon}\n", "jobs_refresh_interval: 'soon' is not a time"},
+      {"elasticsearch: {number_of_shards: many}\n", "wrong type"},
+  });
   EXPECT_EQ(load("indexer: {jobs_refresh_interval: 200ms}\n").indexer.templates.jobs_refresh_interval, "200ms");
   EXPECT_EQ(load("indexer: {jobs_refresh_interval: null}\n").indexer.templates.jobs_refresh_interval, "");
-  EXPECT_NE(error_of("elasticsearch: {number_of_shards: many}\n").find("wrong type"), std::string::npos);
 }
 
 // Every file `run` keeps state in follows from one config, so a moved spool
@@ -268,13 +275,14 @@ TEST_F(ConfigFile, ListenerReadsEveryKey) {
 }
 
 TEST_F(ConfigFile, ListenerOutOfRangeIsAnErrorNamingTheKey) {
-  EXPECT_NE(error_of("listener: {header_timeout_ms: 0}\n").find("listener.header_timeout_ms"), std::string::npos);
-  EXPECT_NE(error_of("listener: {max_connections: 0}\n").find("listener.max_connections"), std::string::npos);
-  EXPECT_NE(error_of("listener: {max_header_bytes: 100}\n").find("listener.max_header_bytes"), std::string::npos);
-  EXPECT_NE(error_of("listener: {max_target_bytes: 20000}\n").find("listener.max_target_bytes"), std::string::npos);
-  EXPECT_NE(error_of("listener: {allowed_hosts: [\"a.example:80\"]}\n").find("listener.allowed_hosts"),
-            std::string::npos);
-  EXPECT_NE(error_of("listener: {max_conections: 3}\n").find("max_conections"), std::string::npos);
+  expect_errors({
+      {"listener: {header_timeout_ms: 0}\n", "listener.header_timeout_ms"},
+      {"listener: {max_connections: 0}\n", "listener.max_connections"},
+      {"listener: {max_header_bytes: 100}\n", "listener.max_header_bytes"},
+      {"listener: {max_target_bytes: 20000}\n", "listener.max_target_bytes"},
+      {"listener: {allowed_hosts: [\"a.example:80\"]}\n", "listener.allowed_hosts"},
+      {"listener: {max_conections: 3}\n", "max_conections"},
+  });
 }
 
 }  // namespace

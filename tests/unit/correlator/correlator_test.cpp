@@ -6,14 +6,13 @@
 
 #include "correlator/correlator.h"
 #include "correlator/job_json.h"
-#include "tests/support/events.h"
+#include "tests/support/correlator_driver.h"
 
 namespace salttap::correlator {
 namespace {
 
-using salttap::testing::ev;
 constexpr Micros kSec = kMicrosPerSecond;
-constexpr Micros kT0 = 1'800'000'000 * kSec;
+constexpr Micros kT0 = salttap::testing::CorrelatorDriver::kT0;
 
 struct Emitted {
   JobUpdate update;
@@ -22,36 +21,17 @@ struct Emitted {
   std::string json;
 };
 
-class CorrelatorTest : public ::testing::Test {
+class CorrelatorTest : public ::testing::Test, protected salttap::testing::CorrelatorDriver {
  protected:
-  CorrelatorTest() : clock_(kT0) { make({}); }
+  CorrelatorTest() { make({}); }
 
+  // A new correlator with `config`, every update it sends kept in out_.
   void make(CorrelatorConfig config) {
-    corr_ = std::make_unique<Correlator>(
-        std::move(config), clock_,
-        [this](JobUpdate u, const Job& job) {
-          std::string json;
-          append_job_json(json, job, corr_->minions());
-          out_.push_back({u, job.jid, job.status(), json});
-        },
-        std::make_shared<Auditor>(Auditor::default_rules()), std::make_shared<Redactor>());
-  }
-  void at(Micros seconds_after_t0) {
-    clock_.set(kT0 + seconds_after_t0 * kSec);
-    corr_->advance();
-  }
-  void feed(const std::string& tag, const std::string& data) { corr_->on_event(ev(tag, data)); }
-  void new_job(const std::string& jid, const std::string& fun, const std::string& minions,
-               const std::string& extra = "") {
-    feed("salt/job/" + jid + "/new",
-         R"({"jid": ")" + jid + R"(", "fun": ")" + fun +
-             R"(", "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root", "minions": )" + minions + extra + "}");
-  }
-  void ret(const std::string& jid, const std::string& minion,
-           const std::string& body = R"("return": true, "retcode": 0, "success": true)",
-           const std::string& fun = "test.ping") {
-    feed("salt/job/" + jid + "/ret/" + minion,
-         R"({"id": ")" + minion + R"(", "jid": ")" + jid + R"(", "fun": ")" + fun + R"(", )" + body + "}");
+    start(std::move(config), [this](JobUpdate u, const Job& job) {
+      std::string json;
+      append_job_json(json, job, corr->minions());
+      out_.push_back({u, job.jid, job.status(), json});
+    });
   }
   std::vector<Emitted> of(JobUpdate u) const {
     std::vector<Emitted> r;
@@ -61,8 +41,6 @@ class CorrelatorTest : public ::testing::Test {
   }
   bool json_has(const Emitted& e, const std::string& needle) const { return e.json.find(needle) != std::string::npos; }
 
-  ManualClock clock_;
-  std::unique_ptr<Correlator> corr_;
   std::vector<Emitted> out_;
 };
 
@@ -86,7 +64,7 @@ TEST_F(CorrelatorTest, SilentMinionIsMissingAtTheDeadlineNotBefore) {
   ASSERT_EQ(out_.size(), 1u);
   EXPECT_EQ(out_[0].status, JobStatus::missing);
   EXPECT_TRUE(json_has(out_[0], R"("missing":["b"])"));
-  EXPECT_EQ(corr_->stats().missing_minions, 1u);
+  EXPECT_EQ(corr->stats().missing_minions, 1u);
 }
 
 TEST_F(CorrelatorTest, ALateReturnUpdatesTheJob) {
@@ -99,7 +77,7 @@ TEST_F(CorrelatorTest, ALateReturnUpdatesTheJob) {
   EXPECT_EQ(u.status, JobStatus::succeeded);
   EXPECT_TRUE(json_has(u, R"("missing":[],"late":["b"])"));
   EXPECT_TRUE(json_has(u, R"("late_updates":1)"));
-  EXPECT_EQ(corr_->stats().late_returns, 1u);
+  EXPECT_EQ(corr->stats().late_returns, 1u);
 }
 
 TEST_F(CorrelatorTest, DuplicateReturnsAreIdempotent) {
@@ -110,7 +88,7 @@ TEST_F(CorrelatorTest, DuplicateReturnsAreIdempotent) {
   ret("1", "b");
   ASSERT_EQ(out_.size(), 1u);
   EXPECT_EQ(out_[0].status, JobStatus::succeeded);
-  EXPECT_EQ(corr_->stats().duplicate_returns, 2u);
+  EXPECT_EQ(corr->stats().duplicate_returns, 2u);
 }
 
 TEST_F(CorrelatorTest, FailureIsComputedNotTrusted) {
@@ -184,7 +162,7 @@ TEST_F(CorrelatorTest, FindJobAnswersExtendTheMinionsDeadline) {
   ret("2", "a", R"("return": {"jid": "1", "fun": "test.sleep", "pid": 7}, "retcode": 0, "fun_args": ["1"])",
       "saltutil.find_job");
   ret("2", "b", R"("return": {}, "retcode": 0, "fun_args": ["1"])", "saltutil.find_job");
-  EXPECT_EQ(corr_->stats().find_job_extensions, 1u);
+  EXPECT_EQ(corr->stats().find_job_extensions, 1u);
   at(300);
   EXPECT_TRUE(out_.empty()) << "b is missing but a is still running";
   at(549);
@@ -194,7 +172,7 @@ TEST_F(CorrelatorTest, FindJobAnswersExtendTheMinionsDeadline) {
   EXPECT_TRUE(json_has(out_[0], R"("missing":["a","b"])"));
   // find_job traffic is noise: never reported as a job.
   for (const auto& e : out_) EXPECT_NE(e.jid, "2");
-  EXPECT_EQ(corr_->stats().noise_events, 3u);
+  EXPECT_EQ(corr->stats().noise_events, 3u);
 }
 
 TEST_F(CorrelatorTest, ReturnsWithoutNewFormScheduledAndOrphanJobs) {
@@ -240,7 +218,7 @@ TEST_F(CorrelatorTest, AJobThatMatchedNothingSettlesAtOnce) {
 }
 
 TEST_F(CorrelatorTest, UnacceptedListTargetsFailAtOnce) {
-  new_job("1", "test.ping", R"(["a"])", R"(, "missing": ["ghost"])");
+  new_job("1", "test.ping", R"(["a"])", "[]", R"(, "missing": ["ghost"])");
   ret("1", "a");
   ASSERT_EQ(out_.size(), 1u);
   EXPECT_EQ(out_[0].status, JobStatus::failed);
@@ -253,7 +231,7 @@ TEST_F(CorrelatorTest, OnAMasterOfMastersUnacceptedListTargetsAreAwaited) {
   CorrelatorConfig c;
   c.order_masters = true;
   make(c);
-  new_job("1", "test.ping", "[]", R"(, "missing": ["s1"])");
+  new_job("1", "test.ping", "[]", "[]", R"(, "missing": ["s1"])");
   EXPECT_TRUE(out_.empty());
   feed("syndic/syn/1", R"({"minions": ["s1"]})");
   ret("1", "s1");
@@ -275,7 +253,7 @@ TEST_F(CorrelatorTest, ASyndicIsReplacedByTheMinionsItPublishedTo) {
   EXPECT_EQ(out_[0].status, JobStatus::succeeded);
   EXPECT_TRUE(json_has(out_[0], R"("expected":["a","s1","s2"],"succeeded":["a","s1","s2"])"));
   at(3000);  // past every deadline: nobody is missing
-  EXPECT_EQ(corr_->stats().missing_minions, 0u);
+  EXPECT_EQ(corr->stats().missing_minions, 0u);
   // A silent minion below the syndic is missing like any other.
   new_job("2", "test.ping", R"(["syn"])");
   feed("syndic/syn/2", R"({"minions": ["s1"]})");
@@ -288,13 +266,13 @@ TEST_F(CorrelatorTest, ASyndicIsReplacedByTheMinionsItPublishedTo) {
 TEST_F(CorrelatorTest, SettledJobsAreEvictedAfterTheGracePeriod) {
   new_job("1", "test.ping", R"(["a"])");
   ret("1", "a");
-  EXPECT_EQ(corr_->tracked_jobs(), 1u);
+  EXPECT_EQ(corr->tracked_jobs(), 1u);
   at(3599);
   EXPECT_TRUE(of(JobUpdate::final).empty());
   at(3600);
   ASSERT_EQ(of(JobUpdate::final).size(), 1u);
-  EXPECT_EQ(corr_->tracked_jobs(), 0u);
-  EXPECT_EQ(corr_->stats().evicted_jobs, 0u);  // a normal end, not a cap eviction
+  EXPECT_EQ(corr->tracked_jobs(), 0u);
+  EXPECT_EQ(corr->stats().evicted_jobs, 0u);  // a normal end, not a cap eviction
 }
 
 TEST_F(CorrelatorTest, TheJobCapEvictsTheOldestAndCountsIt) {
@@ -302,8 +280,8 @@ TEST_F(CorrelatorTest, TheJobCapEvictsTheOldestAndCountsIt) {
   config.max_jobs = 2;
   make(config);
   for (int i = 1; i <= 4; ++i) new_job(std::to_string(i), "test.ping", R"(["a"])");
-  EXPECT_EQ(corr_->tracked_jobs(), 2u);
-  EXPECT_EQ(corr_->stats().evicted_jobs, 2u);
+  EXPECT_EQ(corr->tracked_jobs(), 2u);
+  EXPECT_EQ(corr->stats().evicted_jobs, 2u);
   const auto finals = of(JobUpdate::final);
   ASSERT_EQ(finals.size(), 2u);
   EXPECT_EQ(finals[0].jid, "1");
@@ -313,11 +291,11 @@ TEST_F(CorrelatorTest, TheJobCapEvictsTheOldestAndCountsIt) {
 TEST_F(CorrelatorTest, SettleAllEndsAReplay) {
   new_job("1", "state.apply", R"(["a", "b"])");
   ret("1", "a", R"("return": {}, "retcode": 0, "success": true)", "state.apply");
-  corr_->settle_all();
+  corr->settle_all();
   const auto finals = of(JobUpdate::final);
   ASSERT_EQ(finals.size(), 1u);
   EXPECT_EQ(finals[0].status, JobStatus::missing);
-  EXPECT_EQ(corr_->tracked_jobs(), 0u);
+  EXPECT_EQ(corr->tracked_jobs(), 0u);
 }
 
 TEST_F(CorrelatorTest, MinionFactsFromStartAuthAndPresence) {
@@ -325,12 +303,12 @@ TEST_F(CorrelatorTest, MinionFactsFromStartAuthAndPresence) {
   feed("salt/minion/a/start", R"({"id": "a", "cmd": "_minion_event", "data": "Minion a started"})");
   feed("salt/auth", R"({"id": "b", "act": "accept", "result": true})");
   feed("salt/presence/present", R"({"present": ["a", "c"]})");
-  const auto& reg = corr_->minions();
+  const auto& reg = corr->minions();
   ASSERT_EQ(reg.size(), 3u);
   EXPECT_EQ(reg.facts(0).last_start, kT0 + 5 * kSec);
   EXPECT_EQ(reg.facts(1).last_auth, kT0 + 5 * kSec);
   EXPECT_TRUE(reg.facts(2).present);
-  EXPECT_EQ(corr_->stats().minion_events, 3u);
+  EXPECT_EQ(corr->stats().minion_events, 3u);
 }
 
 TEST_F(CorrelatorTest, LostListClearsPresenceAndLeavesLastSeen) {
@@ -338,7 +316,7 @@ TEST_F(CorrelatorTest, LostListClearsPresenceAndLeavesLastSeen) {
   feed("salt/presence/present", R"({"present": ["a"]})");
   at(50);
   feed("salt/presence/change", R"({"new": [], "lost": ["a"]})");
-  const auto& reg = corr_->minions();
+  const auto& reg = corr->minions();
   ASSERT_EQ(reg.size(), 1u);
   EXPECT_FALSE(reg.facts(0).present);
   EXPECT_EQ(reg.facts(0).last_seen, kT0 + 5 * kSec);  // heard about at 50, heard from at 5
@@ -347,8 +325,8 @@ TEST_F(CorrelatorTest, LostListClearsPresenceAndLeavesLastSeen) {
 TEST_F(CorrelatorTest, FindJobAnswerCountsAsSeen) {
   at(7);
   ret("9", "a", R"("return": {}, "retcode": 0, "fun_args": ["1"])", "saltutil.find_job");
-  EXPECT_EQ(corr_->stats().noise_events, 1u);
-  EXPECT_EQ(corr_->minions().facts(0).last_seen, kT0 + 7 * kSec);
+  EXPECT_EQ(corr->stats().noise_events, 1u);
+  EXPECT_EQ(corr->minions().facts(0).last_seen, kT0 + 7 * kSec);
 }
 
 TEST_F(CorrelatorTest, RiskAndRedactedArgsAreInTheSummary) {
@@ -393,7 +371,7 @@ TEST_F(CorrelatorTest, ARerunIsLinkedToItsJobByItsReturnsMetadata) {
 
   // The job cache's `new` carries the publish's metadata (jobcache/cached_job.cpp):
   // linked even when no minion answered.
-  new_job("4", "test.arg", R"(["a"])", R"(, "metadata": {"salttap_rerun_of": "1"})");
+  new_job("4", "test.arg", R"(["a"])", "[]", R"(, "metadata": {"salttap_rerun_of": "1"})");
   at(3600);
   const auto settled = of(JobUpdate::settled);
   const auto four = std::find_if(settled.begin(), settled.end(), [](const Emitted& e) { return e.jid == "4"; });
@@ -404,14 +382,11 @@ TEST_F(CorrelatorTest, ARerunIsLinkedToItsJobByItsReturnsMetadata) {
 
 TEST_F(CorrelatorTest, ArgumentsChangedByRedactionAreMarked) {
   Job seen;
-  corr_ = std::make_unique<Correlator>(
-      CorrelatorConfig{}, clock_, [&](JobUpdate, const Job& job) { seen = job; },
-      std::make_shared<Auditor>(Auditor::default_rules()), std::make_shared<Redactor>());
+  start({}, [&](JobUpdate, const Job& job) { seen = job; });
   // One test.arg job with these arguments, settled by its one minion's return.
   const auto run_test_arg = [&](const std::string& jid, const std::string& arg) {
-    feed("salt/job/" + jid + "/new", R"({"jid": ")" + jid + R"(", "fun": "test.arg", "arg": )" + arg +
-                                         R"(, "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a"]})");
-    ret(jid, "a", R"("return": true, "retcode": 0, "success": true)", "test.arg");
+    new_job(jid, "test.arg", R"(["a"])", arg);
+    ret(jid, "a", salttap::testing::kReturnedTrue, "test.arg");
   };
   run_test_arg("1", R"(["x", {"__kwarg__": true, "password": "hunter2"}])");
   EXPECT_EQ(seen.jid, "1");

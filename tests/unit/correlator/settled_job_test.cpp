@@ -13,14 +13,12 @@
 #include "correlator/correlator.h"
 #include "correlator/job_json.h"
 #include "correlator/settled_job.h"
-#include "tests/support/events.h"
+#include "tests/support/correlator_driver.h"
 
 namespace salttap::correlator {
 namespace {
 
-using salttap::testing::ev;
 constexpr Micros kSec = kMicrosPerSecond;
-constexpr Micros kT0 = 1'800'000'000 * kSec;
 
 // Everything a document is made of: each sink update's job JSON, and the job
 // fields each accepted return's document repeats.
@@ -34,44 +32,23 @@ struct Recorder final : CorrelatorObserver {
   }
 };
 
-struct Feed {
-  ManualClock clock{kT0};
+// The correlator, with every update and each return's fields recorded.
+struct Feed : salttap::testing::CorrelatorDriver {
   Recorder recorder;
-  std::unique_ptr<Correlator> corr;
   std::vector<JobUpdate> updates;
   std::vector<std::string> alerts;
 
   explicit Feed(CorrelatorConfig config) {
-    corr = std::make_unique<Correlator>(
-        std::move(config), clock,
-        [this](JobUpdate u, const Job& job) {
-          std::string json;
-          append_job_json(json, job, corr->minions());
-          recorder.lines.push_back(fmt::format("job {} {}", static_cast<int>(u), json));
-          updates.push_back(u);
-          if (u == JobUpdate::settled)
-            if (auto a = make_alert(job, corr->minions(), AlertConfig{})) alerts.push_back(a->json);
-        },
-        std::make_shared<Auditor>(Auditor::default_rules()), std::make_shared<Redactor>());
+    start(std::move(config), [this](JobUpdate u, const Job& job) {
+      std::string json;
+      append_job_json(json, job, corr->minions());
+      recorder.lines.push_back(fmt::format("job {} {}", static_cast<int>(u), json));
+      updates.push_back(u);
+      if (u == JobUpdate::settled)
+        if (auto a = make_alert(job, corr->minions(), AlertConfig{})) alerts.push_back(a->json);
+    });
     recorder.minions = &corr->minions();
     corr->set_observer(&recorder);
-  }
-  void at(Micros seconds) {
-    clock.set(kT0 + seconds * kSec);
-    corr->advance();
-  }
-  void feed(const std::string& tag, const std::string& data) { corr->on_event(ev(tag, data)); }
-  void new_job(const std::string& jid, const std::string& fun, const std::string& minions,
-               const std::string& arg = "[]") {
-    feed("salt/job/" + jid + "/new", R"({"jid": ")" + jid + R"(", "fun": ")" + fun + R"(", "arg": )" + arg +
-                                         R"(, "tgt": "*", "tgt_type": "glob", "user": "root", "minions": )" + minions +
-                                         "}");
-  }
-  void ret(const std::string& jid, const std::string& minion,
-           const std::string& body = R"("return": true, "retcode": 0, "success": true)",
-           const std::string& fun = "test.ping") {
-    feed("salt/job/" + jid + "/ret/" + minion,
-         R"({"id": ")" + minion + R"(", "jid": ")" + jid + R"(", "fun": ")" + fun + R"(", )" + body + "}");
   }
 };
 

@@ -26,6 +26,7 @@ namespace salttap {
 namespace {
 
 using salttap::testing::ev;
+using salttap::testing::new_job_event;
 
 constexpr Micros kStart = 1'800'000'000 * kMicrosPerSecond;
 constexpr Micros kSecond = kMicrosPerSecond;
@@ -39,9 +40,7 @@ config::Config config() {
 }
 
 tap::Event job_new(const std::string& jid, const std::string& fun, const std::string& arg_json = "[]") {
-  return ev("salt/job/" + jid + "/new",
-            R"({"jid": ")" + jid + R"(", "fun": ")" + fun + R"(", "arg": )" + arg_json +
-                R"(, "tgt": "*", "tgt_type": "glob", "user": "root", "minions": ["a", "b"]})");
+  return new_job_event(jid, fun, R"(["a", "b"])", arg_json);
 }
 tap::Event job_ret(const std::string& jid, const std::string& minion, const std::string& fun, bool ok = true) {
   return ev("salt/job/" + jid + "/ret/" + minion, R"({"jid": ")" + jid + R"(", "id": ")" + minion + R"(", "fun": ")" +

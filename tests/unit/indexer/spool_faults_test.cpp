@@ -98,6 +98,14 @@ class SpoolFaults : public ::testing::Test {
   void expect_reopened_spool_delivers_what_was_acknowledged(const SpoolConfig& c) {
     expect_reopened_spool_delivers(c, acknowledged_);
   }
+  // What a new spool on the real filesystem finds and repairs in what `c` left (its log set aside).
+  static RecoveryReport recovery_at_restart(const SpoolConfig& c) {
+    FakeSteadyTime time;
+    ::testing::internal::CaptureStderr();
+    const Spool again(c, time);
+    ::testing::internal::GetCapturedStderr();
+    return again.recovery();
+  }
 
   // The ERROR line for a failed call on `path` with `error`.
   static void expect_error_log(const std::string& log, const std::string& path, int error) {
@@ -208,12 +216,9 @@ TEST_F(SpoolFaults, AShortWriteThenEnospcIsCutOffTheSegment) {
     EXPECT_EQ(spool->stats().dropped[static_cast<std::size_t>(DocClass::job)], 1u);
     append_all(*spool, batch("after", 3));
   }
-  FakeSteadyTime time;
-  {
-    Spool again(c, time);
-    EXPECT_EQ(again.recovery().torn_tails, 0u);
-    EXPECT_EQ(again.recovery().corrupt_records, 0u);
-  }
+  const RecoveryReport recovery = recovery_at_restart(c);
+  EXPECT_EQ(recovery.torn_tails, 0u);
+  EXPECT_EQ(recovery.corrupt_records, 0u);
   expect_reopened_spool_delivers_what_was_acknowledged(c);
 }
 
@@ -236,13 +241,7 @@ TEST_F(SpoolFaults, AShortWriteWhoseCutFailsContinuesInANewSegment) {
   }
   // At a restart the tail is corruption at the end of an older segment:
   // reported and cut, and nothing acknowledged goes with it.
-  FakeSteadyTime time;
-  {
-    ::testing::internal::CaptureStderr();
-    Spool again(c, time);
-    ::testing::internal::GetCapturedStderr();
-    EXPECT_EQ(again.recovery().corrupt_bytes, 30u);
-  }
+  EXPECT_EQ(recovery_at_restart(c).corrupt_bytes, 30u);
   expect_reopened_spool_delivers_what_was_acknowledged(c);
 }
 

@@ -40,8 +40,11 @@ using correlator::JobKind;
 using correlator::JobUpdate;
 using testing::ev;
 using testing::full_job;
+using testing::kReturnedTrue;
+using testing::new_job_event;
 using testing::release_events;
 using testing::replay_config;
+using testing::return_event;
 using testing::small_snapshot;
 
 // A private directory, removed with everything in it.
@@ -297,6 +300,9 @@ INSTANTIATE_TEST_SUITE_P(Releases, CheckpointCaptures,
 
 // ---- deadlines while down ------------------------------------------------
 
+// The master's time of the jobs' `new` events.
+constexpr const char* kStamped = R"(, "_stamp": "2026-11-29T19:24:29.000000")";
+
 struct Recorded {
   std::vector<std::pair<JobUpdate, Job>> updates;
   correlator::Correlator::Sink sink() {
@@ -311,17 +317,13 @@ TEST(CheckpointRestore, ASettledJobComesBackCompactAndTakesItsLateReturn) {
   correlator::CorrelatorConfig config;
   config.missing_after = 10 * kMicrosPerSecond;
   const Micros t0 = 1'795'980'269'000'000;
-  const auto late_return =
-      ev("salt/job/20261201000000000002/ret/minion-b",
-         R"({"fun": "test.ping", "return": true, "retcode": 0, "success": true, "id": "minion-b"})");
+  const std::string jid = "20261201000000000002";
+  const auto late_return = return_event(jid, "minion-b");
   ManualClock clock(t0);
   Recorded before;
   correlator::Correlator first(config, clock, before.sink());
-  first.on_event(ev("salt/job/20261201000000000002/new",
-                    R"({"fun": "test.ping", "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root",
-                        "minions": ["minion-a", "minion-b"], "_stamp": "2026-11-29T19:24:29.000000"})"));
-  first.on_event(ev("salt/job/20261201000000000002/ret/minion-a",
-                    R"({"fun": "test.ping", "return": true, "retcode": 0, "success": true, "id": "minion-a"})"));
+  first.on_event(new_job_event(jid, "test.ping", R"(["minion-a", "minion-b"])", "[]", kStamped));
+  first.on_event(return_event(jid, "minion-a"));
   clock.advance(60 * kMicrosPerSecond);
   first.advance();  // settles, minion-b missing
   ASSERT_EQ(first.settled_jobs(), 1U);
@@ -344,10 +346,7 @@ TEST(CheckpointRestore, ASettledJobComesBackCompactAndTakesItsLateReturn) {
   EXPECT_EQ(restored.succeeded, 2U);
   EXPECT_EQ(restored.missing, 0U);
   EXPECT_EQ(restored.late, 1U);
-  EXPECT_EQ(restored.fun, never_stopped.fun);
-  EXPECT_EQ(restored.flags, never_stopped.flags);
-  EXPECT_EQ(restored.settled_at, never_stopped.settled_at);
-  EXPECT_EQ(restored.updates, never_stopped.updates);
+  expect_same_job(restored, never_stopped);
 }
 
 TEST(CheckpointRestore, ADeadlinePassedWhileDownSettlesOnRestoreByTheLiveRules) {
@@ -357,11 +356,9 @@ TEST(CheckpointRestore, ADeadlinePassedWhileDownSettlesOnRestoreByTheLiveRules) 
   ManualClock clock(t0);
   Recorded before;
   correlator::Correlator first(config, clock, before.sink());
-  first.on_event(ev("salt/job/20261201000000000001/new",
-                    R"({"fun": "test.sleep", "arg": [8], "tgt": "*", "tgt_type": "glob", "user": "root",
-                        "minions": ["minion-a", "minion-b"], "_stamp": "2026-11-29T19:24:29.000000"})"));
-  first.on_event(ev("salt/job/20261201000000000001/ret/minion-a",
-                    R"({"fun": "test.sleep", "return": true, "retcode": 0, "success": true, "id": "minion-a"})"));
+  const std::string jid = "20261201000000000001";
+  first.on_event(new_job_event(jid, "test.sleep", R"(["minion-a", "minion-b"])", "[8]", kStamped));
+  first.on_event(return_event(jid, "minion-a", kReturnedTrue, "test.sleep"));
   const std::string bytes = recovery::encode_checkpoint(first.snapshot(), clock.now());
   EXPECT_TRUE(before.updates.empty());
 
@@ -385,8 +382,7 @@ TEST(CheckpointRestore, ADeadlinePassedWhileDownSettlesOnRestoreByTheLiveRules) 
   EXPECT_EQ(job.flags[1] & correlator::kOutcomeMask, correlator::kMissing);
 
   // A return after that is late, as it would have been live.
-  second.on_event(ev("salt/job/20261201000000000001/ret/minion-b",
-                     R"({"fun": "test.sleep", "return": true, "retcode": 0, "success": true, "id": "minion-b"})"));
+  second.on_event(return_event(jid, "minion-b", kReturnedTrue, "test.sleep"));
   ASSERT_EQ(after.updates.size(), 2U);
   EXPECT_EQ(after.updates[1].first, JobUpdate::updated);
   EXPECT_EQ(after.updates[1].second.late, 1U);

@@ -285,10 +285,7 @@ TEST_F(Reconcile, ARecentJobIsFollowedLiveAndTakesItsLaterReturnsAsTheBusBringsT
   finish_pass();
   EXPECT_EQ(reconciler().counts().jobs_followed, 1u);
   EXPECT_TRUE(sink_.docs_.empty());  // nothing from the cache: the live path writes it
-  live_.on_event(ev(std::string("salt/job/") + kRecent + "/ret/minion-b",
-                    std::string(R"({"jid": ")") + kRecent +
-                        R"(", "id": "minion-b", "fun": "test.ping", "return": true, "retcode": 0, "success": true,
-                            "_stamp": "2026-11-29T19:24:36"})"));
+  live_.on_event(ret_event(kRecent, "minion-b", "2026-11-29T19:24:36"));
   const auto docs = live_docs();
   const Doc* job = find(docs, std::string("m1/") + kRecent);
   ASSERT_NE(job, nullptr);
@@ -303,10 +300,7 @@ TEST_F(Reconcile, AnOrphanTheLiveBusOpenedBecomesItsJobEvenOnceSettled) {
   cache_.ret(dir, "minion-a", "true", 0, at("2026-11-29T19:24:29"));
   // Only minion-a's return reached the restarted salttap: an orphan, settled
   // once orphan_settle passed.
-  live_.on_event(ev(std::string("salt/job/") + kRecent + "/ret/minion-a",
-                    std::string(R"({"jid": ")") + kRecent +
-                        R"(", "id": "minion-a", "fun": "test.ping", "return": true, "retcode": 0, "success": true,
-                            "_stamp": "2026-11-29T19:24:29"})"));
+  live_.on_event(ret_event(kRecent, "minion-a", "2026-11-29T19:24:29"));
   now_.set(at("2026-11-29T19:24:50"));
   live_.advance();
   auto docs = live_docs();

@@ -273,21 +273,31 @@ std::vector<std::string> expected_tags(int from, int to) {
   return out;
 }
 
+// The frames `from` to `to` as a reader passes them through the gate: each
+// one diverted to the journal, or decoded into `batch`. How many were diverted.
+std::size_t pass_frames(SpillGate& gate, std::vector<Event>& batch, int from, int to) {
+  EventDecoder decoder;
+  std::size_t diverted = 0;
+  for (int i = from; i < to; ++i) {
+    const std::string f = tagged_frame(i);
+    if (gate.divert(f, JournalRecordKind::frame, batch))
+      ++diverted;
+    else
+      batch.push_back(*decoder.decode_frame(f));
+  }
+  return diverted;
+}
+
 TEST(SpillGate, FramesBeyondTheQueueGoToTheJournalAndComeBackInBusOrder) {
   TempDir tmp;
   TapJournal journal(config_in(tmp.path()));
   EventQueue queue({.max_events = 3, .max_bytes = 1u << 20});
   queue.attach_journal(journal);
   SpillGate gate(queue);
-  EventDecoder decoder;
   std::vector<Event> batch;
   // One read of 10 frames: 3 fit in the queue, 7 go to the journal.
   gate.begin();
-  for (int i = 0; i < 10; ++i) {
-    const std::string f = tagged_frame(i);
-    if (gate.divert(f, JournalRecordKind::frame, batch)) continue;
-    batch.push_back(*decoder.decode_frame(f));
-  }
+  EXPECT_EQ(pass_frames(gate, batch, 0, 10), 7u);
   EXPECT_EQ(gate.end(batch), 0u);
   EXPECT_EQ(queue.stats().depth, 3u);
   EXPECT_EQ(journal.stats().frames, 7u);
@@ -296,8 +306,7 @@ TEST(SpillGate, FramesBeyondTheQueueGoToTheJournalAndComeBackInBusOrder) {
   queue.pop_all(out, 0ms);
   EXPECT_EQ(out.size(), 3u);
   gate.begin();
-  const std::string f10 = tagged_frame(10);
-  EXPECT_TRUE(gate.divert(f10, JournalRecordKind::frame, batch));
+  EXPECT_EQ(pass_frames(gate, batch, 10, 11), 1u);
   gate.end(batch);
 
   auto tags = pop_tags(queue, 8);
@@ -307,8 +316,7 @@ TEST(SpillGate, FramesBeyondTheQueueGoToTheJournalAndComeBackInBusOrder) {
   queue.pop_all(out, 0ms);
   EXPECT_FALSE(journal.active());
   gate.begin();
-  const std::string f11 = tagged_frame(11);
-  EXPECT_FALSE(gate.divert(f11, JournalRecordKind::frame, batch));
+  EXPECT_EQ(pass_frames(gate, batch, 11, 12), 0u);
   const QueueStats s = queue.stats();
   EXPECT_EQ(s.dropped, 0u);
   EXPECT_EQ(s.journal_events, 8u);
@@ -319,14 +327,9 @@ TEST(SpillGate, FramesBeyondTheQueueGoToTheJournalAndComeBackInBusOrder) {
 TEST(SpillGate, WithoutAJournalTheQueueDropsAsItAlwaysDid) {
   EventQueue queue({.max_events = 2, .max_bytes = 1u << 20});
   SpillGate gate(queue);
-  EventDecoder decoder;
   std::vector<Event> batch;
   gate.begin();
-  for (int i = 0; i < 5; ++i) {
-    const std::string f = tagged_frame(i);
-    EXPECT_FALSE(gate.divert(f, JournalRecordKind::frame, batch));
-    batch.push_back(*decoder.decode_frame(f));
-  }
+  EXPECT_EQ(pass_frames(gate, batch, 0, 5), 0u);
   EXPECT_EQ(gate.end(batch), 3u);
 }
 

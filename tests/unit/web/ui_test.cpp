@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -68,21 +69,30 @@ const std::string kNoIndex =
 // ---- routing ---------------------------------------------------------------
 
 TEST(UiRouter, EveryPathHasItsRoute) {
-  EXPECT_EQ(web::route_ui("/ui/", false).route, web::UiRoute::page);
-  EXPECT_EQ(web::route_ui("/ui/?status=failed", false).route, web::UiRoute::page);
-  EXPECT_EQ(web::route_ui("/ui/minions", false).route, web::UiRoute::page);
-  EXPECT_EQ(web::route_ui("/ui/alerts?kind=risky", false).route, web::UiRoute::page);
-  EXPECT_EQ(web::route_ui("/ui/job/20251129194535000001", false).route, web::UiRoute::page);
-  EXPECT_EQ(web::route_ui("/ui/minion/web1", false).route, web::UiRoute::page);
-  EXPECT_EQ(web::route_ui("/ui/static/app.js", false).route, web::UiRoute::asset);
-  EXPECT_EQ(web::route_ui("/ui/api/jobs", false).route, web::UiRoute::api_jobs);
-  EXPECT_EQ(web::route_ui("/ui/api/jobs/123", false).route, web::UiRoute::api_job);
-  EXPECT_EQ(web::route_ui("/ui/api/minions?since=1d", false).route, web::UiRoute::api_minions);
-  EXPECT_EQ(web::route_ui("/ui/api/minions/web1", false).route, web::UiRoute::api_minion);
-  EXPECT_EQ(web::route_ui("/ui/api/alerts", false).route, web::UiRoute::api_alerts);
-  for (const char* other : {"/ui/nope", "/ui/job/", "/ui/job/a/b", "/ui/api/jobs/a/b", "/ui/static/", "/ui/api",
-                            "/ui/api/", "/ui/static/../x"})
-    EXPECT_EQ(web::route_ui(other, false).route, web::UiRoute::other) << other;
+  using enum web::UiRoute;
+  const std::pair<const char*, web::UiRoute> cases[] = {
+      {"/ui/", page},
+      {"/ui/?status=failed", page},
+      {"/ui/minions", page},
+      {"/ui/alerts?kind=risky", page},
+      {"/ui/job/20251129194535000001", page},
+      {"/ui/minion/web1", page},
+      {"/ui/static/app.js", asset},
+      {"/ui/api/jobs", api_jobs},
+      {"/ui/api/jobs/123", api_job},
+      {"/ui/api/minions?since=1d", api_minions},
+      {"/ui/api/minions/web1", api_minion},
+      {"/ui/api/alerts", api_alerts},
+      {"/ui/nope", other},
+      {"/ui/job/", other},
+      {"/ui/job/a/b", other},
+      {"/ui/api/jobs/a/b", other},
+      {"/ui/static/", other},
+      {"/ui/api", other},
+      {"/ui/api/", other},
+      {"/ui/static/../x", other},
+  };
+  for (const auto& [target, route] : cases) EXPECT_EQ(web::route_ui(target, false).route, route) << target;
 }
 
 TEST(UiRouter, RedirectsToTheSlashedRoot) {
