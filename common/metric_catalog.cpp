@@ -439,8 +439,8 @@ constexpr MetricSpec kCatalog[] = {
      {},
      "Engine hosts whose last request got an answer (502/503/504 and no response count as down)"},
     {M::indexer_host_up, "salttap_indexer_host_up", gauge, kHostLabels,
-     "1 when the host's last request got an answer, by its place in indexer.hosts (the first 8; a host not yet "
-     "tried has no sample)"},
+     "1 when the host's last request got an answer, by its place in indexer.hosts (the first 8; 0 before its first "
+     "request)"},
     {M::indexer_host_requests, "salttap_indexer_host_requests_total", counter, kHostRequestLabels,
      "Requests to each host (bulk, setup, cluster health), by its place in indexer.hosts (the first 8) and "
      "whether it answered"},

@@ -60,7 +60,8 @@ std::vector<HostBoard::HostState> HostBoard::snapshot() const {
 
 std::size_t HostBoard::up() const {
   const std::lock_guard lock(mutex_);
-  return static_cast<std::size_t>(std::count_if(hosts_.begin(), hosts_.end(), [](const Entry& e) { return e.state.up; }));
+  return static_cast<std::size_t>(
+      std::count_if(hosts_.begin(), hosts_.end(), [](const Entry& e) { return e.state.up; }));
 }
 
 std::vector<std::size_t> HostBoard::order(std::size_t start, Clock::time_point now) const {

@@ -46,7 +46,9 @@ ClusterHealth parse_cluster_health(const http::HttpResponse& response) {
   if (const auto* n = doc.HasParseError() ? nullptr : json::member(doc, "number_of_nodes"); n && n->IsInt())
     h.nodes = n->GetInt();
   if (response.status >= 200 && response.status < 300 && !status.empty()) {
-    h.status = status == "green" ? ClusterStatus::green : status == "yellow" ? ClusterStatus::yellow : ClusterStatus::red;
+    h.status = status == "green"    ? ClusterStatus::green
+               : status == "yellow" ? ClusterStatus::yellow
+                                    : ClusterStatus::red;
     return h;
   }
   // No status: 503 master_not_discovered / cluster_manager_not_discovered, or another refusal.

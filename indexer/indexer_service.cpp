@@ -231,7 +231,7 @@ void IndexerService::publish(Metrics& m) const {
   constexpr std::size_t kHostSlots = 8;
   for (std::size_t i = 0; i < hosts.size() && i < kHostSlots; ++i) {
     const std::string slot = std::to_string(i + 1);
-    if (hosts[i].seen) m.gauge(MetricId::indexer_host_up, {slot}, hosts[i].up ? 1 : 0);
+    m.gauge(MetricId::indexer_host_up, {slot}, hosts[i].up ? 1 : 0);
     m.counter(MetricId::indexer_host_requests, {slot, "answered"}, hosts[i].answered);
     m.counter(MetricId::indexer_host_requests, {slot, "failed"}, hosts[i].failed);
   }

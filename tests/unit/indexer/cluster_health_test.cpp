@@ -15,8 +15,9 @@ http::HttpResponse answer(long status, std::string body) {
 }
 
 TEST(ClusterHealth, TheStatusAndNodeCountOfAnAnswer) {
-  for (const auto& [status, want] : {std::pair{"green", ClusterStatus::green}, std::pair{"yellow", ClusterStatus::yellow},
-                                     std::pair{"red", ClusterStatus::red}}) {
+  for (const auto& [status, want] :
+       {std::pair{"green", ClusterStatus::green}, std::pair{"yellow", ClusterStatus::yellow},
+        std::pair{"red", ClusterStatus::red}}) {
     const ClusterHealth h =
         parse_cluster_health(answer(200, std::string(R"({"status":")") + status + R"(","number_of_nodes":3})"));
     EXPECT_EQ(h.status, want) << status;
