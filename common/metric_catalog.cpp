@@ -35,6 +35,10 @@ constexpr std::string_view kCheckpointErrors[] = {"unreadable",      "truncated"
 constexpr std::string_view kDeadLetterDestinations[] = {"index", "file"};
 constexpr std::string_view kSetupFailures[] = {"transport",  "tls",           "http_auth",
                                                "http_error", "not_an_engine", "config"};
+// A configured engine host by its place in indexer.hosts (the first 8).
+constexpr std::string_view kHostSlots[] = {"1", "2", "3", "4", "5", "6", "7", "8"};
+constexpr std::string_view kHostOutcomes[] = {"answered", "failed"};
+constexpr std::string_view kClusterStatuses[] = {"unknown", "green", "yellow", "red", "unreachable"};
 constexpr std::string_view kReconcileOutcomes[] = {"indexed", "running", "followed", "known", "not_read"};
 constexpr std::string_view kReconcileErrors[] = {"cache_unreadable", "state_write"};
 constexpr std::string_view kUiRoutes[] = {"page",        "asset",      "api_jobs",   "api_job",
@@ -65,6 +69,9 @@ constexpr MetricLabel kRequestFailureLabels[] = {{"reason", kRequestFailures}};
 constexpr MetricLabel kSetupFailureLabels[] = {{"reason", kSetupFailures}};
 constexpr MetricLabel kCheckpointErrorLabels[] = {{"reason", kCheckpointErrors}};
 constexpr MetricLabel kDeadLetterLabels[] = {{"destination", kDeadLetterDestinations}};
+constexpr MetricLabel kHostLabels[] = {{"host", kHostSlots}};
+constexpr MetricLabel kHostRequestLabels[] = {{"host", kHostSlots}, {"outcome", kHostOutcomes}};
+constexpr MetricLabel kClusterStatusLabels[] = {{"status", kClusterStatuses}};
 constexpr MetricLabel kReconcileOutcomeLabels[] = {{"outcome", kReconcileOutcomes}};
 constexpr MetricLabel kReconcileErrorLabels[] = {{"error", kReconcileErrors}};
 constexpr MetricLabel kUiRequestLabels[] = {{"route", kUiRoutes}, {"status", kUiStatuses}};
@@ -425,6 +432,26 @@ constexpr MetricSpec kCatalog[] = {
      "1 once templates are installed and shipping started"},
     {M::indexer_setup_failures, "salttap_indexer_setup_failures_total", counter, kSetupFailureLabels,
      "Failed index setup attempts, by reason"},
+    {M::indexer_hosts_configured, "salttap_indexer_hosts_configured", gauge, {}, "Engine hosts in indexer.hosts"},
+    {M::indexer_hosts_up,
+     "salttap_indexer_hosts_up",
+     gauge,
+     {},
+     "Engine hosts whose last request got an answer (502/503/504 and no response count as down)"},
+    {M::indexer_host_up, "salttap_indexer_host_up", gauge, kHostLabels,
+     "1 when the host's last request got an answer, by its place in indexer.hosts (the first 8; 0 before its first "
+     "request)"},
+    {M::indexer_host_requests, "salttap_indexer_host_requests_total", counter, kHostRequestLabels,
+     "Requests to each host (bulk, setup, cluster health), by its place in indexer.hosts (the first 8) and "
+     "whether it answered"},
+    {M::indexer_cluster_status, "salttap_indexer_cluster_status", gauge, kClusterStatusLabels,
+     "1 for the cluster health last read from _cluster/health (red also: no elected cluster-manager; "
+     "unreachable: no host answered), 0 for the others"},
+    {M::indexer_cluster_nodes,
+     "salttap_indexer_cluster_nodes",
+     gauge,
+     {},
+     "Nodes in the cluster by the last _cluster/health (-1 before the first answer)"},
 
     {M::reconcile_passes, "salttap_reconcile_passes_total", counter, {}, "Passes over the job cache begun"},
     {M::reconcile_jobs, "salttap_reconcile_jobs_total", counter, kReconcileOutcomeLabels,

@@ -138,6 +138,13 @@ enum class MetricId : std::uint8_t {
   indexer_engine_reachable,
   indexer_setup_done,
   indexer_setup_failures,
+  // indexer: the engine cluster as salttap sees it
+  indexer_hosts_configured,
+  indexer_hosts_up,
+  indexer_host_up,
+  indexer_host_requests,
+  indexer_cluster_status,
+  indexer_cluster_nodes,
   // reconcile (run: the job cache read for what the live bus missed)
   reconcile_passes,
   reconcile_jobs,

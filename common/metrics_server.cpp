@@ -46,10 +46,12 @@ WebRequest to_web_request(const HttpRequest& r) {
 }  // namespace
 
 struct MetricsServer::Impl final : SessionHost {
-  Impl(const std::string& listen, Metrics& m, std::function<bool()> h, WebHandler p, ListenerLimits l)
+  Impl(const std::string& listen, Metrics& m, std::function<bool()> h, WebHandler p, ListenerLimits l,
+       std::function<std::string()> d)
       : listener_limits(checked_limits(std::move(l))),
         metrics(m),
         healthy(std::move(h)),
+        health_detail(std::move(d)),
         pages(std::move(p)),
         acceptor(io) {
     const auto colon = listen.rfind(':');
@@ -134,6 +136,7 @@ struct MetricsServer::Impl final : SessionHost {
     } else {
       const bool ok = healthy();
       out = WebResponse{ok ? 200 : 503, "text/plain; charset=utf-8", ok ? "ok\n" : "unhealthy\n", {}};
+      if (health_detail) out.body += health_detail() + "\n";
     }
     if (head) out.body.clear();
     return to_answer(std::move(out));
@@ -157,6 +160,7 @@ struct MetricsServer::Impl final : SessionHost {
   ListenerCounters listener_counters;
   Metrics& metrics;
   std::function<bool()> healthy;
+  std::function<std::string()> health_detail;
   WebHandler pages;
   asio::io_context io;
   // Concurrent page answers; each waits at most for one engine search at a time.
@@ -167,8 +171,9 @@ struct MetricsServer::Impl final : SessionHost {
 };
 
 MetricsServer::MetricsServer(const std::string& listen, Metrics& metrics, std::function<bool()> healthy,
-                             WebHandler pages, ListenerLimits limits)
-    : impl_(std::make_unique<Impl>(listen, metrics, std::move(healthy), std::move(pages), std::move(limits))) {
+                             WebHandler pages, ListenerLimits limits, std::function<std::string()> health_detail)
+    : impl_(std::make_unique<Impl>(listen, metrics, std::move(healthy), std::move(pages), std::move(limits),
+                                   std::move(health_detail))) {
   log::info("metrics: serving /metrics and /healthz on {}:{} (at most {} connections)",
             impl_->acceptor.local_endpoint().address().to_string(), port(), impl_->listener_limits.max_connections);
 }

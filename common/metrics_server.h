@@ -48,10 +48,11 @@ class MetricsServer {
   // handle (a cap beyond the budget is lowered, with a WARN). `healthy`
   // decides /healthz (200 or 503); `pages` answers every other path (none:
   // 404). The listener's own counts (salttap_listener_*) are published into
-  // `metrics` at every /metrics.
+  // `metrics` at every /metrics. `health_detail`, when given, adds a line to
+  // /healthz's body after "ok" or "unhealthy" (run: the engine hosts and cluster).
   MetricsServer(
       const std::string& listen, Metrics& metrics, std::function<bool()> healthy = [] { return true; },
-      WebHandler pages = {}, ListenerLimits limits = {});
+      WebHandler pages = {}, ListenerLimits limits = {}, std::function<std::string()> health_detail = {});
   ~MetricsServer();
   std::uint16_t port() const;
   // The limits in force (max_connections after the file-handle budget).

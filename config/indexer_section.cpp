@@ -151,9 +151,26 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
   if (!n) return;
   const std::string w = "indexer";
   only_keys(n, w,
-            {"enabled", "hosts", "index_prefix", "index_date", "number_of_shards", "number_of_replicas",
-             "retention_days", "refresh_interval", "jobs_refresh_interval", "install_templates", "states_index",
-             "events", "functions_blacklist", "functions_whitelist", "text_cap_bytes", "tls", "auth", "bulk", "spool"});
+            {"enabled",
+             "hosts",
+             "index_prefix",
+             "index_date",
+             "number_of_shards",
+             "number_of_replicas",
+             "retention_days",
+             "refresh_interval",
+             "jobs_refresh_interval",
+             "install_templates",
+             "states_index",
+             "events",
+             "functions_blacklist",
+             "functions_whitelist",
+             "text_cap_bytes",
+             "tls",
+             "auth",
+             "bulk",
+             "spool",
+             "cluster_health_interval_ms"});
   if (n.IsNull()) return;
   c.enabled = get<bool>(n, "enabled", w, true);
   c.source = "indexer";
@@ -185,6 +202,9 @@ void apply_indexer_section(const YAML::Node& n, IndexerConfig& c) {
     c.templates.jobs_refresh_interval = std::move(every);
   }
   c.install_templates = get<bool>(n, "install_templates", w, c.install_templates);
+  c.cluster_health_interval = ms(n, "cluster_health_interval_ms", w, c.cluster_health_interval);
+  if (c.cluster_health_interval.count() != 0 && c.cluster_health_interval.count() < 1000)
+    throw ConfigError("indexer.cluster_health_interval_ms: 0 (off) or at least 1000");
   docs.states = get<bool>(n, "states_index", w, docs.states);
   if (const YAML::Node e = n["events"]) {
     only_keys(e, w + ".events", {"enabled", "include", "exclude"});

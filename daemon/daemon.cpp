@@ -205,7 +205,7 @@ std::unique_ptr<MetricsServer> Daemon::Parts::metrics_listener() {
   if (options.metrics_listen.empty()) return nullptr;
   auto server = std::make_unique<MetricsServer>(
       options.metrics_listen, metrics, [this] { return source->stats().connected.load() && indexer.setup_done(); },
-      ui ? ui->handler() : WebHandler{}, cfg.listener);
+      ui ? ui->handler() : WebHandler{}, cfg.listener, [this] { return indexer.engine_summary(); });
   if (ui)
     log::info("run: the job browser is at http://{}:{}/ui/",
               options.metrics_listen.substr(0, options.metrics_listen.rfind(':')), server->port());

@@ -46,22 +46,22 @@ bool tls_failure(CURLcode rc) {
   }
 }
 
-bool host_failed(const HttpResponse& r) {
-  return r.status == 0 || r.status == 502 || r.status == 503 || r.status == 504;
+bool host_failed(const HttpRequest& request, const HttpResponse& r) {
+  if (r.status == 0) return true;
+  return request.failover_on_unavailable && (r.status == 502 || r.status == 503 || r.status == 504);
 }
 
 struct Host {
   std::string base;      // "https://user:pw@es1:9200" as configured (scheme added), no trailing '/'
   std::string display;   // the same without user info: safe for logs and errors
   std::string userinfo;  // "user:pw" when the URL carries credentials (kept out of errors)
-  Clock::time_point cooldown_until{};
 };
 
 Host parse_host(std::string_view configured) {
   std::string base(configured);
   while (!base.empty() && base.back() == '/') base.pop_back();
   if (base.find("://") == std::string::npos) base = "http://" + base;
-  Host host{base, base, {}, {}};
+  Host host{base, base, {}};
   const auto authority = base.find("://") + 3;
   const auto at = base.find('@', authority);
   if (at != std::string::npos && base.find('/', authority) > at) {
@@ -118,7 +118,15 @@ class CurlHttpClient final : public HttpClient {
     global_init();
     for (const auto& h : config_.hosts) hosts_.push_back(parse_host(h));
     if (hosts_.empty()) hosts_.push_back(parse_host("http://127.0.0.1:9200"));
+    board_ = config_.board;
+    if (!board_ || board_->size() != hosts_.size()) {
+      std::vector<std::string> shown;
+      for (const auto& h : hosts_) shown.push_back(h.display);
+      board_ = std::make_shared<HostBoard>(std::move(shown));
+    }
     curl_ = curl_easy_init();
+    // One kept-alive connection per host (libcurl's cache holds 5 by default).
+    if (curl_) curl_easy_setopt(curl_, CURLOPT_MAXCONNECTS, static_cast<long>(std::max<std::size_t>(5, hosts_.size())));
     for (const auto* secret : {&config_.auth.password, &config_.auth.api_key})
       if (!secret->empty()) secrets_.push_back(*secret);
     for (const auto& h : hosts_)
@@ -150,12 +158,13 @@ class CurlHttpClient final : public HttpClient {
       }
       HttpResponse r = perform(hosts_[i], request, *body);
       sent += r.bytes_sent;
-      if (!host_failed(r)) {
+      if (!host_failed(request, r)) {
         preferred_ = i;
+        board_->answered(i);
         r.bytes_sent = sent;
         return r;
       }
-      hosts_[i].cooldown_until = Clock::now() + config_.host_cooldown;
+      board_->failed(i, Clock::now() + config_.host_cooldown);
       if (hosts_.size() > 1 && !aborted_)
         log::warn("engine host failed: {}; skipping it for {} ms while another host answers",
                   r.status ? fmt::format("{}: HTTP {}", hosts_[i].display, r.status) : r.error,
@@ -169,18 +178,13 @@ class CurlHttpClient final : public HttpClient {
   void abort() override { aborted_ = true; }
 
  private:
-  // The last host that answered first, then the others in list order; hosts
-  // cooling down after a failure come last (soonest available first), tried
-  // only when every other host failed too.
-  std::vector<std::size_t> host_order() const {
-    std::vector<std::size_t> order(hosts_.size());
-    for (std::size_t k = 0; k < hosts_.size(); ++k) order[k] = (preferred_ + k) % hosts_.size();
-    const auto now = Clock::now();
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      const auto ca = std::max(hosts_[a].cooldown_until, now), cb = std::max(hosts_[b].cooldown_until, now);
-      return ca < cb;
-    });
-    return order;
+  // From the next host in turn (round_robin) or the last host that answered,
+  // then the others in list order; hosts cooling down after a failure come
+  // last (soonest available first), tried only when every other host failed
+  // too. A request that fails on one host (a node killed mid-request) goes on
+  // to the next within this send().
+  std::vector<std::size_t> host_order() {
+    return config_.round_robin ? board_->spread_order(Clock::now()) : board_->order(preferred_, Clock::now());
   }
 
   HttpResponse perform(const Host& host, const HttpRequest& request, const std::string& body) {
@@ -279,6 +283,7 @@ class CurlHttpClient final : public HttpClient {
   HttpClientConfig config_;
   std::vector<Host> hosts_;
   std::vector<std::string> secrets_;
+  std::shared_ptr<HostBoard> board_;
   std::size_t preferred_ = 0;
   CURL* curl_ = nullptr;
   std::atomic<bool> aborted_{false};

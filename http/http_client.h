@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "http/host_board.h"
+
 namespace salttap::http {
 
 struct HttpRequest {
@@ -21,6 +23,9 @@ struct HttpRequest {
   std::string content_type = "application/json";
   bool gzip = false;                 // compress the body (Content-Encoding: gzip)
   std::vector<std::string> headers;  // "Name: value", this request's own (e.g. Kibana's kbn-xsrf)
+  // 502/503/504 send the request on to the next host; off: they are the
+  // answer (a cluster-state query whose 503 means "no cluster-manager").
+  bool failover_on_unavailable = true;
 };
 
 struct HttpResponse {
@@ -63,6 +68,14 @@ struct HttpClientConfig {
   // bulk response with filter_path is a few bytes per item.
   std::size_t max_response_bytes = 256u << 20;
   std::vector<std::string> headers;  // "Name: value", sent with every request (a webhook's own)
+  // Spread requests over the healthy hosts, each request starting at the next
+  // host (the shipper's bulk posts); off: stay with the host that answered
+  // last (setup, searches, webhooks).
+  bool round_robin = false;
+  // Shared with the other clients of the same hosts (the shipper's workers):
+  // cooldowns, the round-robin cursor and per-host counts. Must list the same
+  // hosts; none: the client keeps its own.
+  std::shared_ptr<HostBoard> board;
 };
 
 class HttpClient {

@@ -44,6 +44,9 @@ struct IndexerConfig {
   // How long one spool write waits for room before spool() asks its caller
   // whether to give up (and offers the documents again if not).
   std::chrono::milliseconds backpressure_wait{500};
+  // Once shipping runs, GET /_cluster/health this often (the hosts in turn)
+  // for salttap_indexer_cluster_*; 0: never.
+  std::chrono::milliseconds cluster_health_interval{15'000};
   std::vector<std::string> notes;  // returner keys accepted but not needed, for one log line each
   SecretSource password, api_key;  // -> http.auth when the indexer starts
 };

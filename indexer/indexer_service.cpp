@@ -28,6 +28,11 @@ void log_recovery(const Spool& spool, const std::filesystem::path& dir) {
 
 IndexerService::IndexerService(IndexerConfig config, SteadyTime& time, UnitRandom random, ClientFactory make_client)
     : config_(std::move(config)), time_(time), random_(std::move(random)), make_client_(std::move(make_client)) {
+  // Every client of the indexer shares one view of the hosts (cooldowns,
+  // per-host counts) and spreads its requests over them.
+  board_ = std::make_shared<http::HostBoard>(http::host_displays(config_.http.hosts));
+  config_.http.board = board_;
+  config_.http.round_robin = true;
   if (!make_client_) make_client_ = [http = config_.http] { return http::make_curl_client(http); };
   spool_ = std::make_unique<Spool>(config_.spool, time_);
   log_recovery(*spool_, config_.spool.dir);
@@ -59,6 +64,7 @@ void IndexerService::start() {
 void IndexerService::setup_then_ship() {
   const std::unique_ptr<http::HttpClient> http = make_client_();
   Backoff backoff(config_.setup_backoff, random_);
+  ServerInfo server;
   while (true) {
     {
       std::lock_guard lock(mutex_);
@@ -81,6 +87,7 @@ void IndexerService::setup_then_ship() {
                 report.flat_type.empty() ? "" : ", return_flat as " + report.flat_type,
                 report.degraded.empty() ? "" : fmt::format(" ({} degraded)", report.degraded.size()));
       return_flat_ = return_flat_enabled(report) ? 1 : 0;
+      server = report.server;
       break;
     }
     ++setup_failures_[static_cast<std::size_t>(report.failure)];
@@ -90,9 +97,61 @@ void IndexerService::setup_then_ship() {
     if (time_.wait_for(lock, wake_, wait, [this] { return stopping_; })) return;
   }
   setup_ok_ = true;
-  std::lock_guard lock(mutex_);
-  setup_http_ = nullptr;
-  if (!stopping_) shipper_->start();
+  {
+    std::lock_guard lock(mutex_);
+    setup_http_ = nullptr;
+    if (stopping_) return;
+    shipper_->start();
+  }
+  poll_cluster_health(*http, server);
+}
+
+// On the setup thread once shipping runs, until stop().
+void IndexerService::poll_cluster_health(http::HttpClient& http, const ServerInfo& server) {
+  if (config_.cluster_health_interval.count() <= 0) return;
+  const http::HttpRequest request = cluster_health_request(server);
+  ClusterStatus logged = ClusterStatus::unknown;
+  while (true) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      setup_http_ = &http;
+    }
+    ClusterHealth h = parse_cluster_health(http.send(request));
+    std::unique_lock lock(mutex_);
+    setup_http_ = nullptr;
+    if (stopping_) return;
+    if (h.status != logged) {
+      if (h.status == ClusterStatus::green || h.status == ClusterStatus::yellow)
+        log::info("indexer: engine cluster {} ({} nodes); {} of {} hosts answer", to_string(h.status), h.nodes,
+                  board_->up(), board_->size());
+      else
+        log::warn("indexer: engine cluster {}{}; {} of {} hosts answer; documents wait in the spool",
+                  to_string(h.status), h.detail.empty() ? "" : " (" + h.detail + ")", board_->up(), board_->size());
+      logged = h.status;
+    }
+    {
+      std::lock_guard hl(health_mutex_);
+      if (h.nodes < 0 && h.status == ClusterStatus::red) h.nodes = health_.nodes;  // a 503 names no count
+      health_ = std::move(h);
+    }
+    if (time_.wait_for(lock, wake_, config_.cluster_health_interval, [this] { return stopping_; })) return;
+  }
+}
+
+ClusterHealth IndexerService::cluster_health() const {
+  std::lock_guard lock(health_mutex_);
+  return health_;
+}
+
+std::string IndexerService::engine_summary() const {
+  const ClusterHealth h = cluster_health();
+  std::string out = fmt::format("engine hosts up {}/{}", board_->up(), board_->size());
+  for (const auto& host : board_->snapshot())
+    out += fmt::format("; {} {}", host.host, !host.seen ? "not tried" : host.up ? "up" : "down");
+  out += fmt::format("; cluster {}", to_string(h.status));
+  if (h.nodes >= 0) out += fmt::format(", {} nodes", h.nodes);
+  return out;
 }
 
 void IndexerService::spool(std::span<const BulkDoc> docs, const std::function<bool()>& give_up, Lane lane) {
@@ -166,6 +225,22 @@ void IndexerService::publish(Metrics& m) const {
   publish_lane(*spool_, Lane::live);
   if (backfill_spool_) publish_lane(*backfill_spool_, Lane::backfill);
   m.gauge(MetricId::indexer_setup_done, setup_ok_ ? 1 : 0);
+  const auto hosts = board_->snapshot();
+  m.gauge(MetricId::indexer_hosts_configured, static_cast<double>(hosts.size()));
+  m.gauge(MetricId::indexer_hosts_up, static_cast<double>(board_->up()));
+  constexpr std::size_t kHostSlots = 8;
+  for (std::size_t i = 0; i < hosts.size() && i < kHostSlots; ++i) {
+    const std::string slot = std::to_string(i + 1);
+    m.gauge(MetricId::indexer_host_up, {slot}, hosts[i].up ? 1 : 0);
+    m.counter(MetricId::indexer_host_requests, {slot, "answered"}, hosts[i].answered);
+    m.counter(MetricId::indexer_host_requests, {slot, "failed"}, hosts[i].failed);
+  }
+  const ClusterHealth h = cluster_health();
+  for (std::size_t i = 0; i < kClusterStatuses; ++i) {
+    const auto s = static_cast<ClusterStatus>(i);
+    m.gauge(MetricId::indexer_cluster_status, {to_string(s)}, s == h.status ? 1 : 0);
+  }
+  m.gauge(MetricId::indexer_cluster_nodes, h.nodes);
   for (std::size_t i = 0; i < kSetupFailures; ++i)
     m.counter(MetricId::indexer_setup_failures, {to_string(static_cast<SetupFailure>(i))}, setup_failures_[i].load());
 }

@@ -31,7 +31,9 @@
 #include "common/backoff.h"
 #include "common/metrics.h"
 #include "common/steady_time.h"
+#include "http/host_board.h"
 #include "indexer/bulk_shipper.h"
+#include "indexer/cluster_health.h"
 #include "indexer/index_setup.h"
 #include "indexer/indexer_config.h"
 #include "indexer/spool.h"
@@ -81,9 +83,17 @@ class IndexerService {
   const Spool& spool_ref() const { return *spool_; }  // the live lane
   const Spool* backfill_spool() const { return backfill_spool_.get(); }
   const IndexerConfig& config() const { return config_; }
+  // What the shipper's and setup's requests found of each configured host
+  // (the default libcurl clients only; an injected factory's clients report nothing).
+  std::vector<http::HostBoard::HostState> hosts() const { return board_->snapshot(); }
+  // The last _cluster/health read (unknown before the first; cluster_health_interval).
+  ClusterHealth cluster_health() const;
+  // One line for /healthz: "engine hosts up 2/3; cluster yellow, 3 nodes".
+  std::string engine_summary() const;
 
  private:
   void setup_then_ship();
+  void poll_cluster_health(http::HttpClient& http, const ServerInfo& server);
 
   IndexerConfig config_;
   SteadyTime& time_;
@@ -105,6 +115,9 @@ class IndexerService {
   // Job/return/alert documents not spooled when stopping while full, by lane and class.
   std::atomic<std::uint64_t> lost_at_stop_[kLanes][kDocClasses]{};
   std::atomic<std::uint64_t> backpressure_waits_[kLanes]{};  // by lane
+  std::shared_ptr<http::HostBoard> board_;                   // shared by every client of config_.http
+  mutable std::mutex health_mutex_;
+  ClusterHealth health_;  // health_mutex_
 };
 
 }  // namespace salttap::indexer

@@ -47,6 +47,8 @@ import socket
 import subprocess
 import sys
 import time
+import threading
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -165,8 +167,16 @@ def _source_digest(flavor: str) -> str:
     return h.hexdigest()
 
 
+def build_root() -> Path:
+    """Where launchers are built: $SALTTAP_ENGINE_BUILD_ROOT (a checkout whose launcher sources
+    differ from the shared cache's can build beside it), else .cache/engines. The Maven
+    repository stays .cache/engines/m2 either way."""
+    root = os.environ.get("SALTTAP_ENGINE_BUILD_ROOT", "").strip()
+    return Path(root).resolve() if root else CACHE
+
+
 def build_dir(flavor: str) -> Path:
-    return CACHE / flavor / "build"
+    return build_root() / flavor / "build"
 
 
 def build(flavor: str, quiet: bool = False) -> Path:
@@ -178,10 +188,12 @@ def build(flavor: str, quiet: bool = False) -> Path:
     if flavor not in FLAVORS:
         raise EngineError(f"unknown flavor {flavor!r}; choose from {', '.join(FLAVORS)}")
     out = build_dir(flavor)
-    stamp = CACHE / flavor / "build.stamp"
+    root = build_root()
+    stamp = root / flavor / "build.stamp"
     digest = _source_digest(flavor)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / f"{flavor}.lock", "w") as lock:
+    root.mkdir(parents=True, exist_ok=True)
+    M2.parent.mkdir(parents=True, exist_ok=True)
+    with open(root / f"{flavor}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (stamp.exists() and stamp.read_text().strip() == digest
                 and (out / FLAVORS[flavor]["jar"]).exists() and (out / "lib").is_dir()):
@@ -197,7 +209,7 @@ def build(flavor: str, quiet: bool = False) -> Path:
         env = dict(os.environ, JAVA_HOME=str(Path(os.path.realpath(java_for(flavor))).parent.parent))
         base = [mvn, "-B", "-q", f"-Dmaven.repo.local={M2}", "-f", str(LAUNCHERS / flavor / "pom.xml"),
                 f"-Dengine.buildDir={out}", "package"]
-        log = CACHE / f"{flavor}-build.log"
+        log = root / f"{flavor}-build.log"
         res = None
         attempts = [base[:1] + ["-o"] + base[1:], base] if M2.exists() else [base]
         for cmd in attempts:
@@ -408,7 +420,7 @@ class Engine:
                     f"{self.flavor} exited with {self.proc.returncode} during start-up\n"
                     f"--- {self.dir / 'engine.out'}\n{_tail(self.dir / 'engine.out')}\n"
                     f"--- {self.dir / 'logs' / 'engine.log'}\n{_tail(self.dir / 'logs' / 'engine.log')}")
-            if self.port is None and port_file.exists():
+            if port_file.exists() and (self.port is None or self.requested_port == 0):
                 text = port_file.read_text().strip()
                 if text:
                     self.port = int(text)
@@ -429,7 +441,174 @@ class Engine:
             stop_dir(self.dir, proc=self.proc)
             self.proc = None
 
+    def kill(self) -> None:
+        """SIGKILL the node's process group (a crash: no clean close) and reap it; the data
+        dir stays as the crash left it, for a later start() on the same dir and port."""
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(timeout=30)
+        self.proc = None
+        marker = self.dir / "cds-dump"  # a killed JVM writes no class archive
+        try:
+            Path(marker.read_text().strip()).unlink(missing_ok=True)
+        except OSError:
+            pass
+        for name in ("pid", "port", "cds-dump"):
+            (self.dir / name).unlink(missing_ok=True)
+
     def __enter__(self) -> "Engine":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+# ---------------------------------------------------------------- a several-node cluster
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct ports free on 127.0.0.1 right now (bound to 0, then released)."""
+    socks, ports = [], []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in socks:
+            s.close()
+    return ports
+
+
+class Cluster:
+    """A cluster of `size` nodes on 127.0.0.1, each its own JVM (own process group, data dir,
+    HTTP and transport ports), so a test can kill -9 one and start it again on the same dir
+    and ports. Node i lives in DIR/node-i; its DIR/node-i/node.properties turns the
+    launcher's one-node defaults into a member of this cluster (EngineLauncher)."""
+
+    def __init__(self, flavor: str, directory: Path | str, size: int = 3, heap: str = "384m",
+                 timeout: float = START_TIMEOUT):
+        if flavor not in FLAVORS:
+            raise EngineError(f"unknown flavor {flavor!r}; choose from {', '.join(FLAVORS)}")
+        self.flavor = flavor
+        self.dir = Path(directory).resolve()
+        self.size = size
+        self.name = f"salttap-cluster-{os.getpid()}-{time.monotonic_ns() % 1000000}"
+        ports = free_ports(2 * size)
+        self.http_ports, self.transport_ports = ports[:size], ports[size:]
+        self.node_names = [f"node-{i + 1}" for i in range(size)]
+        self.nodes = [Engine(flavor, self.dir / name, port=port, heap=heap, timeout=timeout)
+                      for name, port in zip(self.node_names, self.http_ports)]
+        # OpenSearch 2.x names the bootstrap setting for cluster managers; Elasticsearch 7 for masters.
+        self._bootstrap_key = ("cluster.initial_master_nodes" if FLAVORS[flavor]["product"] == "elasticsearch"
+                               else "cluster.initial_cluster_manager_nodes")
+
+    @property
+    def urls(self) -> list[str]:
+        return [f"http://127.0.0.1:{p}" for p in self.http_ports]
+
+    def _write_properties(self, i: int) -> None:
+        node = self.nodes[i]
+        node.dir.mkdir(parents=True, exist_ok=True)
+        seeds = ",".join(f"127.0.0.1:{p}" for p in self.transport_ports)
+        lines = {
+            "cluster.name": self.name,
+            "node.name": self.node_names[i],
+            "discovery.type": "",  # removes the launcher's single-node default
+            "transport.port": str(self.transport_ports[i]),
+            "discovery.seed_hosts": seeds,
+            self._bootstrap_key: ",".join(self.node_names),
+        }
+        (node.dir / "node.properties").write_text("".join(f"{k}={v}\n" for k, v in lines.items()))
+
+    def start(self, wait_nodes: bool = True) -> "Cluster":
+        build(self.flavor)
+        for i in range(self.size):
+            self._write_properties(i)
+        errors: list[BaseException] = []
+
+        def start_one(node: Engine) -> None:
+            try:
+                node.start()
+            except BaseException as e:  # noqa: BLE001 (reported below)
+                errors.append(e)
+
+        threads = [threading.Thread(target=start_one, args=(n,)) for n in self.nodes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            self.stop()
+            raise errors[0]
+        if wait_nodes:
+            self.wait_health(nodes=self.size)
+        return self
+
+    def start_node(self, i: int) -> Engine:
+        """Start node i again (same dir, same ports) after kill() or stop_node()."""
+        self._write_properties(i)
+        return self.nodes[i].start()
+
+    def kill(self, i: int) -> None:
+        self.nodes[i].kill()
+
+    def stop_node(self, i: int) -> None:
+        self.nodes[i].stop()
+
+    def running(self) -> list[int]:
+        return [i for i, n in enumerate(self.nodes) if n.proc is not None and n.proc.poll() is None]
+
+    def get(self, path: str, timeout: float = 5.0, node: int | None = None) -> dict:
+        """GET from the given node, else the first running node that answers."""
+        order = [node] if node is not None else self.running()
+        last: Exception | None = None
+        for i in order:
+            try:
+                return _get_json(self.urls[i] + path, timeout=timeout)
+            except urllib.error.HTTPError as e:
+                try:
+                    return json.loads(e.read())
+                except ValueError:
+                    last = e
+            except (OSError, ValueError) as e:
+                last = e
+        raise EngineError(f"no node answered GET {path}: {last}")
+
+    def health(self, node: int | None = None) -> dict:
+        return self.get("/_cluster/health?timeout=1s", node=node)
+
+    def wait_health(self, status: str | None = None, nodes: int | None = None, timeout: float = 90.0,
+                    node: int | None = None) -> dict:
+        """Poll _cluster/health until it reports `status` (green/yellow/red or better) and `nodes` nodes."""
+        rank = {"red": 0, "yellow": 1, "green": 2}
+        deadline = time.monotonic() + timeout
+        last: object = None
+        while time.monotonic() < deadline:
+            try:
+                h = self.health(node=node)
+                last = h
+                ok = "status" in h and "error" not in h
+                if ok and status is not None:
+                    ok = rank.get(h["status"], -1) >= rank[status]
+                if ok and nodes is not None:
+                    ok = h.get("number_of_nodes") == nodes
+                if ok:
+                    return h
+            except EngineError as e:
+                last = str(e)
+            time.sleep(0.3)
+        raise EngineError(f"cluster health not {status or 'any'} with {nodes} nodes within {timeout:.0f}s: {last}")
+
+    def stop(self) -> None:
+        for n in self.nodes:
+            n.stop()
+
+    def __enter__(self) -> "Cluster":
         return self.start()
 
     def __exit__(self, *exc) -> None:

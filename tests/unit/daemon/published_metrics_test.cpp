@@ -101,6 +101,9 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   indexer::IndexerConfig config;
   config.spool.dir = dir.path() / "spool";
   config.backfill_lane = true;  // as `run` opens it: the backfill lane's spool families too
+  // As many engine hosts as salttap_indexer_host_* have places for: every label set.
+  config.http.hosts.clear();
+  for (int i = 0; i < 8; ++i) config.http.hosts.push_back("http://es" + std::to_string(i + 1) + ":9200");
   const testing::FakeHttp engine;
   const indexer::IndexerService service(
       config, time, [] { return 0.5; }, engine.factory());  // never started

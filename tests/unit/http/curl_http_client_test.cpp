@@ -4,13 +4,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <thread>
 
 #include "common/text.h"
 #include "http/curl_http_client.h"
 #include "http/gzip.h"
+#include "http/host_board.h"
 #include "http/http_client.h"
 #include "tests/support/gunzip.h"
 #include "tests/support/http_receiver.h"
@@ -292,6 +296,140 @@ TEST(CurlHttpClient, AFailedTlsHandshakeIsNoResponseMarkedAsTls) {
   EXPECT_EQ(refused.status, 0);
   EXPECT_FALSE(refused.tls_failed) << refused.error;
   EXPECT_EQ(refused.error.find("TLS"), std::string::npos) << refused.error;
+}
+
+// Round robin: each request starts at the next host; every host keeps its one
+// connection alive (libcurl's cache holds one per host).
+TEST(CurlHttpClient, RoundRobinSpreadsRequestsOverTheHostsOnOneKeptAliveConnectionEach) {
+  HttpReceiver a(std::vector<int>(4, 200), true), b(std::vector<int>(4, 200), true), c(std::vector<int>(4, 200), true);
+  http::HttpClientConfig config;
+  config.hosts = {a.base_url(), b.base_url(), c.base_url()};
+  config.round_robin = true;
+  config.board = std::make_shared<HostBoard>(host_displays(config.hosts));
+  auto client = http::make_curl_client(config);
+  std::vector<std::string> answered;
+  for (int i = 0; i < 9; ++i) answered.push_back(client->send(bulk("{}\n{}\n")).host);
+  EXPECT_EQ(answered, (std::vector<std::string>{a.base_url(), b.base_url(), c.base_url(), a.base_url(), b.base_url(),
+                                                c.base_url(), a.base_url(), b.base_url(), c.base_url()}));
+  for (const HttpReceiver* r : {&a, &b, &c}) {
+    EXPECT_EQ(r->requests().size(), 3u);
+    EXPECT_EQ(r->connections(), 1) << r->base_url() << ": keep-alive per host";
+  }
+  const auto hosts = config.board->snapshot();
+  ASSERT_EQ(hosts.size(), 3u);
+  for (const auto& h : hosts) {
+    EXPECT_TRUE(h.seen && h.up) << h.host;
+    EXPECT_EQ(h.answered, 3u) << h.host;
+    EXPECT_EQ(h.failed, 0u) << h.host;
+  }
+  EXPECT_EQ(config.board->up(), 3u);
+}
+
+TEST(CurlHttpClient, WithoutRoundRobinRequestsStayWithTheHostThatAnswered) {
+  HttpReceiver a(std::vector<int>(3, 200), true), b(std::vector<int>(3, 200), true);
+  http::HttpClientConfig config;
+  config.hosts = {a.base_url(), b.base_url()};
+  auto client = http::make_curl_client(config);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(client->send(bulk("{}\n{}\n")).host, a.base_url());
+  EXPECT_TRUE(b.requests().empty());
+}
+
+// A node that dies with the request in flight: it takes the connection and
+// the request, then closes without an answer (a kill -9).
+struct DyingNode {
+  salttap::testing::LoopbackPort socket;
+  std::thread thread;
+  std::atomic<int> taken{0};
+  DyingNode() {
+    ::listen(socket.fd(), 4);
+    thread = std::thread([this] {
+      while (true) {
+        const int c = ::accept(socket.fd(), nullptr, nullptr);
+        if (c < 0) return;
+        char head[4096];
+        (void)!::read(c, head, sizeof head);  // some of the request, then gone
+        ++taken;
+        ::close(c);
+      }
+    });
+  }
+  ~DyingNode() {
+    ::shutdown(socket.fd(), SHUT_RDWR);
+    thread.join();
+  }
+};
+
+TEST(CurlHttpClient, ABatchInFlightOnADyingNodeIsSentAgainToTheNextAndTheNodeSkipped) {
+  DyingNode dying;
+  HttpReceiver a(std::vector<int>(4, 200), true), b(std::vector<int>(4, 200), true);
+  http::HttpClientConfig config;
+  config.hosts = {dying.socket.url(), a.base_url(), b.base_url()};
+  config.round_robin = true;
+  config.host_cooldown = 60s;
+  config.board = std::make_shared<HostBoard>(host_displays(config.hosts));
+  // Two clients on one board (two shipper workers): what one learns, the other skips.
+  auto first = http::make_curl_client(config);
+  auto second = http::make_curl_client(config);
+  ::testing::internal::CaptureStderr();
+  const http::HttpResponse r = first->send(bulk("{\"create\":{\"_id\":\"x\"}}\n{}\n"));
+  std::vector<std::string> later;
+  for (int i = 0; i < 4; ++i) later.push_back((i % 2 ? first : second)->send(bulk("{}\n{}\n")).host);
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.host, a.base_url()) << "the same batch, on the next host";
+  EXPECT_EQ(dying.taken.load(), 1) << "the dying node got the batch once, and nothing after";
+  ASSERT_EQ(a.requests().size() + b.requests().size(), 5u);
+  EXPECT_EQ(gunzip(a.requests()[0].body), "{\"create\":{\"_id\":\"x\"}}\n{}\n");
+  for (const auto& host : later) EXPECT_NE(host, dying.socket.url());
+  EXPECT_GE(b.requests().size(), 2u) << "the live hosts share the rest";
+  const auto hosts = config.board->snapshot();
+  EXPECT_FALSE(hosts[0].up);
+  EXPECT_EQ(hosts[0].failed, 1u);
+  EXPECT_TRUE(hosts[1].up && hosts[2].up);
+  EXPECT_EQ(config.board->up(), 2u);
+}
+
+TEST(CurlHttpClient, A503IsTheAnswerWhenTheRequestSaysSo) {
+  HttpReceiver a(std::vector<int>{503, 503}), b(std::vector<int>{200});
+  http::HttpClientConfig config;
+  config.hosts = {a.base_url(), b.base_url()};
+  config.board = std::make_shared<HostBoard>(host_displays(config.hosts));
+  auto client = http::make_curl_client(config);
+  http::HttpRequest health{"GET", "/_cluster/health", "", "application/json", false, {}};
+  health.failover_on_unavailable = false;
+  const http::HttpResponse r = client->send(health);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.host, a.base_url());
+  EXPECT_TRUE(b.requests().empty());
+  EXPECT_TRUE(config.board->snapshot()[0].up) << "the host answered";
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(client->send({"GET", "/", "", "application/json", false, {}}).status, 200) << "a plain request fails over";
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(config.board->snapshot()[0].up);
+}
+
+TEST(HostBoard, SpreadOrderTurnsOverTheHealthyHostsAndPutsCoolingHostsLast) {
+  HostBoard board(host_displays({"es1:9200/", "https://u:p@es2:9200", "http://es3:9200"}));
+  EXPECT_EQ(board.snapshot()[0].host, "http://es1:9200");
+  EXPECT_EQ(board.snapshot()[1].host, "https://es2:9200") << "no user info";
+  const auto now = HostBoard::Clock::now();
+  EXPECT_EQ(board.spread_order(now), (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(board.spread_order(now), (std::vector<std::size_t>{1, 2, 0}));
+  EXPECT_EQ(board.spread_order(now), (std::vector<std::size_t>{2, 0, 1}));
+  board.failed(2, now + 10s);
+  board.failed(1, now + 5s);
+  EXPECT_EQ(board.spread_order(now), (std::vector<std::size_t>{0, 1, 2})) << "cooling hosts last, soonest first";
+  board.failed(1, now);  // a later failure never shortens a cooldown
+  EXPECT_EQ(board.order(1, now), (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(board.order(1, now + 6s), (std::vector<std::size_t>{1, 0, 2})) << "host 1 cooled down";
+  board.answered(2);
+  EXPECT_EQ(board.order(2, now), (std::vector<std::size_t>{2, 0, 1})) << "an answer ends the cooldown";
+  // Two healthy hosts of three: each gets every other turn.
+  std::vector<std::size_t> firsts;
+  for (int i = 0; i < 4; ++i) firsts.push_back(board.spread_order(now).front());
+  std::sort(firsts.begin(), firsts.end());
+  EXPECT_EQ(firsts, (std::vector<std::size_t>{0, 0, 2, 2}));
+  EXPECT_EQ(board.up(), 1u) << "host 0 was never tried";
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <future>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -65,6 +66,10 @@ class Engine {
             banner.product = "Elasticsearch";
             return banner;
           }
+          if (r.method == "GET" && r.path.starts_with("/_cluster/health")) {
+            if (no_manager) return FakeHttp::reply(503, R"({"error":{"type":"master_not_discovered_exception"}})");
+            return FakeHttp::reply(200, R"({"status":"yellow","number_of_nodes":3})");
+          }
           if (r.method == "POST" && r.path.starts_with("/_bulk")) {
             std::string items;
             for (std::size_t i = 0; i < ids_in(r.body).size(); ++i)
@@ -85,6 +90,7 @@ class Engine {
   }
 
   std::atomic<bool> up{false};
+  std::atomic<bool> no_manager{false};  // _cluster/health: 503, no elected master
 
  private:
   FakeHttp http_;
@@ -102,6 +108,7 @@ struct Harness {
     c.shipper.batch.max_docs = 1;  // a document is a full batch: no batch window to wait for
     c.backpressure_wait = 1ms;
     c.spool.segment_bytes = record_bytes();  // one document per segment: each ack frees room
+    c.cluster_health_interval = 0ms;         // one waiter less on the fake time (its own test below)
     return c;
   }
   IndexerService& make() {
@@ -165,6 +172,45 @@ TEST(IndexerService, NothingShipsBeforeSetupWhichIsRetriedWithTheBackoff) {
   EXPECT_TRUE(std::any_of(requests.begin(), first_bulk, [](const http::HttpRequest& r) {
     return r.method == "PUT" && r.path.starts_with("/_index_template/");
   }));
+  service.stop(0ms);
+}
+
+TEST(IndexerService, OnceShippingRunsTheClusterHealthIsPolledAndPublished) {
+  IndexerConfig config = Harness::base_config();
+  config.cluster_health_interval = 10s;
+  Harness h(config);
+  h.engine.up = true;
+  IndexerService& service = h.make();
+  EXPECT_EQ(h.metric("salttap_indexer_cluster_status{status=\"unknown\"}"), 1) << "before the first answer";
+  EXPECT_EQ(h.metric("salttap_indexer_cluster_nodes"), -1);
+  EXPECT_EQ(h.metric("salttap_indexer_hosts_configured"), 1);
+  service.start();
+  // The answer is read just after the request: wait (in real time, bounded) for it to be taken in.
+  const auto read = [&](ClusterStatus want) {
+    const auto give_up = std::chrono::steady_clock::now() + 60s;
+    while (service.cluster_health().status != want && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(1ms);
+    return service.cluster_health().status == want;
+  };
+  ASSERT_TRUE(read(ClusterStatus::yellow));
+  EXPECT_EQ(h.metric("salttap_indexer_cluster_status{status=\"yellow\"}"), 1);
+  EXPECT_EQ(h.metric("salttap_indexer_cluster_status{status=\"green\"}"), 0);
+  EXPECT_EQ(h.metric("salttap_indexer_cluster_nodes"), 3);
+  EXPECT_EQ(service.cluster_health().status, ClusterStatus::yellow);
+  EXPECT_NE(service.engine_summary().find("cluster yellow, 3 nodes"), std::string::npos) << service.engine_summary();
+  EXPECT_EQ(h.engine.http().count("GET", "/_cluster/health"), 1u) << "one poll per interval";
+
+  h.engine.no_manager = true;
+  h.time.advance_until([&] { return h.engine.http().count("GET", "/_cluster/health") >= 2; });
+  ASSERT_TRUE(read(ClusterStatus::red));
+  EXPECT_EQ(h.metric("salttap_indexer_cluster_status{status=\"red\"}"), 1);
+  EXPECT_EQ(h.metric("salttap_indexer_cluster_nodes"), 3) << "a 503 names no count: the last one stays";
+  const auto health = h.engine.http().requests();
+  for (const auto& r : health) {
+    if (r.path.starts_with("/_cluster/health")) {
+      EXPECT_FALSE(r.failover_on_unavailable) << r.path;
+    }
+  }
   service.stop(0ms);
 }
 

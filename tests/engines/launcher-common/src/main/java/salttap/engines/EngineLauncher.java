@@ -23,6 +23,9 @@ import java.util.concurrent.CountDownLatch;
  *   DIR        data, logs and home live under it (DIR/home, DIR/data, DIR/logs)
  *   HTTP_PORT  0 (default) picks a free port
  * Once HTTP serves, the bound port is written to DIR/port (atomically).
+ * DIR/node.properties, when present, overrides the node's settings (one key=value a line;
+ * an empty value removes the key): how the harness makes a node of a several-node cluster
+ * (node name, transport port, discovery). Without it the node is a one-node cluster.
  * SIGTERM/SIGINT closes the node cleanly.
  */
 public final class EngineLauncher {
@@ -62,7 +65,7 @@ public final class EngineLauncher {
         Files.createDirectories(dir.resolve("logs"));
         Files.deleteIfExists(dir.resolve("port"));
 
-        EngineNode node = factory.create(settings(dir, home, httpPort));
+        EngineNode node = factory.create(withOverrides(settings(dir, home, httpPort), dir.resolve("node.properties")));
         CountDownLatch closed = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
@@ -89,6 +92,27 @@ public final class EngineLauncher {
         System.out.println("engine " + engine + " listening on http://127.0.0.1:" + port);
         System.out.flush();
         closed.await();
+    }
+
+    /** The settings with DIR/node.properties applied (an empty value removes a key); unchanged without the file. */
+    static Map<String, String> withOverrides(Map<String, String> base, Path file) throws java.io.IOException {
+        if (!Files.exists(file)) {
+            return base;
+        }
+        java.util.Properties props = new java.util.Properties();
+        try (java.io.Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            props.load(in);
+        }
+        Map<String, String> s = new LinkedHashMap<>(base);
+        for (String key : props.stringPropertyNames()) {
+            String value = props.getProperty(key).trim();
+            if (value.isEmpty()) {
+                s.remove(key);
+            } else {
+                s.put(key, value);
+            }
+        }
+        return Collections.unmodifiableMap(s);
     }
 
     /** One node, its own cluster, bound to 127.0.0.1 only, disk watermarks off. */
