@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "correlator/return_analysis.h"
+#include "correlator/run_kind.h"
 #include "fleet/internal/fleet_notices.h"
 #include "tap/tag.h"
 
@@ -42,6 +44,26 @@ void FleetTracker::heard(std::string_view minion, Micros at, HeardVia via) {
   ++revision_;
 }
 
+void FleetTracker::highstate_return(std::string_view minion, std::string_view jid, const tap::Event& e, Micros at) {
+  if (minion.empty()) return;
+  const correlator::RunKind kind = correlator::run_kind(e.string_field("fun").value_or(""), e.find("fun_args"));
+  if (!kind.highstate) return;
+  // Only highstates pay for the analysis; the correlator's own is not at hand here.
+  const bool succeeded = !correlator::analyze_return(e.data(), 0).failed;
+  MinionEntity& m = entity(minion);
+  const HighstateRun run{at, std::string(jid), succeeded, kind.test};
+  bool changed = false;
+  if (at >= m.last_highstate.at) {
+    m.last_highstate = run;
+    changed = true;
+  }
+  if (succeeded && !kind.test && at >= m.last_successful_highstate.at) {
+    m.last_successful_highstate = run;
+    changed = true;
+  }
+  if (changed) ++revision_;
+}
+
 void FleetTracker::on_event(const tap::Event& e, Micros arrival) {
   const std::string_view tag = e.tag();
   const Micros at = event_time(e, arrival);
@@ -52,6 +74,7 @@ void FleetTracker::on_event(const tap::Event& e, Micros arrival) {
     if (minion.empty()) minion = e.string_field("id").value_or("");
     const bool find_job = e.string_field("fun").value_or("") == "saltutil.find_job";
     heard(minion, at, what == "prog" ? HeardVia::progress : find_job ? HeardVia::find_job : HeardVia::ret);
+    if (what == "ret") highstate_return(minion, tap::tag_part(tag, 2), e, at);
   } else if (tag.starts_with("salt/minion/") && tag.ends_with("/start")) {
     heard(tap::tag_part(tag, 2), at, HeardVia::start);
   } else if (tag == "minion_start") {

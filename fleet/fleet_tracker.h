@@ -3,7 +3,8 @@
 // takes every event (from the pipeline thread) and the master's accepted
 // keys, and keeps one MinionEntity per minion: when it was last heard and
 // how, whether the master has it connected, whether it belongs to the
-// expected fleet. A sweep, every fleet.sweep_seconds, decides which
+// expected fleet, and its last full highstate (and last successful
+// enforcing one, correlator/run_kind.h). A sweep, every fleet.sweep_seconds, decides which
 // expected minions have been silent longer than their rule's window and
 // opens one episode each (one minion_silent alert), closes it when the
 // minion speaks again (one minion_recovered), and groups a storm into one
@@ -90,6 +91,8 @@ class FleetTracker {
  private:
   MinionEntity& entity(std::string_view minion);
   void heard(std::string_view minion, Micros at, HeardVia via);
+  // A full highstate's return: the minion's last (and last successful) highstate.
+  void highstate_return(std::string_view minion, std::string_view jid, const tap::Event& event, Micros at);
   void presence(const tap::Event& event, Micros at);
   void key_event(const tap::Event& event, Micros at);
   void close(std::string_view name, MinionEntity& m, Micros at, std::string_view resolution, SweepOutcome* out);

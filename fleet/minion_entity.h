@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "common/clock.h"
@@ -26,6 +27,15 @@ inline constexpr std::size_t kLivenessStates = 4;
 std::string_view to_string(Liveness liveness);
 std::optional<Liveness> parse_liveness(std::string_view text);
 
+// One full highstate run (correlator/run_kind.h) as the minion returned it.
+struct HighstateRun {
+  Micros at = 0;  // the return's time; 0: none yet
+  std::string jid;
+  bool succeeded = false;  // salttap's computed status (correlator/return_analysis.h), not Salt's `success`
+  bool test = false;       // test=True: a dry run, never a "last successful" one
+  bool operator==(const HighstateRun&) const = default;
+};
+
 struct MinionEntity {
   Micros last_heard = 0;  // the minion spoke
   Micros blind_at_heard = 0;
@@ -39,7 +49,9 @@ struct MinionEntity {
   HeardVia via = HeardVia::none;
   Liveness liveness = Liveness::never_heard;  // as of the last sweep
   bool connected = false;
-  bool expected = false;  // in the expected fleet
+  bool expected = false;                   // in the expected fleet
+  HighstateRun last_highstate;             // the newest full highstate, either mode
+  HighstateRun last_successful_highstate;  // the newest enforcing one that succeeded
 };
 
 }  // namespace salttap::fleet

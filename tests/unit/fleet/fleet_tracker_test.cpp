@@ -181,6 +181,50 @@ TEST_F(FleetTrackerTest, WithoutKeysTheFleetIsWhoWasHeardLately) {
   EXPECT_NE(out.records[0].json.find(R"("resolution":"forgotten")"), std::string::npos);
 }
 
+// A state.apply return as a minion sends it: `fun_args` decide whether it
+// is a full highstate and a dry run; the states decide whether it succeeded.
+tap::Event highstate_ret(const std::string& minion, const std::string& jid, const std::string& fun_args, bool ok) {
+  const std::string result = ok ? "true" : "false";
+  return ev("salt/job/" + jid + "/ret/" + minion,
+            R"({"id": ")" + minion + R"(", "fun": "state.apply", "fun_args": )" + fun_args + R"(, "retcode": )" +
+                (ok ? "0" : "2") + R"(, "return": {"file_|-motd_|-/etc/motd_|-managed": {"result": )" + result +
+                R"(, "changes": {}, "__id__": "motd", "__run_num__": 0}}})");
+}
+
+TEST_F(FleetTrackerTest, FullHighstatesAreKeptPerMinion) {
+  fleet_.on_event(highstate_ret("web1", "101", "[]", true), at(1));
+  const MinionEntity* m = fleet_.find("web1");
+  EXPECT_EQ(m->last_highstate, (HighstateRun{at(1), "101", true, false}));
+  EXPECT_EQ(m->last_successful_highstate, m->last_highstate);
+  EXPECT_EQ(m->via, HeardVia::ret);
+
+  // A dry run is the last highstate, never the last successful one.
+  fleet_.on_event(highstate_ret("web1", "102", R"([{"__kwarg__": true, "test": true}])", true), at(2));
+  EXPECT_EQ(m->last_highstate, (HighstateRun{at(2), "102", true, true}));
+  EXPECT_EQ(m->last_successful_highstate.jid, "101");
+
+  // A failed enforcing run neither.
+  fleet_.on_event(highstate_ret("web1", "103", "[]", false), at(3));
+  EXPECT_EQ(m->last_highstate, (HighstateRun{at(3), "103", false, false}));
+  EXPECT_EQ(m->last_successful_highstate.jid, "101");
+
+  // Partial runs (mods) and other functions are no highstates.
+  fleet_.on_event(highstate_ret("web1", "104", R"(["core"])", true), at(4));
+  ret("web1", 5, "state.sls");
+  EXPECT_EQ(m->last_highstate.jid, "103");
+
+  // Event time orders them, not jids: a later return wins; one stamped
+  // earlier (a backlog drained late) changes nothing.
+  fleet_.on_event(highstate_ret("web1", "100", "[]", true), at(6));
+  EXPECT_EQ(m->last_successful_highstate.jid, "100");
+  const auto stamped =
+      ev("salt/job/99/ret/web1", R"({"id": "web1", "fun": "state.highstate", "fun_args": [], "_stamp": ")" +
+                                     format_utc(at(0)) + R"(", "return": {"a_|-b_|-c_|-d": {"result": true}}})");
+  fleet_.on_event(stamped, at(7));
+  EXPECT_EQ(m->last_successful_highstate.jid, "100");
+  EXPECT_EQ(m->last_highstate.jid, "100");
+}
+
 TEST(FleetConfig, ParsesRulesAndRefusesBadOnes) {
   const FleetConfig c = parse_fleet_config(
       YAML::Load(R"({silence: [{match: "lap*", ignore: true}, {match: "*", after_seconds: 90}], sweep_seconds: 2})"));
