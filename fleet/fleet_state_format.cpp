@@ -87,6 +87,7 @@ MinionEntity entity_of(const rapidjson::Value& o, const std::string& where, int 
   if (version >= 2) {
     m.last_highstate = highstate_of(o, "last_highstate", where);
     m.last_successful_highstate = highstate_of(o, "last_successful_highstate", where);
+    m.indexed_version = time_of(o, "indexed_version", where);
   }
   return m;
 }
@@ -123,6 +124,7 @@ std::string encode_fleet_state(const FleetSnapshot& s) {
     json::key(w, "liveness"), json::string(w, to_string(m.liveness));
     write_highstate(w, "last_highstate", m.last_highstate);
     write_highstate(w, "last_successful_highstate", m.last_successful_highstate);
+    json::key(w, "indexed_version"), w.Int64(m.indexed_version);
     w.EndObject();
   }
   w.EndArray();

@@ -8,7 +8,8 @@
 //    "minions": [{"id", "last_heard", "blind_at_heard", "via", "last_connected",
 //                 "blind_at_connected", "connected", "expected", "expected_since",
 //                 "blind_at_expected", "silent_since", "detected_at", "window",
-//                 "liveness", "last_highstate", "last_successful_highstate"}, ...]}
+//                 "liveness", "last_highstate", "last_successful_highstate",
+//                 "indexed_version"}, ...]}
 //   a highstate: {"at": µs, "jid", "succeeded": bool, "test": bool}
 //
 // Version 2 added the highstates; a version 1 file is still read (no

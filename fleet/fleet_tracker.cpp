@@ -130,7 +130,52 @@ void FleetTracker::key_event(const tap::Event& e, Micros at) {
     auto it = minions_.find(id);
     if (it == minions_.end()) return;
     close(id, it->second, at, "key_deleted", &pending_);
+    write_deleted(id, it->second, at, pending_);
     minions_.erase(it);
+    ++revision_;
+  }
+}
+
+void FleetTracker::write_deleted(std::string_view name, MinionEntity& m, Micros at, SweepOutcome& out) {
+  m.connected = false;
+  m.expected = false;
+  const auto version = std::max<std::int64_t>(m.indexed_version + 1, at);
+  out.entities.push_back(entity_document(master_id_, name, m, "deleted", version, at));
+}
+
+namespace {
+
+EntityMark mark_of(const MinionEntity& m, bool keys_known) {
+  return {.written = true,
+          .connected = m.connected,
+          .expected = m.expected,
+          .keys_known = keys_known,
+          .liveness = static_cast<std::uint8_t>(m.liveness),
+          .last_heard = m.last_heard,
+          .silent_since = m.silent_since,
+          .highstate_at = m.last_highstate.at,
+          .successful_highstate_at = m.last_successful_highstate.at};
+}
+
+}  // namespace
+
+void FleetTracker::collect_entities(Micros now, std::vector<EntityDoc>& out) {
+  for (auto& [name, m] : minions_) {
+    const EntityMark mark = mark_of(m, keys_known_);
+    if (mark == m.indexed) continue;
+    EntityMark heard_only = m.indexed;
+    heard_only.last_heard = mark.last_heard;
+    // Only last_heard moved: a heartbeat, written at most every index_interval.
+    if (heard_only == mark && mark.last_heard - m.indexed.last_heard < config_.index_interval) continue;
+    // The version is the newest event time the document carries (the same on
+    // an HA twin that heard the same events), and grows past the last one.
+    const Micros changed = std::max(
+        {m.last_heard, m.last_connected, m.silent_since, m.detected_at, m.last_highstate.at, m.expected_since});
+    const auto version = std::max<std::int64_t>({m.indexed_version + 1, changed, 1});
+    out.push_back(
+        entity_document(master_id_, name, m, key_state(m, keys_known_), version, changed > 0 ? changed : now));
+    m.indexed = mark;
+    m.indexed_version = version;
     ++revision_;
   }
 }
@@ -146,6 +191,7 @@ SweepOutcome FleetTracker::set_keys(const std::optional<std::vector<std::string>
   for (auto it = minions_.begin(); it != minions_.end();) {
     if (!accepted.contains(it->first)) {
       close(it->first, it->second, now, "key_deleted", &out);
+      write_deleted(it->first, it->second, now, out);
       minions_.erase(it++);
       ++revision_;
     } else {

@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "correlator/alert.h"
 #include "fleet/blind_clock.h"
+#include "fleet/entity_document.h"
 #include "fleet/fleet_config.h"
 #include "fleet/minion_entity.h"
 #include "tap/event.h"
@@ -40,6 +41,7 @@ namespace salttap::fleet {
 struct SweepOutcome {
   std::vector<correlator::Alert> notices;
   std::vector<correlator::Alert> records;
+  std::vector<EntityDoc> entities;  // for the <prefix>-minions index
 };
 
 struct FleetCounts {
@@ -74,6 +76,9 @@ class FleetTracker {
   // The rules of a reloaded config; open episodes are judged by them at the next sweep.
   void reconfigure(FleetConfig config) { config_ = std::move(config); }
   SweepOutcome sweep(Micros now);
+  // The entity documents of the minions that changed since their last one
+  // (last_heard alone: once index_interval has passed); after a sweep.
+  void collect_entities(Micros now, std::vector<EntityDoc>& out);
 
   FleetSnapshot snapshot(Micros now) const;
   // Takes the saved minions in (before any event).
@@ -100,6 +105,8 @@ class FleetTracker {
   // The newest activity on the blind-corrected clock (time minus blind total then).
   Micros activity_effective(const MinionEntity& m) const;
   std::string_view rule_glob(std::string_view minion) const;
+  // The minion's key is gone: its last entity document says so.
+  void write_deleted(std::string_view name, MinionEntity& m, Micros at, SweepOutcome& out);
 
   FleetConfig config_;
   std::string master_id_;

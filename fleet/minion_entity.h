@@ -36,6 +36,21 @@ struct HighstateRun {
   bool operator==(const HighstateRun&) const = default;
 };
 
+// What the last entity document said (entity_document.h), for deciding
+// whether the entity changed enough to write another.
+struct EntityMark {
+  bool written = false;
+  bool connected = false;
+  bool expected = false;
+  bool keys_known = false;
+  std::uint8_t liveness = 0;
+  Micros last_heard = 0;
+  Micros silent_since = 0;
+  Micros highstate_at = 0;
+  Micros successful_highstate_at = 0;
+  bool operator==(const EntityMark&) const = default;
+};
+
 struct MinionEntity {
   Micros last_heard = 0;  // the minion spoke
   Micros blind_at_heard = 0;
@@ -52,6 +67,11 @@ struct MinionEntity {
   bool expected = false;                   // in the expected fleet
   HighstateRun last_highstate;             // the newest full highstate, either mode
   HighstateRun last_successful_highstate;  // the newest enforcing one that succeeded
+  // The entity index: the last document's external version (saved, so a
+  // restart's versions keep growing) and what it said (not saved: after a
+  // restart every minion is written once).
+  std::int64_t indexed_version = 0;
+  EntityMark indexed;
 };
 
 }  // namespace salttap::fleet

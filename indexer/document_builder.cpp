@@ -435,6 +435,27 @@ void DocumentBuilder::on_alert(const correlator::Alert& alert) {
   push(DocClass::alert, std::move(doc));
 }
 
+// ---- entities -------------------------------------------------------------
+
+void DocumentBuilder::on_minion_entity(std::string_view minion, std::int64_t version, Micros updated_at,
+                                       std::string_view json) {
+  std::string doc = new_document(json.size());
+  action(doc, options_.layout.entity_index("minions"), document_id({options_.master_id, minion}),
+         std::max<std::int64_t>(version, 1));
+  {
+    StringOut os{doc};
+    Writer w(os);
+    w.StartObject();
+    json::key(w, "@timestamp"), json::string(w, format_utc(updated_at));
+    json::key(w, "salttap");
+    write_salttap_meta(w, "minions");
+  }
+  doc.push_back(',');
+  doc.append(json, 1, std::string::npos);
+  doc.push_back('\n');
+  push(DocClass::entity, std::move(doc));
+}
+
 // ---- raw events -----------------------------------------------------------
 
 void DocumentBuilder::on_event(const tap::Event& e) {

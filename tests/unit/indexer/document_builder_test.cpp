@@ -280,6 +280,23 @@ TEST_F(Builder, ReturnsSayWhetherTheyAreHighstatesAndDryRuns) {
   EXPECT_EQ(rets[0]->source["states"]["failed"].GetInt(), 0);
 }
 
+TEST_F(Builder, AMinionEntityIsOneUndatedDocumentWithAnExternalVersion) {
+  make();
+  builder_->on_minion_entity("web1", 1'800'000'000'000'123, 1'800'000'000'000'000,
+                             R"({"master":"m1","minion":"web1","silent":false})");
+  const auto all = docs();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].cls, DocClass::entity);
+  EXPECT_EQ(all[0].op, "index");
+  EXPECT_EQ(all[0].index, "salt-minions");
+  EXPECT_EQ(all[0].id, "m1/web1");
+  EXPECT_EQ(all[0].version, 1'800'000'000'000'123);
+  EXPECT_STREQ(all[0].source["salttap"]["doc"].GetString(), "minions");
+  EXPECT_STREQ(all[0].source["@timestamp"].GetString(), format_utc(1'800'000'000'000'000).c_str());
+  EXPECT_STREQ(all[0].source["minion"].GetString(), "web1");
+  EXPECT_FALSE(all[0].source["silent"].GetBool());
+}
+
 TEST_F(Builder, UndatedIndicesAndLongIdsAreHashed) {
   DocumentOptions o;
   o.layout.index_date = false;
