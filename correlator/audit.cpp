@@ -7,6 +7,7 @@
 #include "common/enum_names.h"
 #include "common/text.h"
 #include "common/yaml_fields.h"
+#include "correlator/run_kind.h"
 #include "tap/event.h"
 
 namespace salttap::correlator {
@@ -19,30 +20,6 @@ bool ieq(std::string_view a, std::string_view b) {
            auto l = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
            return l(x) == l(y);
          });
-}
-
-bool truthy_text(std::string_view v) { return ieq(v, "true") || ieq(v, "yes") || ieq(v, "on") || v == "1"; }
-
-bool truthy(const msgpack::object& o) {
-  switch (o.type) {
-    case msgpack::type::BOOLEAN:
-      return o.via.boolean;
-    case msgpack::type::POSITIVE_INTEGER:
-      return o.via.u64 != 0;
-    case msgpack::type::NEGATIVE_INTEGER:
-      return true;
-    case msgpack::type::STR:
-    case msgpack::type::BIN:
-      return truthy_text(*tap::as_string(o));
-    default:
-      return false;
-  }
-}
-
-bool is_kwargs(const msgpack::object& o) {
-  if (o.type != msgpack::type::MAP) return false;
-  const msgpack::object* flag = tap::map_find(o, "__kwarg__");
-  return flag && flag->type == msgpack::type::BOOLEAN && flag->via.boolean;
 }
 
 void render(std::string& out, const msgpack::object& o, bool top, std::size_t depth) {
@@ -104,20 +81,6 @@ void render(std::string& out, const msgpack::object& o, bool top, std::size_t de
       out += "<ext>";
       return;
   }
-}
-
-// test=True in the arg list: a true `test` kwarg, or a positional "test=<true>".
-bool has_test_true(const msgpack::object* arg) {
-  if (!arg || arg->type != msgpack::type::ARRAY) return false;
-  for (std::uint32_t i = 0; i < arg->via.array.size; ++i) {
-    const msgpack::object& a = arg->via.array.ptr[i];
-    if (is_kwargs(a)) {
-      if (const msgpack::object* t = tap::map_find(a, "test"); t && truthy(*t)) return true;
-    } else if (const auto s = tap::as_string(a); s && s->starts_with("test=") && truthy_text(s->substr(5))) {
-      return true;
-    }
-  }
-  return false;
 }
 
 bool targets_all(const AuditInput& in) {

@@ -57,12 +57,13 @@ FleetConfig parse_fleet_config(const YAML::Node& node, const std::string& where)
   if (!node || node.IsNull()) return c;
   only_keys(node, where,
             {"enabled", "silence", "sweep_seconds", "forget_after_seconds", "keys_rescan_seconds", "keys_dir",
-             "count_presence", "storm", "state_path"});
+             "count_presence", "storm", "state_path", "index_interval_seconds"});
   c.enabled = get<bool>(node, "enabled", where, c.enabled);
   if (node["silence"]) c.silence = parse_rules(node["silence"], where + ".silence");
   c.sweep = positive_seconds(node, "sweep_seconds", where, c.sweep);
   c.forget_after = positive_seconds(node, "forget_after_seconds", where, c.forget_after);
   c.keys_rescan = positive_seconds(node, "keys_rescan_seconds", where, c.keys_rescan);
+  c.index_interval = positive_seconds(node, "index_interval_seconds", where, c.index_interval);
   c.keys_dir = get<std::string>(node, "keys_dir", where, "");
   c.count_presence = get<bool>(node, "count_presence", where, c.count_presence);
   c.state_path = get<std::string>(node, "state_path", where, "");

@@ -15,6 +15,7 @@
 //     count_presence: true              presence lists count as signs of life
 //     storm: {min_minions: 20, min_fraction: 0.10}
 //     state_path: ""                    default: fleet.state beside the checkpoint
+//     index_interval_seconds: 300       a minion's entity document refreshes last_heard at most this often
 
 #include <cstddef>
 #include <filesystem>
@@ -52,6 +53,10 @@ struct FleetConfig {
   bool count_presence = true;
   StormConfig storm;
   std::filesystem::path state_path;  // empty: config::fleet_state_path picks it
+  // A change of last_heard alone rewrites a minion's entity document at
+  // most this often; every other change (connected, key, episode,
+  // highstate) at the next sweep.
+  Micros index_interval = 300 * kMicrosPerSecond;
 
   // The first rule whose glob matches `minion`, or -1 when none does (not watched).
   int rule_for(std::string_view minion) const;

@@ -15,6 +15,7 @@ constexpr Micros kRewriteEvery = 60 * kMicrosPerSecond;
 void append(SweepOutcome& to, SweepOutcome&& from) {
   for (auto& a : from.notices) to.notices.push_back(std::move(a));
   for (auto& a : from.records) to.records.push_back(std::move(a));
+  for (auto& e : from.entities) to.entities.push_back(std::move(e));
 }
 
 }  // namespace
@@ -80,6 +81,7 @@ SweepOutcome FleetKeeper::tick(bool hearing) {
   if (now < next_sweep_) return out;
   next_sweep_ = now + tracker_->config().sweep;
   append(out, tracker_->sweep(now));
+  tracker_->collect_entities(now, out.entities);
   // Also when nothing changed, now and then: a restart counts the time since
   // the last save as blind, and that stretch should stay short.
   if (tracker_->revision() != written_revision_ || now - last_write_ >= kRewriteEvery) write_state();

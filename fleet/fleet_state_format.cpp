@@ -11,7 +11,8 @@ namespace salttap::fleet {
 namespace {
 
 constexpr std::string_view kFormat = "salttap-fleet";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;
+constexpr int kOldestVersion = 1;  // before the highstates
 
 struct Invalid : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -41,7 +42,30 @@ std::string_view string_of(const rapidjson::Value& o, const char* key, const std
   return {v.GetString(), v.GetStringLength()};
 }
 
-MinionEntity entity_of(const rapidjson::Value& o, const std::string& where) {
+HighstateRun highstate_of(const rapidjson::Value& o, const char* key, const std::string& where) {
+  const rapidjson::Value& v = member(o, key, where);
+  const std::string at = where + "." + key;
+  if (!v.IsObject()) throw Invalid(at + ": not an object");
+  HighstateRun run;
+  run.at = time_of(v, "at", at);
+  run.jid = string_of(v, "jid", at);
+  run.succeeded = bool_of(v, "succeeded", at);
+  run.test = bool_of(v, "test", at);
+  if (run.at == 0 && !run.jid.empty()) throw Invalid(at + ": a jid without a time");
+  return run;
+}
+
+void write_highstate(json::Writer& w, const char* key, const HighstateRun& run) {
+  json::key(w, key);
+  w.StartObject();
+  json::key(w, "at"), w.Int64(run.at);
+  json::key(w, "jid"), json::string(w, run.jid);
+  json::key(w, "succeeded"), w.Bool(run.succeeded);
+  json::key(w, "test"), w.Bool(run.test);
+  w.EndObject();
+}
+
+MinionEntity entity_of(const rapidjson::Value& o, const std::string& where, int version) {
   MinionEntity m;
   m.last_heard = time_of(o, "last_heard", where);
   m.blind_at_heard = time_of(o, "blind_at_heard", where);
@@ -60,6 +84,11 @@ MinionEntity entity_of(const rapidjson::Value& o, const std::string& where) {
   const auto liveness = parse_liveness(string_of(o, "liveness", where));
   if (!liveness) throw Invalid(where + ".liveness: unknown");
   m.liveness = *liveness;
+  if (version >= 2) {
+    m.last_highstate = highstate_of(o, "last_highstate", where);
+    m.last_successful_highstate = highstate_of(o, "last_successful_highstate", where);
+    m.indexed_version = time_of(o, "indexed_version", where);
+  }
   return m;
 }
 
@@ -93,6 +122,9 @@ std::string encode_fleet_state(const FleetSnapshot& s) {
     json::key(w, "detected_at"), w.Int64(m.detected_at);
     json::key(w, "window"), w.Int64(m.window);
     json::key(w, "liveness"), json::string(w, to_string(m.liveness));
+    write_highstate(w, "last_highstate", m.last_highstate);
+    write_highstate(w, "last_successful_highstate", m.last_successful_highstate);
+    json::key(w, "indexed_version"), w.Int64(m.indexed_version);
     w.EndObject();
   }
   w.EndArray();
@@ -110,7 +142,7 @@ Result<FleetSnapshot, std::string> decode_fleet_state(std::string_view text) {
     if (!doc.IsObject()) throw Invalid("not a JSON object");
     if (string_of(doc, "format", "state") != kFormat) throw Invalid("state.format: not a fleet state file");
     const rapidjson::Value& version = member(doc, "version", "state");
-    if (!version.IsInt() || version.GetInt() != kVersion)
+    if (!version.IsInt() || version.GetInt() < kOldestVersion || version.GetInt() > kVersion)
       throw Invalid("state.version: not a version this salttap reads");
     FleetSnapshot s;
     s.saved_at = time_of(doc, "saved_at", "state");
@@ -125,7 +157,7 @@ Result<FleetSnapshot, std::string> decode_fleet_state(std::string_view text) {
       const std::string_view id = string_of(minions[i], "id", where);
       if (id.empty()) throw Invalid(where + ".id: empty");
       if (!s.minions.empty() && id <= s.minions.back().first) throw Invalid(where + ".id: not sorted and unique");
-      s.minions.emplace_back(std::string(id), entity_of(minions[i], where));
+      s.minions.emplace_back(std::string(id), entity_of(minions[i], where, version.GetInt()));
     }
     return s;
   } catch (const Invalid& e) {

@@ -8,7 +8,12 @@
 //    "minions": [{"id", "last_heard", "blind_at_heard", "via", "last_connected",
 //                 "blind_at_connected", "connected", "expected", "expected_since",
 //                 "blind_at_expected", "silent_since", "detected_at", "window",
-//                 "liveness"}, ...]}
+//                 "liveness", "last_highstate", "last_successful_highstate",
+//                 "indexed_version"}, ...]}
+//   a highstate: {"at": µs, "jid", "succeeded": bool, "test": bool}
+//
+// Version 2 added the highstates; a version 1 file is still read (no
+// highstate known yet), so an upgrade keeps every minion's silence clock.
 //
 // The reader checks every field (types, ranges, names) and refuses the whole
 // file with the first thing wrong: a state file is ours, and one that is not

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "correlator/return_analysis.h"
+#include "correlator/run_kind.h"
 #include "fleet/internal/fleet_notices.h"
 #include "tap/tag.h"
 
@@ -42,6 +44,26 @@ void FleetTracker::heard(std::string_view minion, Micros at, HeardVia via) {
   ++revision_;
 }
 
+void FleetTracker::highstate_return(std::string_view minion, std::string_view jid, const tap::Event& e, Micros at) {
+  if (minion.empty()) return;
+  const correlator::RunKind kind = correlator::run_kind(e.string_field("fun").value_or(""), e.find("fun_args"));
+  if (!kind.highstate) return;
+  // Only highstates pay for the analysis; the correlator's own is not at hand here.
+  const bool succeeded = !correlator::analyze_return(e.data(), 0).failed;
+  MinionEntity& m = entity(minion);
+  const HighstateRun run{at, std::string(jid), succeeded, kind.test};
+  bool changed = false;
+  if (at >= m.last_highstate.at) {
+    m.last_highstate = run;
+    changed = true;
+  }
+  if (succeeded && !kind.test && at >= m.last_successful_highstate.at) {
+    m.last_successful_highstate = run;
+    changed = true;
+  }
+  if (changed) ++revision_;
+}
+
 void FleetTracker::on_event(const tap::Event& e, Micros arrival) {
   const std::string_view tag = e.tag();
   const Micros at = event_time(e, arrival);
@@ -52,6 +74,7 @@ void FleetTracker::on_event(const tap::Event& e, Micros arrival) {
     if (minion.empty()) minion = e.string_field("id").value_or("");
     const bool find_job = e.string_field("fun").value_or("") == "saltutil.find_job";
     heard(minion, at, what == "prog" ? HeardVia::progress : find_job ? HeardVia::find_job : HeardVia::ret);
+    if (what == "ret") highstate_return(minion, tap::tag_part(tag, 2), e, at);
   } else if (tag.starts_with("salt/minion/") && tag.ends_with("/start")) {
     heard(tap::tag_part(tag, 2), at, HeardVia::start);
   } else if (tag == "minion_start") {
@@ -107,7 +130,52 @@ void FleetTracker::key_event(const tap::Event& e, Micros at) {
     auto it = minions_.find(id);
     if (it == minions_.end()) return;
     close(id, it->second, at, "key_deleted", &pending_);
+    write_deleted(id, it->second, at, pending_);
     minions_.erase(it);
+    ++revision_;
+  }
+}
+
+void FleetTracker::write_deleted(std::string_view name, MinionEntity& m, Micros at, SweepOutcome& out) {
+  m.connected = false;
+  m.expected = false;
+  const auto version = std::max<std::int64_t>(m.indexed_version + 1, at);
+  out.entities.push_back(entity_document(master_id_, name, m, "deleted", version, at));
+}
+
+namespace {
+
+EntityMark mark_of(const MinionEntity& m, bool keys_known) {
+  return {.written = true,
+          .connected = m.connected,
+          .expected = m.expected,
+          .keys_known = keys_known,
+          .liveness = static_cast<std::uint8_t>(m.liveness),
+          .last_heard = m.last_heard,
+          .silent_since = m.silent_since,
+          .highstate_at = m.last_highstate.at,
+          .successful_highstate_at = m.last_successful_highstate.at};
+}
+
+}  // namespace
+
+void FleetTracker::collect_entities(Micros now, std::vector<EntityDoc>& out) {
+  for (auto& [name, m] : minions_) {
+    const EntityMark mark = mark_of(m, keys_known_);
+    if (mark == m.indexed) continue;
+    EntityMark heard_only = m.indexed;
+    heard_only.last_heard = mark.last_heard;
+    // Only last_heard moved: a heartbeat, written at most every index_interval.
+    if (heard_only == mark && mark.last_heard - m.indexed.last_heard < config_.index_interval) continue;
+    // The version is the newest event time the document carries (the same on
+    // an HA twin that heard the same events), and grows past the last one.
+    const Micros changed = std::max(
+        {m.last_heard, m.last_connected, m.silent_since, m.detected_at, m.last_highstate.at, m.expected_since});
+    const auto version = std::max<std::int64_t>({m.indexed_version + 1, changed, 1});
+    out.push_back(
+        entity_document(master_id_, name, m, key_state(m, keys_known_), version, changed > 0 ? changed : now));
+    m.indexed = mark;
+    m.indexed_version = version;
     ++revision_;
   }
 }
@@ -123,6 +191,7 @@ SweepOutcome FleetTracker::set_keys(const std::optional<std::vector<std::string>
   for (auto it = minions_.begin(); it != minions_.end();) {
     if (!accepted.contains(it->first)) {
       close(it->first, it->second, now, "key_deleted", &out);
+      write_deleted(it->first, it->second, now, out);
       minions_.erase(it++);
       ++revision_;
     } else {

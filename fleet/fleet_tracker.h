@@ -3,7 +3,8 @@
 // takes every event (from the pipeline thread) and the master's accepted
 // keys, and keeps one MinionEntity per minion: when it was last heard and
 // how, whether the master has it connected, whether it belongs to the
-// expected fleet. A sweep, every fleet.sweep_seconds, decides which
+// expected fleet, and its last full highstate (and last successful
+// enforcing one, correlator/run_kind.h). A sweep, every fleet.sweep_seconds, decides which
 // expected minions have been silent longer than their rule's window and
 // opens one episode each (one minion_silent alert), closes it when the
 // minion speaks again (one minion_recovered), and groups a storm into one
@@ -28,6 +29,7 @@
 #include "common/clock.h"
 #include "correlator/alert.h"
 #include "fleet/blind_clock.h"
+#include "fleet/entity_document.h"
 #include "fleet/fleet_config.h"
 #include "fleet/minion_entity.h"
 #include "tap/event.h"
@@ -39,6 +41,7 @@ namespace salttap::fleet {
 struct SweepOutcome {
   std::vector<correlator::Alert> notices;
   std::vector<correlator::Alert> records;
+  std::vector<EntityDoc> entities;  // for the <prefix>-minions index
 };
 
 struct FleetCounts {
@@ -73,6 +76,9 @@ class FleetTracker {
   // The rules of a reloaded config; open episodes are judged by them at the next sweep.
   void reconfigure(FleetConfig config) { config_ = std::move(config); }
   SweepOutcome sweep(Micros now);
+  // The entity documents of the minions that changed since their last one
+  // (last_heard alone: once index_interval has passed); after a sweep.
+  void collect_entities(Micros now, std::vector<EntityDoc>& out);
 
   FleetSnapshot snapshot(Micros now) const;
   // Takes the saved minions in (before any event).
@@ -90,6 +96,8 @@ class FleetTracker {
  private:
   MinionEntity& entity(std::string_view minion);
   void heard(std::string_view minion, Micros at, HeardVia via);
+  // A full highstate's return: the minion's last (and last successful) highstate.
+  void highstate_return(std::string_view minion, std::string_view jid, const tap::Event& event, Micros at);
   void presence(const tap::Event& event, Micros at);
   void key_event(const tap::Event& event, Micros at);
   void close(std::string_view name, MinionEntity& m, Micros at, std::string_view resolution, SweepOutcome* out);
@@ -97,6 +105,8 @@ class FleetTracker {
   // The newest activity on the blind-corrected clock (time minus blind total then).
   Micros activity_effective(const MinionEntity& m) const;
   std::string_view rule_glob(std::string_view minion) const;
+  // The minion's key is gone: its last entity document says so.
+  void write_deleted(std::string_view name, MinionEntity& m, Micros at, SweepOutcome& out);
 
   FleetConfig config_;
   std::string master_id_;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "common/clock.h"
@@ -26,6 +27,30 @@ inline constexpr std::size_t kLivenessStates = 4;
 std::string_view to_string(Liveness liveness);
 std::optional<Liveness> parse_liveness(std::string_view text);
 
+// One full highstate run (correlator/run_kind.h) as the minion returned it.
+struct HighstateRun {
+  Micros at = 0;  // the return's time; 0: none yet
+  std::string jid;
+  bool succeeded = false;  // salttap's computed status (correlator/return_analysis.h), not Salt's `success`
+  bool test = false;       // test=True: a dry run, never a "last successful" one
+  bool operator==(const HighstateRun&) const = default;
+};
+
+// What the last entity document said (entity_document.h), for deciding
+// whether the entity changed enough to write another.
+struct EntityMark {
+  bool written = false;
+  bool connected = false;
+  bool expected = false;
+  bool keys_known = false;
+  std::uint8_t liveness = 0;
+  Micros last_heard = 0;
+  Micros silent_since = 0;
+  Micros highstate_at = 0;
+  Micros successful_highstate_at = 0;
+  bool operator==(const EntityMark&) const = default;
+};
+
 struct MinionEntity {
   Micros last_heard = 0;  // the minion spoke
   Micros blind_at_heard = 0;
@@ -39,7 +64,14 @@ struct MinionEntity {
   HeardVia via = HeardVia::none;
   Liveness liveness = Liveness::never_heard;  // as of the last sweep
   bool connected = false;
-  bool expected = false;  // in the expected fleet
+  bool expected = false;                   // in the expected fleet
+  HighstateRun last_highstate;             // the newest full highstate, either mode
+  HighstateRun last_successful_highstate;  // the newest enforcing one that succeeded
+  // The entity index: the last document's external version (saved, so a
+  // restart's versions keep growing) and what it said (not saved: after a
+  // restart every minion is written once).
+  std::int64_t indexed_version = 0;
+  EntityMark indexed;
 };
 
 }  // namespace salttap::fleet

@@ -11,9 +11,9 @@
 namespace salttap::indexer {
 
 // The full-spool policy drops by class: events first, then states; jobs,
-// returns and alerts are never dropped by policy (docs/spool.md).
-enum class DocClass : std::uint8_t { job = 0, ret = 1, state = 2, event = 3, alert = 4 };
-inline constexpr std::size_t kDocClasses = 5;
+// returns, alerts and entities are never dropped by policy (docs/spool.md).
+enum class DocClass : std::uint8_t { job = 0, ret = 1, state = 2, event = 3, alert = 4, entity = 5 };
+inline constexpr std::size_t kDocClasses = 6;
 
 constexpr std::string_view to_string(DocClass c) {
   switch (c) {
@@ -27,6 +27,8 @@ constexpr std::string_view to_string(DocClass c) {
       return "event";
     case DocClass::alert:
       return "alert";
+    case DocClass::entity:
+      return "entity";
   }
   return "unknown";
 }

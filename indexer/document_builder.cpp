@@ -5,6 +5,7 @@
 #include "common/json_writer.h"
 #include "common/text.h"
 #include "correlator/job_json.h"
+#include "correlator/run_kind.h"
 #include "indexer/internal/document_ids.h"
 #include "indexer/internal/document_json.h"
 #include "tap/event_to_json.h"
@@ -280,6 +281,11 @@ void DocumentBuilder::job_returned(const Job& job, correlator::MinionId minion, 
       json::key(w, "success"), w.Bool(s->via.boolean);
     if (analysis.retcode) json::key(w, "retcode"), w.Int64(*analysis.retcode);
     json::key(w, "late"), w.Bool(late);
+    // From the minion's own fun_args: a scheduled or orphan return has no
+    // `new` to read them from.
+    const correlator::RunKind kind = correlator::run_kind(job.fun, ret.find("fun_args"));
+    json::key(w, "test"), w.Bool(kind.test);
+    json::key(w, "highstate"), w.Bool(kind.highstate);
     if (const msgpack::object* args = ret.find("fun_args")) {
       std::string args_json;
       tap::append_msgpack_json(args_json, redactor_ ? redactor_->redact(*args, zone) : *args);
@@ -427,6 +433,27 @@ void DocumentBuilder::on_alert(const correlator::Alert& alert) {
   doc.append(alert.json, 1, std::string::npos);
   doc.push_back('\n');
   push(DocClass::alert, std::move(doc));
+}
+
+// ---- entities -------------------------------------------------------------
+
+void DocumentBuilder::on_minion_entity(std::string_view minion, std::int64_t version, Micros updated_at,
+                                       std::string_view json) {
+  std::string doc = new_document(json.size());
+  action(doc, options_.layout.entity_index("minions"), document_id({options_.master_id, minion}),
+         std::max<std::int64_t>(version, 1));
+  {
+    StringOut os{doc};
+    Writer w(os);
+    w.StartObject();
+    json::key(w, "@timestamp"), json::string(w, format_utc(updated_at));
+    json::key(w, "salttap");
+    write_salttap_meta(w, "minions");
+  }
+  doc.push_back(',');
+  doc.append(json, 1, std::string::npos);
+  doc.push_back('\n');
+  push(DocClass::entity, std::move(doc));
 }
 
 // ---- raw events -----------------------------------------------------------

@@ -91,6 +91,10 @@ class DocumentBuilder final : public correlator::CorrelatorObserver {
   // document for every minion that never returned.
   void on_job(correlator::JobUpdate update, const correlator::Job& job);
   void on_alert(const correlator::Alert& alert);
+  // A minion's entity document (fleet/entity_document.h): `json` is its
+  // source object without @timestamp and salttap.*; written to
+  // <prefix>-minions, _id <master>/<minion>, external `version`.
+  void on_minion_entity(std::string_view minion, std::int64_t version, Micros updated_at, std::string_view json);
   void on_event(const tap::Event& event);
 
   // A config reload (`run`, SIGHUP): DocumentOptions::take_reloadable(next)

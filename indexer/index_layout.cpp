@@ -21,8 +21,17 @@ std::string IndexLayout::index_name(std::string_view kind, Micros t) const {
 
 Micros job_index_time(std::string_view jid, Micros started_at) { return parse_jid_time(jid).value_or(started_at); }
 
+bool is_entity_kind(std::string_view kind) {
+  for (const auto k : kEntityKinds)
+    if (k == kind) return true;
+  return false;
+}
+
+std::string IndexLayout::entity_index(std::string_view kind) const { return fmt::format("{}-{}", prefix, kind); }
+
 std::string IndexLayout::index_pattern(std::string_view kind) const {
-  return index_date ? fmt::format("{}-{}-*", prefix, kind) : fmt::format("{}-{}", prefix, kind);
+  return index_date && !is_entity_kind(kind) ? fmt::format("{}-{}-*", prefix, kind)
+                                             : fmt::format("{}-{}", prefix, kind);
 }
 
 std::string TemplateSettings::refresh_interval_for(std::string_view kind) const {

@@ -13,13 +13,19 @@ namespace salttap::indexer {
 
 // The kinds of index salttap writes, in template order.
 inline constexpr std::string_view kIndexKinds[] = {"jobs", "returns", "states", "events", "alerts", "deadletter"};
+// Entity indices: one document per thing, replaced in place; no date suffix
+// and no retention policy (a minion quiet for a month is still a minion).
+inline constexpr std::string_view kEntityKinds[] = {"minions"};
+bool is_entity_kind(std::string_view kind);
 
 struct IndexLayout {
   std::string prefix = "salt";
   bool index_date = true;  // the returner's `index_date`: suffix -YYYY.MM.DD
   // "<prefix>-<kind>-YYYY.MM.DD" for the UTC day of `t` (no suffix without index_date).
   std::string index_name(std::string_view kind, Micros t) const;
-  // "<prefix>-<kind>-*" or "<prefix>-<kind>" without index_date.
+  // "<prefix>-<kind>": an entity index.
+  std::string entity_index(std::string_view kind) const;
+  // "<prefix>-<kind>-*" or "<prefix>-<kind>" without index_date or for an entity kind.
   std::string index_pattern(std::string_view kind) const;
 };
 

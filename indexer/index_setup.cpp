@@ -63,6 +63,8 @@ class Setup {
       if (kind == "states" && !states_index) continue;
       if (!install_template(kind)) return std::move(report_);
     }
+    for (const auto kind : kEntityKinds)
+      if (!install_template(kind)) return std::move(report_);
     report_.ok = true;
     log::info("index setup on {}: {} {} templates, return_flat {}, retention {}", report_.server.describe(),
               report_.installed.size() - (report_.lifecycle == LifecycleApi::none ? 0 : 1),
@@ -201,7 +203,9 @@ class Setup {
   bool install_template(std::string_view kind) {
     TemplateOptions options;
     options.api = report_.template_api;
-    options.lifecycle_policy = report_.lifecycle == LifecycleApi::ilm ? lifecycle_policy_name(layout_) : "";
+    // Entities are replaced in place, never aged out: no retention policy.
+    options.lifecycle_policy =
+        report_.lifecycle == LifecycleApi::ilm && !is_entity_kind(kind) ? lifecycle_policy_name(layout_) : "";
     const std::string path = template_path(layout_, kind, options.api);
     for (;;) {
       const bool with_flat = !report_.flat_type.empty() && has_flat_field(kind);

@@ -47,6 +47,7 @@ void DocumentPipeline::reconfigure(const config::Config& next) {
 void DocumentPipeline::deliver(const fleet::SweepOutcome& outcome) {
   for (const auto& alert : outcome.notices) alerts_.dispatch(alert);
   for (const auto& record : outcome.records) builder_.on_alert(record);
+  for (const auto& e : outcome.entities) builder_.on_minion_entity(e.minion, e.version, e.updated_at, e.json);
 }
 
 void DocumentPipeline::on_event(const tap::Event& event) {

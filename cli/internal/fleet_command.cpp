@@ -16,6 +16,7 @@
 namespace salttap::cli {
 namespace {
 
+using fleet::HighstateRun;
 using fleet::Liveness;
 using fleet::MinionEntity;
 
@@ -40,6 +41,43 @@ std::vector<const std::pair<std::string, MinionEntity>*> silent_of(const fleet::
   return out;
 }
 
+// null when the minion has had no such run.
+void highstate_json(json::Writer& w, const char* key, const fleet::HighstateRun& run, bool full) {
+  json::key(w, key);
+  if (run.at == 0) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  json::key(w, "at"), json::string(w, format_utc(run.at));
+  json::key(w, "jid"), w.Text(run.jid);
+  if (full) {
+    json::key(w, "result"), json::string(w, run.succeeded ? "succeeded" : "failed");
+    json::key(w, "test"), w.Bool(run.test);
+  }
+  w.EndObject();
+}
+
+std::string_view run_result(const fleet::HighstateRun& run) {
+  if (run.at == 0) return "never";
+  return run.succeeded ? "succeeded" : "failed";
+}
+
+bool counted(const fleet::FleetSnapshot& s, const MinionEntity& m) { return m.expected || !s.keys_known; }
+
+// "highstate: 3 succeeded 1 failed 0 never (the last run of each minion; 2 in test mode)"
+std::string highstate_line(const fleet::FleetSnapshot& s) {
+  std::uint64_t succeeded = 0, failed = 0, never = 0, test = 0;
+  for (const auto& [id, m] : s.minions) {
+    if (!counted(s, m)) continue;
+    const HighstateRun& run = m.last_highstate;
+    (run.at == 0 ? never : run.succeeded ? succeeded : failed) += 1;
+    if (run.at != 0 && run.test) ++test;
+  }
+  return fmt::format("highstate: {} succeeded {} failed {} never (the last run of each minion; {} in test mode)\n",
+                     succeeded, failed, never, test);
+}
+
 void print_json(const fleet::FleetSnapshot& s, std::FILE* out) {
   std::string text;
   json::StringOut os{text};
@@ -51,7 +89,7 @@ void print_json(const fleet::FleetSnapshot& s, std::FILE* out) {
   w.StartObject();
   std::array<std::uint64_t, fleet::kLivenessStates> counts{};
   for (const auto& [id, m] : s.minions)
-    if (m.expected || !s.keys_known) ++counts[static_cast<std::size_t>(m.liveness)];
+    if (counted(s, m)) ++counts[static_cast<std::size_t>(m.liveness)];
   for (std::size_t i = 0; i < counts.size(); ++i)
     json::key(w, fleet::to_string(static_cast<Liveness>(i))), w.Uint64(counts[i]);
   w.EndObject();
@@ -68,6 +106,8 @@ void print_json(const fleet::FleetSnapshot& s, std::FILE* out) {
     json::key(w, "silent_since");
     m.silent_since > 0 ? json::string(w, format_utc(m.silent_since)) : (void)w.Null();
     json::key(w, "window_s"), w.Int64(m.window / kMicrosPerSecond);
+    highstate_json(w, "last_highstate", m.last_highstate, true);
+    highstate_json(w, "last_successful_highstate", m.last_successful_highstate, false);
     w.EndObject();
   }
   w.EndArray();
@@ -76,18 +116,50 @@ void print_json(const fleet::FleetSnapshot& s, std::FILE* out) {
   print(out, text);
 }
 
+// Every expected minion's last highstate, the oldest successful one first
+// (never first of all): the minions furthest from their configuration.
+void print_highstates(const fleet::FleetSnapshot& s, Micros now, const HistoryOutput& output, const std::string& head,
+                      std::FILE* out) {
+  std::vector<const std::pair<std::string, MinionEntity>*> rows;
+  for (const auto& m : s.minions)
+    if (counted(s, m.second)) rows.push_back(&m);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+    return a->second.last_successful_highstate.at < b->second.last_successful_highstate.at;
+  });
+  Table table;
+  table.columns = {{"minion", true}, {"last highstate"},  {"result", false, false, 1}, {"mode", false, false, 1},
+                   {"jid"},          {"last successful"}, {"ago", false, true}};
+  for (const auto* p : rows) {
+    const MinionEntity& m = p->second;
+    const HighstateRun& last = m.last_highstate;
+    const Colour result_colour = last.at == 0 ? Colour::none : last.succeeded ? Colour::green : Colour::red;
+    table.rows.push_back({{p->first, Colour::bold},
+                          {time_or_dash(last.at)},
+                          {std::string(run_result(last)), result_colour},
+                          {last.at == 0 ? "-"
+                           : last.test  ? "test"
+                                        : "enforce"},
+                          {last.at == 0 ? "-" : last.jid},
+                          {time_or_dash(m.last_successful_highstate.at)},
+                          {ago(now, m.last_successful_highstate.at)}});
+  }
+  print(out, head + render(table, output.width, output.colour));
+}
+
 }  // namespace
 
-void print_fleet(const fleet::FleetSnapshot& s, Micros now, const HistoryOutput& output, std::FILE* out) {
+void print_fleet(const fleet::FleetSnapshot& s, Micros now, const HistoryOutput& output, std::FILE* out,
+                 bool highstates) {
   if (output.format == "json") return print_json(s, out);
   std::array<std::uint64_t, fleet::kLivenessStates> counts{};
   for (const auto& [id, m] : s.minions)
-    if (m.expected || !s.keys_known) ++counts[static_cast<std::size_t>(m.liveness)];
+    if (counted(s, m)) ++counts[static_cast<std::size_t>(m.liveness)];
   std::string text = fmt::format("fleet as of {} (expected from {}):", time_or_dash(s.saved_at),
                                  s.keys_known ? "the accepted keys" : "minions heard lately");
   for (std::size_t i = 0; i < counts.size(); ++i)
     text += fmt::format(" {} {}", counts[i], fleet::to_string(static_cast<Liveness>(i)));
-  text += "\n";
+  text += "\n" + highstate_line(s);
+  if (highstates) return print_highstates(s, now, output, text, out);
   const auto silent = silent_of(s);
   if (silent.empty()) {
     print(out, text + "no silent minions\n");
@@ -113,12 +185,15 @@ Command add_fleet_command(CLI::App& app, std::string& config_path) {
   struct Flags {
     std::string state;
     HistoryOutput output;
+    bool highstates = false;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
       "fleet", "The fleet as `salttap run` last saved it: counts by liveness, then the silent minions");
   cmd->add_option("--config", config_path, "salttap's config file (where `run` keeps its state)");
   cmd->add_option("--state", f->state, "The fleet state file (default: the one the config's `run` writes)");
+  cmd->add_flag("--highstate", f->highstates,
+                "Every minion's last highstate and last successful one, the oldest successful first");
   add_format_flag(*cmd, f->output.format);
   return {cmd,
           [f](Invocation& call) {
@@ -136,7 +211,7 @@ Command add_fleet_command(CLI::App& app, std::string& config_path) {
               log::error("fleet: {}: {}", path.string(), snapshot.error());
               return 1;
             }
-            print_fleet(snapshot.value(), SystemClock().now(), on_terminal(f->output, stdout), stdout);
+            print_fleet(snapshot.value(), SystemClock().now(), on_terminal(f->output, stdout), stdout, f->highstates);
             return 0;
           },
           true};

@@ -1,7 +1,8 @@
 #pragma once
 // `salttap fleet`: the fleet as the running `salttap run` last saved it (its
 // fleet state file, written after every sweep that changed something):
-// counts by liveness, then the silent minions, longest silent first.
+// counts by liveness and by last highstate result, then the silent minions,
+// longest silent first (--highstate: every minion's last highstate instead).
 // --format json prints the same as one JSON object. Exit codes:
 // docs/commands.md (0; 1 when the state file cannot be read).
 
@@ -14,8 +15,9 @@
 
 namespace salttap::cli {
 
-// Prints `snapshot` (saved by `run`) as of `now`.
-void print_fleet(const fleet::FleetSnapshot& snapshot, Micros now, const HistoryOutput& output, std::FILE* out);
+// Prints `snapshot` (saved by `run`) as of `now`; `highstates`: the highstate table.
+void print_fleet(const fleet::FleetSnapshot& snapshot, Micros now, const HistoryOutput& output, std::FILE* out,
+                 bool highstates = false);
 
 // Registers `fleet` on `app`; --config goes to `config_path`.
 Command add_fleet_command(CLI::App& app, std::string& config_path);

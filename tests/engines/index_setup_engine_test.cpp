@@ -166,7 +166,7 @@ TEST_F(SetupEngineTest, InstallsEveryTemplateTwiceWithTheSameRequests) {
 
   const bool opensearch = report_->server.flavor == Flavor::opensearch;
   EXPECT_EQ(report_->template_api, TemplateApi::composable);
-  EXPECT_EQ(report_->installed.size(), std::size(kIndexKinds));  // the templates; no lifecycle policy
+  EXPECT_EQ(report_->installed.size(), std::size(kIndexKinds) + std::size(kEntityKinds));  // no lifecycle policy
   for (const auto kind : kIndexKinds) {
     const auto [status, body] = call("GET", "/_index_template/" + template_name(layout(), kind));
     EXPECT_EQ(status, 200) << kind;
@@ -232,7 +232,7 @@ TEST_F(SetupEngineTest, EverySampleDocumentIndexesWithItsFieldsTyped) {
   ASSERT_FALSE(ndjson.empty());
   const auto failed = bulk(ndjson, true);
   EXPECT_TRUE(failed.empty()) << fmt::format("{}", fmt::join(failed, "\n"));
-  ASSERT_EQ(indices.size(), std::size(kIndexKinds));
+  ASSERT_EQ(indices.size(), std::size(kIndexKinds) + std::size(kEntityKinds));
 
   for (const auto& index : indices) {
     SCOPED_TRACE(index);

@@ -13,6 +13,13 @@ a sweep every 2 s and a webhook outlet whose receiver records every POST:
    sweeps later (waited on the sweep timestamp on /metrics, not on a sleep) still exactly one;
 3. minion-b started: one `minion_recovered` with `resolution: heard`; the fleet says ok.
 
+Highstates and the entity index, while minion-b's window runs: a real `state.apply test=True`
+and then an enforcing `state.apply` on minion-a (the lab's top file: every minion gets `good`).
+Their return documents say `highstate: true` with `test` true and false; minion-a's document in
+`salt-minions` (`_id` `<master>/minion-a`) gets the dry run as its last highstate, then the
+enforcing one as both its last and last successful highstate, and `salttap fleet` agrees.
+minion-b's document says `silent: true` while its episode is open.
+
 Every wait is on an outcome (a POST, a metric, a sweep time); the windows are far from
 machine speed (a sweep every 2 s against windows of 20 and 60 s).
 Salt version: the newest of SALTTAP_SALT_VERSIONS.
@@ -23,12 +30,15 @@ Run:  .cache/venv/tools/bin/python -m pytest tests/integration/test_fleet_real_s
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from http_calls import call
 from salt_suite import NEWEST
 from salttap_process import SalttapRun, indexer_yaml
 
@@ -90,6 +100,68 @@ def liveness(salttap_bin, config, minion: str) -> str | None:
     return None
 
 
+def engine_doc(url: str, index: str, doc_id: str) -> dict | None:
+    """The source of one document by `_id` (a realtime GET: no refresh needed), or None."""
+    try:
+        status, got = call(f"{url}/{index}/_doc/{urllib.parse.quote(doc_id, safe='')}", timeout=10)
+    except OSError:
+        return None
+    return got["_source"] if status == 200 and got.get("found") else None
+
+
+def return_doc(url: str, jid: str, minion: str) -> dict | None:
+    """A return document by jid and minion, whatever its day's index."""
+    try:
+        call(f"{url}/salt-returns-*/_refresh", "POST", timeout=10)
+        status, got = call(f"{url}/salt-returns-*/_search", "POST",
+                           {"size": 1, "query": {"bool": {"filter": [{"term": {"jid": jid}},
+                                                                    {"term": {"minion": minion}}]}}}, timeout=10)
+    except OSError:
+        return None
+    hits = got["hits"]["hits"] if status == 200 else []
+    return hits[0]["_source"] if hits else None
+
+
+def apply_async(lab, *args: str) -> str:
+    """`salt minion-a state.apply ARGS --async`: the jid."""
+    out = lab.salt(["minion-a", "state.apply", *args, "--async"], timeout=30).stdout
+    m = re.search(r"job ID: (\d+)", out)
+    assert m, out
+    return m.group(1)
+
+
+def check_highstates(lab, run, salttap_bin, config, url: str) -> str:
+    """A dry run then an enforcing full highstate on minion-a: the return documents' fields and
+    minion-a's entity. Returns minion-a's entity `_id`."""
+    dry = apply_async(lab, "test=True")
+    run.wait_until(lambda: return_doc(url, dry, "minion-a"), GUARD, "the dry run's return document")
+    doc = return_doc(url, dry, "minion-a")
+    assert (doc["highstate"], doc["test"], doc["status"]) == (True, True, "succeeded"), doc
+    entity_id = f"{doc['master']}/minion-a"
+    run.wait_until(lambda: ((engine_doc(url, "salt-minions", entity_id) or {}).get("last_highstate") or {})
+                   .get("jid") == dry, GUARD, "minion-a's entity has the dry run")
+    entity = engine_doc(url, "salt-minions", entity_id)
+    assert entity["last_highstate"]["test"] is True and entity["last_highstate"]["result"] == "succeeded", entity
+    assert (entity["last_successful_highstate"] or {}).get("jid") != dry, entity
+    assert entity["minion"] == "minion-a" and entity["key_state"] == "accepted", entity
+
+    enforce = apply_async(lab)
+    run.wait_until(lambda: return_doc(url, enforce, "minion-a"), GUARD, "the enforcing run's return document")
+    doc = return_doc(url, enforce, "minion-a")
+    assert (doc["highstate"], doc["test"], doc["status"]) == (True, False, "succeeded"), doc
+    assert doc["states"]["failed"] == 0 and doc["states"]["total"] >= 1, doc
+    run.wait_until(lambda: ((engine_doc(url, "salt-minions", entity_id) or {}).get("last_successful_highstate")
+                            or {}).get("jid") == enforce, GUARD, "minion-a's entity has the enforcing run")
+    entity = engine_doc(url, "salt-minions", entity_id)
+    assert entity["last_highstate"] == {"at": entity["last_highstate"]["at"], "jid": enforce,
+                                        "result": "succeeded", "test": False}, entity
+    run.wait_until(lambda: [m for m in fleet_json(salttap_bin, config)["minions"] if m["minion"] == "minion-a"][0]
+                   ["last_successful_highstate"], GUARD, "salttap fleet has the enforcing run")
+    mine = [m for m in fleet_json(salttap_bin, config)["minions"] if m["minion"] == "minion-a"][0]
+    assert mine["last_successful_highstate"]["jid"] == enforce, mine
+    return entity_id
+
+
 def test_a_stopped_minion_is_alerted_once_and_recovered_once(lab, salttap_bin, opensearch, tmp_path, request):
     hook = Hook()
 
@@ -116,12 +188,17 @@ def test_a_stopped_minion_is_alerted_once_and_recovered_once(lab, salttap_bin, o
                        "both minions ok (heard through their returns)")
 
         lab.stop_minion("minion-b")
+        entity_a = check_highstates(lab, run, salttap_bin, config, opensearch.url)
         run.wait_until(lambda: ping_a() or hook.of("minion_silent", "minion-b"), GUARD, "minion_silent for minion-b")
         silent = hook.of("minion_silent", "minion-b")[0]
         assert silent["window_s"] == SILENT_WINDOW, silent
         assert silent["resolved_at"] is None, silent
         run.wait_until(lambda: liveness(salttap_bin, config, "minion-b") == "silent", GUARD,
                        "salttap fleet says minion-b is silent")
+        entity_b = entity_a.rsplit("/", 1)[0] + "/minion-b"
+        run.wait_until(lambda: (engine_doc(opensearch.url, "salt-minions", entity_b) or {}).get("silent"), GUARD,
+                       "minion-b's entity document says silent")
+        assert engine_doc(opensearch.url, "salt-minions", entity_b)["episode_since"] == silent["since"]
         assert liveness(salttap_bin, config, "minion-a") == "ok"
 
         # Two more windows of sweeps: the episode stays one alert.

@@ -97,23 +97,46 @@ TEST(FleetStateFormat, RoundTripsAndRefusesWhatItDidNotWrite) {
   m.via = HeardVia::beacon;
   m.silent_since = 10;
   m.liveness = Liveness::silent;
+  m.last_highstate = {.at = 9, .jid = "20261205120000123456", .succeeded = false, .test = true};
+  m.last_successful_highstate = {.at = 7, .jid = "20261205110000123456", .succeeded = true, .test = false};
   s.minions = {{"a", m}, {"b", MinionEntity{}}};
   const std::string text = encode_fleet_state(s);
   const auto back = decode_fleet_state(text);
   ASSERT_TRUE(back) << back.error();
   EXPECT_EQ(encode_fleet_state(back.value()), text);
   EXPECT_EQ(back.value().minions[0].second.via, HeardVia::beacon);
+  EXPECT_EQ(back.value().minions[0].second.last_highstate, m.last_highstate);
+  EXPECT_EQ(back.value().minions[0].second.last_successful_highstate, m.last_successful_highstate);
 
-  for (const char* bad : {"", "[]", "{\"format\": \"salttap-fleet\", \"version\": 2}",
+  for (const char* bad : {"", "[]", "{\"format\": \"salttap-fleet\", \"version\": 3}",
                           "{\"format\": \"salttap-fleet\", \"version\": 1, \"saved_at\": -1}"}) {
     EXPECT_FALSE(decode_fleet_state(bad)) << bad;
   }
+  std::string no_jid_time = text;
+  no_jid_time.replace(no_jid_time.find(R"("at":9)"), 6, R"("at":0)");
+  EXPECT_FALSE(decode_fleet_state(no_jid_time));
   std::string unsorted = text;
   const auto a = unsorted.find(R"("id":"a")");
   unsorted[a + 6] = 'c';  // "c" before "b"
   const auto refused = decode_fleet_state(unsorted);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().find("not sorted"), std::string::npos);
+}
+
+// A version 1 file (before the highstates) is still read: an upgrade keeps
+// every minion's silence clock and knows no highstate yet.
+TEST(FleetStateFormat, ReadsTheFormerVersion) {
+  const std::string v1 =
+      R"({"format":"salttap-fleet","version":1,"saved_at":5,"blind_total":0,"keys_known":true,"minions":[)"
+      R"({"id":"db1","last_heard":4,"blind_at_heard":0,"via":"return","last_connected":0,"blind_at_connected":0,)"
+      R"("connected":false,"expected":true,"expected_since":1,"blind_at_expected":0,"silent_since":0,)"
+      R"("detected_at":0,"window":0,"liveness":"ok"}]})";
+  const auto s = decode_fleet_state(v1);
+  ASSERT_TRUE(s) << s.error();
+  ASSERT_EQ(s.value().minions.size(), 1u);
+  EXPECT_EQ(s.value().minions[0].second.last_heard, 4);
+  EXPECT_EQ(s.value().minions[0].second.last_highstate, HighstateRun{});
+  EXPECT_NE(encode_fleet_state(s.value()).find(R"("version":2)"), std::string::npos);
 }
 
 }  // namespace

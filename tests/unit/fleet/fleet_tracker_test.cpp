@@ -181,6 +181,110 @@ TEST_F(FleetTrackerTest, WithoutKeysTheFleetIsWhoWasHeardLately) {
   EXPECT_NE(out.records[0].json.find(R"("resolution":"forgotten")"), std::string::npos);
 }
 
+// A state.apply return as a minion sends it: `fun_args` decide whether it
+// is a full highstate and a dry run; the states decide whether it succeeded.
+tap::Event highstate_ret(const std::string& minion, const std::string& jid, const std::string& fun_args, bool ok) {
+  const std::string result = ok ? "true" : "false";
+  return ev("salt/job/" + jid + "/ret/" + minion,
+            R"({"id": ")" + minion + R"(", "fun": "state.apply", "fun_args": )" + fun_args + R"(, "retcode": )" +
+                (ok ? "0" : "2") + R"(, "return": {"file_|-motd_|-/etc/motd_|-managed": {"result": )" + result +
+                R"(, "changes": {}, "__id__": "motd", "__run_num__": 0}}})");
+}
+
+TEST_F(FleetTrackerTest, FullHighstatesAreKeptPerMinion) {
+  fleet_.on_event(highstate_ret("web1", "101", "[]", true), at(1));
+  const MinionEntity* m = fleet_.find("web1");
+  EXPECT_EQ(m->last_highstate, (HighstateRun{at(1), "101", true, false}));
+  EXPECT_EQ(m->last_successful_highstate, m->last_highstate);
+  EXPECT_EQ(m->via, HeardVia::ret);
+
+  // A dry run is the last highstate, never the last successful one.
+  fleet_.on_event(highstate_ret("web1", "102", R"([{"__kwarg__": true, "test": true}])", true), at(2));
+  EXPECT_EQ(m->last_highstate, (HighstateRun{at(2), "102", true, true}));
+  EXPECT_EQ(m->last_successful_highstate.jid, "101");
+
+  // A failed enforcing run neither.
+  fleet_.on_event(highstate_ret("web1", "103", "[]", false), at(3));
+  EXPECT_EQ(m->last_highstate, (HighstateRun{at(3), "103", false, false}));
+  EXPECT_EQ(m->last_successful_highstate.jid, "101");
+
+  // Partial runs (mods) and other functions are no highstates.
+  fleet_.on_event(highstate_ret("web1", "104", R"(["core"])", true), at(4));
+  ret("web1", 5, "state.sls");
+  EXPECT_EQ(m->last_highstate.jid, "103");
+
+  // Event time orders them, not jids: a later return wins; one stamped
+  // earlier (a backlog drained late) changes nothing.
+  fleet_.on_event(highstate_ret("web1", "100", "[]", true), at(6));
+  EXPECT_EQ(m->last_successful_highstate.jid, "100");
+  const auto stamped =
+      ev("salt/job/99/ret/web1", R"({"id": "web1", "fun": "state.highstate", "fun_args": [], "_stamp": ")" +
+                                     format_utc(at(0)) + R"(", "return": {"a_|-b_|-c_|-d": {"result": true}}})");
+  fleet_.on_event(stamped, at(7));
+  EXPECT_EQ(m->last_successful_highstate.jid, "100");
+  EXPECT_EQ(m->last_highstate.jid, "100");
+}
+
+std::vector<std::string> entity_minions(const std::vector<EntityDoc>& docs) {
+  std::vector<std::string> out;
+  for (const auto& d : docs) out.push_back(d.minion);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The entity index: a document when something meaningful changes, a
+// heartbeat alone at most every index_interval, versions that only grow.
+TEST_F(FleetTrackerTest, EntityDocumentsFollowMeaningfulChangesAndThrottleHeartbeats) {
+  FleetConfig c = rules(20 * kSec, 40 * kSec);
+  c.index_interval = 60 * kSec;
+  fleet_.reconfigure(c);
+  (void)fleet_.set_keys(std::vector<std::string>{"db1", "web1"}, at(0));
+  ret("db1", 1);
+  (void)sweep(1);
+  std::vector<EntityDoc> docs;
+  fleet_.collect_entities(at(1), docs);
+  ASSERT_EQ(entity_minions(docs), (std::vector<std::string>{"db1", "web1"}));  // every minion once
+  const EntityDoc& db1 = docs[0].minion == "db1" ? docs[0] : docs[1];
+  EXPECT_EQ(db1.version, at(1));
+  EXPECT_NE(db1.json.find(R"("key_state":"accepted")"), std::string::npos) << db1.json;
+  EXPECT_NE(db1.json.find(R"("last_heard_via":"return")"), std::string::npos) << db1.json;
+  EXPECT_NE(db1.json.find(R"("last_highstate":null)"), std::string::npos) << db1.json;
+  const std::int64_t first = db1.version;
+
+  docs.clear();
+  ret("db1", 10);  // a heartbeat inside the interval: nothing
+  fleet_.collect_entities(at(10), docs);
+  EXPECT_TRUE(docs.empty());
+  ret("db1", 62);  // past it: one refresh
+  fleet_.collect_entities(at(62), docs);
+  ASSERT_EQ(entity_minions(docs), std::vector<std::string>{"db1"});
+  EXPECT_GT(docs[0].version, first);
+  EXPECT_EQ(docs[0].version, at(62));
+
+  docs.clear();
+  fleet_.on_event(highstate_ret("db1", "7", "[]", true), at(63));  // meaningful: at once
+  fleet_.collect_entities(at(63), docs);
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_NE(docs[0].json.find(R"("last_successful_highstate":{"at":")"), std::string::npos) << docs[0].json;
+  EXPECT_NE(docs[0].json.find(R"("jid":"7")"), std::string::npos) << docs[0].json;
+
+  docs.clear();
+  ret("db1", 100);
+  (void)sweep(104);  // web1 silent for 104 s > 40: the episode is meaningful
+  fleet_.collect_entities(at(104), docs);
+  ASSERT_EQ(entity_minions(docs), std::vector<std::string>{"web1"});
+  EXPECT_NE(docs[0].json.find(R"("silent":true)"), std::string::npos) << docs[0].json;
+  EXPECT_EQ(docs[0].version, at(104));  // the episode's detection
+
+  // A deleted key: the last document says so, from the next sweep.
+  fleet_.on_event(ev("salt/key", R"({"act": "delete", "id": "db1"})"), at(110));
+  const SweepOutcome out = sweep(111);
+  ASSERT_EQ(out.entities.size(), 1u);
+  EXPECT_EQ(out.entities[0].minion, "db1");
+  EXPECT_NE(out.entities[0].json.find(R"("key_state":"deleted")"), std::string::npos);
+  EXPECT_GT(out.entities[0].version, at(63));
+}
+
 TEST(FleetConfig, ParsesRulesAndRefusesBadOnes) {
   const FleetConfig c = parse_fleet_config(
       YAML::Load(R"({silence: [{match: "lap*", ignore: true}, {match: "*", after_seconds: 90}], sweep_seconds: 2})"));

@@ -257,6 +257,46 @@ TEST_F(Builder, StateRunsGiveOneDocumentPerStateWhenEnabled) {
   EXPECT_EQ(rets[0]->source["failed_state_ids"][0].GetString(), std::string("fail"));
 }
 
+// `test` and `highstate` come from the minion's fun_args (a scheduled
+// return has no `new`); the state counts tell changed from would-change.
+TEST_F(Builder, ReturnsSayWhetherTheyAreHighstatesAndDryRuns) {
+  make();
+  const std::string states = R"("return": {"file_|-motd_|-/etc/motd_|-managed": {"__id__": "motd", "result": null,
+      "changes": {"diff": "+hi"}, "__run_num__": 0}}, "retcode": 0)";
+  feed("salt/job/1/ret/a",
+       R"({"id": "a", "fun": "state.apply", "fun_args": [{"__kwarg__": true, "test": true}], )" + states + "}");
+  feed("salt/job/2/ret/a", R"({"id": "a", "fun": "state.highstate", "fun_args": [], )" + states + "}");
+  feed("salt/job/3/ret/a", R"({"id": "a", "fun": "state.apply", "fun_args": ["core", "test=True"], )" + states + "}");
+  feed("salt/job/4/ret/a", R"({"id": "a", "fun": "test.ping", "fun_args": [], "return": true})");
+  const auto all = docs();
+  const auto rets = of(all, DocClass::ret);
+  ASSERT_EQ(rets.size(), 4u);
+  const std::pair<bool, bool> expected[] = {{true, true}, {false, true}, {true, false}, {false, false}};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(rets[i]->source["test"].GetBool(), expected[i].first) << i;
+    EXPECT_EQ(rets[i]->source["highstate"].GetBool(), expected[i].second) << i;
+  }
+  EXPECT_EQ(rets[0]->source["states"]["would_change"].GetInt(), 1);
+  EXPECT_EQ(rets[0]->source["states"]["failed"].GetInt(), 0);
+}
+
+TEST_F(Builder, AMinionEntityIsOneUndatedDocumentWithAnExternalVersion) {
+  make();
+  builder_->on_minion_entity("web1", 1'800'000'000'000'123, 1'800'000'000'000'000,
+                             R"({"master":"m1","minion":"web1","silent":false})");
+  const auto all = docs();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].cls, DocClass::entity);
+  EXPECT_EQ(all[0].op, "index");
+  EXPECT_EQ(all[0].index, "salt-minions");
+  EXPECT_EQ(all[0].id, "m1/web1");
+  EXPECT_EQ(all[0].version, 1'800'000'000'000'123);
+  EXPECT_STREQ(all[0].source["salttap"]["doc"].GetString(), "minions");
+  EXPECT_STREQ(all[0].source["@timestamp"].GetString(), format_utc(1'800'000'000'000'000).c_str());
+  EXPECT_STREQ(all[0].source["minion"].GetString(), "web1");
+  EXPECT_FALSE(all[0].source["silent"].GetBool());
+}
+
 TEST_F(Builder, UndatedIndicesAndLongIdsAreHashed) {
   DocumentOptions o;
   o.layout.index_date = false;

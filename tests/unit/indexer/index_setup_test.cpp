@@ -115,6 +115,7 @@ std::vector<std::string> template_lines(std::string_view api, bool states = true
   std::vector<std::string> out;
   for (const auto kind : kIndexKinds)
     if (states || kind != "states") out.push_back(fmt::format("PUT /{}/salt-{}", api, kind));
+  for (const auto kind : kEntityKinds) out.push_back(fmt::format("PUT /{}/salt-{}", api, kind));
   return out;
 }
 
@@ -142,7 +143,7 @@ TEST(IndexSetup, ComposablePathWithIlmOnElasticsearch8) {
   EXPECT_EQ(report.flat_type, "flattened");
   EXPECT_TRUE(report.degraded.empty());
   EXPECT_TRUE(return_flat_enabled(report));
-  EXPECT_EQ(report.installed.size(), 7u);
+  EXPECT_EQ(report.installed.size(), 8u);
 
   const auto policy = parse(es.request_to("/_ilm/policy/salt-retention").body);
   EXPECT_STREQ(at(policy, "/policy/phases/delete/min_age")->GetString(), "30d");
@@ -162,6 +163,12 @@ TEST(IndexSetup, ComposablePathWithIlmOnElasticsearch8) {
   EXPECT_STREQ(at(returns, "/template/mappings/properties/return_flat/type")->GetString(), "flattened");
   EXPECT_EQ(at(returns, "/template/mappings/properties/return_flat/depth_limit")->GetInt(), 20);
   for (const auto& q : es.requests) EXPECT_EQ(q.content_type, "application/json");
+
+  // The entity index: one undated index, never aged out by the retention policy.
+  const auto minions = parse(es.request_to("/_index_template/salt-minions").body);
+  EXPECT_STREQ(at(minions, "/index_patterns/0")->GetString(), "salt-minions");
+  EXPECT_EQ(at(minions, "/template/settings/index.lifecycle.name"), nullptr);
+  EXPECT_STREQ(at(minions, "/template/mappings/properties/last_highstate/properties/jid/type")->GetString(), "keyword");
 }
 
 TEST(IndexSetup, LegacyTemplatesBeforeElasticsearch78) {
@@ -199,7 +206,7 @@ TEST(IndexSetup, FlatTypeRefusedRetriesWithoutReturnFlat) {
             (std::vector<std::string>{"GET /", "PUT /_index_template/salt-jobs", "PUT /_index_template/salt-returns",
                                       "PUT /_index_template/salt-returns", "PUT /_index_template/salt-states",
                                       "PUT /_index_template/salt-events", "PUT /_index_template/salt-alerts",
-                                      "PUT /_index_template/salt-deadletter"}));
+                                      "PUT /_index_template/salt-deadletter", "PUT /_index_template/salt-minions"}));
   EXPECT_EQ(es.requests[3].body.find("return_flat"), std::string::npos);
   EXPECT_NE(es.requests[3].body.find("return_text"), std::string::npos);
   EXPECT_EQ(report.flat_type, "");

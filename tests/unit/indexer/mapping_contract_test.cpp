@@ -88,7 +88,9 @@ struct Mapping {
 const std::map<std::string, Mapping>& mappings() {
   static const auto* all = [] {
     auto* m = new std::map<std::string, Mapping>;
-    for (const auto kind : kIndexKinds) {
+    std::vector<std::string_view> kinds(std::begin(kIndexKinds), std::end(kIndexKinds));
+    kinds.insert(kinds.end(), std::begin(kEntityKinds), std::end(kEntityKinds));
+    for (const auto kind : kinds) {
       Mapping& entry = (*m)[std::string(kind)];
       const std::string_view text = embedded_mapping(kind);
       entry.doc.Parse(text.data(), text.size());
@@ -200,6 +202,8 @@ std::string kind_of_index(std::string_view index) {
     const std::size_t end = index.find('-', pos + 1);
     const std::string_view part = index.substr(pos + 1, end == std::string_view::npos ? end : end - pos - 1);
     for (const auto kind : kIndexKinds)
+      if (part == kind) return std::string(kind);
+    for (const auto kind : kEntityKinds)
       if (part == kind) return std::string(kind);
     pos = end;
   }
