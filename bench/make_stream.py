@@ -21,6 +21,10 @@ Output (in --out DIR):
     mixed.plain.raw  mixed.len32.raw   test.ping, cmd.run, state.* (with prog
                                        and minion/refresh events), grains.items
                                        and ~1 large return per 2000 events
+    pairs, wide, large, blend          the memory bursts, when asked (--NAME-events):
+                                       test.ping jobs of 2 and of 1,000 minions;
+                                       small jobs with a large return every ~1,000
+                                       events; every shape at once
     manifest.json                      events / bytes / sha256 per file, and the
                                        jobs (salt/job/<jid>/new events) and returns
                                        (salt/job/<jid>/ret/<minion> events) in it:
@@ -76,6 +80,21 @@ MIXED_JOBS = [
 ]
 LARGE_TEMPLATE = "large_return"
 LARGE_EVERY = 2000  # one large return per ~this many events
+
+# The 1M-event memory bursts beside pairs and wide (bench/burst_bench.py):
+# large: small test.ping and cmd.run jobs with a large return every ~1,000 events;
+# blend: every shape at once: jobs of two minions (async bursts), jobs of 1,000 minions,
+# the mixed stream's jobs (state runs with progress events, cmd.run, grains.items),
+# and a large return every ~2,000 events.
+LARGE_JOBS = [
+    (60, ["test_ping"], (1, 8)),
+    (40, ["cmd_run_echo", "cmd_run_false", "cmd_run_exit3_stderr"], (1, 8)),
+]
+LARGE_STREAM_EVERY = 1000
+BLEND_JOBS = [
+    (50, ["test_ping"], (2, 2)),
+    (0.4, ["test_ping"], (1000, 1000)),
+] + [(w / 5, names, span) for w, names, span in MIXED_JOBS]
 
 
 # --------------------------------------------------------------------------
@@ -484,21 +503,22 @@ def write_shaped(out_dir, stem, n_events, tmpl, minions, seed):
         "test.ping jobs of %d minions each, every minion returning (%d jobs)" % (minions, jobs), seed)
 
 
-def write_mixed(out_dir, n_events, templates, seed):
-    gen = Generator(seed + 1)
+def write_mixed(out_dir, n_events, templates, seed, stem="mixed", jobs=MIXED_JOBS, large_every=LARGE_EVERY,
+                seed_offset=1):
+    gen = Generator(seed + seed_offset)
     packer = msgpack.Packer(use_bin_type=True)
-    w = StreamWriter(out_dir, "mixed")
-    weights = [j[0] for j in MIXED_JOBS]
+    w = StreamWriter(out_dir, stem)
+    weights = [j[0] for j in jobs]
     counts = {}
-    next_large = gen.rng.randint(LARGE_EVERY // 2, LARGE_EVERY * 3 // 2)
+    next_large = gen.rng.randint(large_every // 2, large_every * 3 // 2)
     large = 0
     while w.events < n_events:
         if w.events >= next_large:
             tmpl = templates[LARGE_TEMPLATE]
             minions = gen.pick_minions(1, 1)
-            next_large += gen.rng.randint(LARGE_EVERY // 2, LARGE_EVERY * 3 // 2)
+            next_large += gen.rng.randint(large_every // 2, large_every * 3 // 2)
         else:
-            _, names, (kmin, kmax) = gen.rng.choices(MIXED_JOBS, weights)[0]
+            _, names, (kmin, kmax) = gen.rng.choices(jobs, weights)[0]
             tmpl = templates[gen.rng.choice(names)]
             minions = gen.pick_minions(kmin, kmax)
         counts[tmpl.name] = counts.get(tmpl.name, 0) + 1
@@ -524,6 +544,10 @@ def main():
     ap.add_argument("--mixed-events", type=int, default=200000)
     ap.add_argument("--pairs-events", type=int, default=0, help="test.ping jobs of 2 minions (pairs)")
     ap.add_argument("--wide-events", type=int, default=0, help="test.ping jobs of 1,000 minions (wide)")
+    ap.add_argument("--large-events", type=int, default=0,
+                    help="small jobs with a large return every ~%d events (large)" % LARGE_STREAM_EVERY)
+    ap.add_argument("--blend-events", type=int, default=0,
+                    help="jobs of 2 and of 1,000 minions, the mixed jobs, large returns (blend)")
     ap.add_argument("--captures", default=DEFAULT_CAPTURES)
     ap.add_argument("--seed", type=int, default=20261129)
     args = ap.parse_args()
@@ -531,7 +555,7 @@ def main():
     t0 = time.perf_counter()
     n_checked = self_check(args.captures)
     names = set(SMALL_TEMPLATES) | {LARGE_TEMPLATE}
-    for _, group, _ in MIXED_JOBS:
+    for _, group, _ in MIXED_JOBS + LARGE_JOBS + BLEND_JOBS:
         names.update(group)
     templates = {}
     for name in sorted(names):
@@ -547,6 +571,12 @@ def main():
         files.update(write_shaped(args.out, "pairs", args.pairs_events, templates["test_ping"], 2, args.seed))
     if args.wide_events > 0:
         files.update(write_shaped(args.out, "wide", args.wide_events, templates["test_ping"], 1000, args.seed))
+    if args.large_events > 0:
+        files.update(write_mixed(args.out, args.large_events, templates, args.seed, "large", LARGE_JOBS,
+                                 LARGE_STREAM_EVERY, seed_offset=2))
+    if args.blend_events > 0:
+        files.update(write_mixed(args.out, args.blend_events, templates, args.seed, "blend", BLEND_JOBS,
+                                 LARGE_EVERY, seed_offset=3))
 
     manifest = {
         "generator": "bench/make_stream.py",

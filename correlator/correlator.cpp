@@ -479,7 +479,7 @@ void Correlator::advance() {
     bool take_timer = timer_due;
     if (timer_due && grace_due) {
       const auto& [g_at, g_key] = grace_queue_.front();
-      take_timer = timers_.top() < Timer{g_at, settled_.find(g_key)->second.open_seq};
+      take_timer = timers_.top() < Timer{g_at, std::uint64_t{settled_.find(g_key)->second.open_seq}};
     }
     if (!take_timer) {
       const JidKey key = grace_queue_.front().second;
@@ -744,7 +744,7 @@ void Correlator::settle_all() {
   }
   // Every job's last word, whole or compact, in opening order.
   std::vector<std::pair<std::uint64_t, std::string>> all(order_.begin(), order_.end());
-  for (const auto& [key, job] : settled_) all.emplace_back(job.open_seq, key.text());
+  for (const auto& [key, job] : settled_) all.emplace_back(std::uint64_t{job.open_seq}, key.text());
   std::sort(all.begin(), all.end());
   for (const auto& [seq, jid] : all) evict(jid, /*early=*/false);
   timers_ = {};

@@ -25,7 +25,7 @@ CorrelatorSnapshot Correlator::snapshot() const {
   std::vector<std::uint64_t> seqs;
   seqs.reserve(order_.size() + settled_.size());
   for (const auto& [seq, jid] : order_) seqs.push_back(seq);
-  for (const auto& [key, job] : settled_) seqs.push_back(job.open_seq);
+  for (const auto& [key, job] : settled_) seqs.push_back(std::uint64_t{job.open_seq});
   std::sort(seqs.begin(), seqs.end());
   for (const auto& [at, key] : grace_queue_) {
     const auto it = settled_.find(key);
@@ -85,7 +85,7 @@ JobDetail remapped(const JobDetail& saved, const std::vector<MinionId>& to) {
 PackedMinions remapped(const PackedMinions& saved, const std::vector<MinionId>& to) {
   std::vector<std::uint32_t> packed;
   packed.reserve(saved.size());
-  for (std::uint32_t p : saved.span()) {
+  for (const std::uint32_t p : saved.values()) {
     const MinionId m = PackedMinions::id(p);
     packed.push_back(PackedMinions::pack(m < to.size() ? to[m] : m, PackedMinions::flags(p)));
   }

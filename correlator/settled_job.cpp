@@ -51,36 +51,76 @@ std::string JidKey::text() const {
   return out;
 }
 
-PackedMinions::PackedMinions(std::span<const std::uint32_t> packed) : size_(static_cast<std::uint32_t>(packed.size())) {
-  if (size_ > kInline) {
-    heap_ids = new std::uint32_t[size_];
-    std::copy(packed.begin(), packed.end(), heap_ids);
-  } else {
-    std::copy(packed.begin(), packed.end(), inline_ids);
-  }
+namespace {
+
+// An allocation's address in the word, with the tag bit (new[] aligns it: its low bit is 0).
+// Copied, not cast, as allocation() reads it back.
+std::uint64_t tagged(const std::uint32_t* block) {
+  std::uintptr_t address = 0;
+  static_assert(sizeof(block) == sizeof(address));
+  std::memcpy(&address, &block, sizeof(address));
+  return static_cast<std::uint64_t>(address) | 1;
 }
 
-PackedMinions::PackedMinions(PackedMinions&& o) noexcept : size_(o.size_) {
-  if (size_ > kInline) {
-    heap_ids = o.heap_ids;
-  } else {
-    std::copy(o.inline_ids, o.inline_ids + size_, inline_ids);
+}  // namespace
+
+PackedMinions::PackedMinions(std::span<const std::uint32_t> packed) {
+  if (packed.empty()) return;
+  // Inline: the first shifted left by one (the low bit says "allocated"), each plus one (0: none).
+  const bool fits = packed.size() <= kInline && packed[0] < (1u << 31) - 1 &&
+                    (packed.size() < 2 || packed[1] < std::numeric_limits<std::uint32_t>::max());
+  if (fits) {
+    word_ = std::uint64_t{packed[0] + 1} << 1;
+    if (packed.size() == 2) word_ |= std::uint64_t{packed[1] + 1} << 32;
+    return;
   }
-  o.size_ = 0;
+  auto* block = new std::uint32_t[packed.size() + 1];
+  block[0] = static_cast<std::uint32_t>(packed.size());
+  std::copy(packed.begin(), packed.end(), block + 1);
+  word_ = tagged(block);
 }
 
-PackedMinions& PackedMinions::operator=(PackedMinions o) noexcept {
-  this->~PackedMinions();
-  new (this) PackedMinions(std::move(o));
-  return *this;
+PackedMinions::PackedMinions(const PackedMinions& o) : word_(o.word_) {
+  if (!o.heap()) return;
+  const std::size_t n = o.size();
+  auto* block = new std::uint32_t[n + 1];
+  std::copy(o.allocation(), o.allocation() + n + 1, block);
+  word_ = tagged(block);
+}
+
+// The allocation's address: the word without its tag bit (tagged()).
+const std::uint32_t* PackedMinions::allocation() const {
+  const auto address = static_cast<std::uintptr_t>(word_ & ~std::uint64_t{1});
+  const std::uint32_t* block = nullptr;
+  static_assert(sizeof(block) == sizeof(address));
+  std::memcpy(&block, &address, sizeof(block));
+  return block;
 }
 
 PackedMinions::~PackedMinions() {
-  if (size_ > kInline) delete[] heap_ids;
+  if (heap()) delete[] allocation();
+}
+
+std::size_t PackedMinions::size() const {
+  if (word_ == 0) return 0;
+  if (heap()) return allocation()[0];
+  return (word_ >> 32) == 0 ? 1 : 2;
+}
+
+std::uint32_t PackedMinions::operator[](std::size_t i) const {
+  if (heap()) return allocation()[i + 1];
+  return i == 0 ? static_cast<std::uint32_t>((word_ & 0xFFFFFFFFu) >> 1) - 1
+                : static_cast<std::uint32_t>(word_ >> 32) - 1;
+}
+
+std::vector<std::uint32_t> PackedMinions::values() const {
+  std::vector<std::uint32_t> out(size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = (*this)[i];
+  return out;
 }
 
 bool compactable(const Job& job) {
-  if (!job.settled || !JidKey::of(job.jid)) return false;
+  if (!job.settled || !JidKey::of(job.jid) || job.open_seq > SettledJob::kMaxSeq) return false;
   return job.minions.empty() || job.minions.back() <= PackedMinions::kMaxId;  // sorted: the last is the largest
 }
 
@@ -126,7 +166,8 @@ Job expand(const JidKey& jid, const SettledJob& s, Micros grace_end, const LoadP
   job.next_check = grace_end;
   job.minions.reserve(s.minions.size());
   job.flags.reserve(s.minions.size());
-  for (std::uint32_t p : s.minions.span()) {
+  for (std::size_t i = 0; i < s.minions.size(); ++i) {
+    const std::uint32_t p = s.minions[i];
     job.minions.push_back(PackedMinions::id(p));
     job.flags.push_back(PackedMinions::flags(p));
   }

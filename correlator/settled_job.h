@@ -5,8 +5,10 @@
 //
 //   jid                 16 bytes, inline (JidKey): the job's key
 //   minions             interned id and the 4 flag bits of each, packed in
-//                       4 bytes; two minions inline, more in one allocation
-//   times, counters     started, settled, end of grace; updates, progress
+//                       4 bytes; two minions inline in 8 bytes, more in one
+//                       allocation (4 bytes a minion and its count)
+//   times, counters     started, settled, end of grace; opening order (56
+//                       bits) with the kind (8); updates, progress
 //   load                what `new` said (function, target, user, arguments,
 //                       re-run, risk): a JobLoad shared by every job of the
 //                       same command (SharedPool)
@@ -93,7 +95,12 @@ class JidKey {
   std::array<char, 16> bytes_{};
 };
 
-// A job's minions, sorted by id, each as (id << 4 | flags).
+// A job's minions, sorted by id, each as (id << 4 | flags), in one 8-byte
+// word: up to two inline, more in one allocation that starts with its count.
+//   word 0              no minion
+//   low bit 1           the allocation's address | 1: [count, packed...]
+//   low bit 0           inline: low half (first + 1) << 1, high half second + 1
+//                       (0: one minion); when the values allow it, else allocated
 class PackedMinions {
  public:
   static constexpr std::uint32_t kMaxId = (1u << 28) - 1;
@@ -101,38 +108,40 @@ class PackedMinions {
 
   PackedMinions() = default;
   explicit PackedMinions(std::span<const std::uint32_t> packed);
-  PackedMinions(const PackedMinions& o) : PackedMinions(o.span()) {}
-  PackedMinions(PackedMinions&& o) noexcept;
-  PackedMinions& operator=(PackedMinions o) noexcept;
+  PackedMinions(const PackedMinions& o);
+  PackedMinions(PackedMinions&& o) noexcept : word_(std::exchange(o.word_, 0)) {}
+  PackedMinions& operator=(PackedMinions o) noexcept {
+    std::swap(word_, o.word_);
+    return *this;
+  }
   ~PackedMinions();
 
-  std::span<const std::uint32_t> span() const { return {data(), size_}; }
-  std::size_t size() const { return size_; }
-  std::size_t heap_bytes() const { return size_ > kInline ? size_ * sizeof(std::uint32_t) : 0; }
+  std::size_t size() const;
+  std::uint32_t operator[](std::size_t i) const;
+  std::vector<std::uint32_t> values() const;
+  std::size_t heap_bytes() const { return heap() ? (size() + 1) * sizeof(std::uint32_t) : 0; }
   static std::uint32_t pack(MinionId id, std::uint8_t flags) { return (id << 4) | (flags & 0x0F); }
   static MinionId id(std::uint32_t packed) { return packed >> 4; }
   static std::uint8_t flags(std::uint32_t packed) { return static_cast<std::uint8_t>(packed & 0x0F); }
 
  private:
-  const std::uint32_t* data() const { return size_ > kInline ? heap_ids : inline_ids; }
-  std::uint32_t size_ = 0;
-  union {
-    std::uint32_t inline_ids[kInline];
-    std::uint32_t* heap_ids;
-  };
+  bool heap() const { return (word_ & 1) != 0; }
+  const std::uint32_t* allocation() const;
+  std::uint64_t word_ = 0;
 };
 
 // Its jid is its key (JidKey).
 struct SettledJob {
+  static constexpr std::uint64_t kMaxSeq = (std::uint64_t{1} << 56) - 1;
   Micros started_at = 0;
   Micros settled_at = 0;
-  Micros grace_end = 0;  // when it leaves memory, emitted `final`
-  std::uint64_t open_seq = 0;
+  Micros grace_end = 0;             // when it leaves memory, emitted `final`
+  std::uint64_t open_seq : 56 = 0;  // 2^56 jobs: beyond any daemon's life
+  JobKind kind : 8 = JobKind::job;
   LoadPool::Ref load = LoadPool::kNone;
   DetailPool::Ref detail = DetailPool::kNone;
   std::uint32_t updates = 0;
   std::uint32_t progress_events = 0;  // saturates
-  JobKind kind = JobKind::job;
   PackedMinions minions;
 
   // What it holds in all: its own bytes and its minions' allocation (the

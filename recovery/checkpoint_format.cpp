@@ -166,8 +166,8 @@ void pack_settled(Packer& p, const correlator::SettledEntry& e) {
   p.pack(j.updates);
   p.pack(j.progress_events);
   p.pack_array(static_cast<std::uint32_t>(j.minions.size()));
-  for (std::uint32_t m : j.minions.span()) p.pack(m);  // id << 4 | flags
-  p.pack(j.open_seq);                                  // its place in the opening order of all jobs
+  for (std::size_t i = 0; i < j.minions.size(); ++i) p.pack(j.minions[i]);  // id << 4 | flags
+  p.pack(std::uint64_t{j.open_seq});  // its place in the opening order of all jobs
 }
 
 // Reading: any deviation from the documented shape throws Invalid.
@@ -399,7 +399,7 @@ correlator::SettledEntry read_settled(const msgpack::object& o, std::size_t name
     packed.push_back(p);
   }
   j.minions = correlator::PackedMinions(packed);
-  j.open_seq = read_uint(f[10], "settled.place", UINT64_MAX);
+  j.open_seq = read_uint(f[10], "settled.place", correlator::SettledJob::kMaxSeq);
   return e;
 }
 

@@ -136,16 +136,41 @@ TEST(SettledJob, JidKeysHoldSaltsJidsAndShortOnes) {
   EXPECT_NE(*JidKey::of("0012"), *JidKey::of("012"));
 }
 
+// Every list comes back as given: inline when its values fit the word, else
+// allocated; copies and moves keep it.
+TEST(SettledJob, PackedMinionsKeepEveryListInlineOrAllocated) {
+  const std::uint32_t top = PackedMinions::pack(PackedMinions::kMaxId, 0x0F);
+  const std::vector<std::vector<std::uint32_t>> lists = {
+      {},       {0},       {top},     {0, 0},         {(1u << 31) - 2, top - 1}, {(1u << 31) - 1, 5},
+      {7, top}, {1, 2, 3}, {0, 0, 0}, {17, 4242, top}};
+  for (const auto& list : lists) {
+    const PackedMinions packed(list);
+    EXPECT_EQ(packed.values(), list);
+    EXPECT_EQ(packed.size(), list.size());
+    const bool inline_expected =
+        list.size() <= 2 && (list.empty() || list[0] < (1u << 31) - 1) && (list.size() < 2 || list[1] < UINT32_MAX);
+    EXPECT_EQ(packed.heap_bytes(), inline_expected ? 0 : (list.size() + 1) * 4) << list.size();
+    PackedMinions copy(packed);
+    EXPECT_EQ(copy.values(), list);
+    PackedMinions moved(std::move(copy));
+    EXPECT_EQ(moved.values(), list);
+    EXPECT_EQ(copy.size(), 0U);  // NOLINT(bugprone-use-after-move): a moved-from list is empty
+    moved = packed;
+    EXPECT_EQ(moved.values(), list);
+  }
+}
+
 // The memory model of docs/ARCHITECTURE.md, measured.
 TEST(SettledJob, BytesPerJobAreWhatTheMemoryModelSays) {
   static_assert(sizeof(JidKey) == 16);
-  static_assert(sizeof(PackedMinions) == 16);
+  static_assert(sizeof(PackedMinions) == 8);
+  static_assert(sizeof(SettledJob) == 56);
   SettledJob two;
   two.minions = PackedMinions(std::vector<std::uint32_t>{PackedMinions::pack(1, kSucceeded)});
   EXPECT_EQ(two.memory_bytes(), sizeof(SettledJob)) << "two minions or fewer: inline";
   SettledJob wide;
   wide.minions = PackedMinions(std::vector<std::uint32_t>(1000, 0));
-  EXPECT_EQ(wide.memory_bytes(), sizeof(SettledJob) + 4000) << "4 bytes a minion";
+  EXPECT_EQ(wide.memory_bytes(), sizeof(SettledJob) + 4 + 4000) << "4 bytes a minion and the count";
 
   CorrelatorConfig c = config(true);
   c.max_jobs = 1'000'000;
@@ -165,6 +190,7 @@ TEST(SettledJob, BytesPerJobAreWhatTheMemoryModelSays) {
               per_open, per_settled, sizeof(Job), sizeof(SettledJob));
   // The map slot (key + SettledJob + control byte) and the grace queue entry.
   EXPECT_LE(per_settled, 16 + sizeof(SettledJob) + 1 + 24 + 1);
+  EXPECT_LE(per_settled, 100) << "the target: at most 100 bytes a settled job";
   EXPECT_LT(per_settled * 5, per_open) << "settling must cost a fraction of the open job";
 }
 
