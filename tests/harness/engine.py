@@ -52,6 +52,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from http_calls import free_ports  # the harness's one way to pick free ports
+
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCHERS = ROOT / "tests" / "engines"  # the Maven projects of the launchers, one per flavor
 CACHE = ROOT / ".cache" / "engines"
@@ -468,21 +470,6 @@ class Engine:
 
 
 # ---------------------------------------------------------------- a several-node cluster
-
-def free_ports(count: int) -> list[int]:
-    """`count` distinct ports free on 127.0.0.1 right now (bound to 0, then released)."""
-    socks, ports = [], []
-    try:
-        for _ in range(count):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-            ports.append(s.getsockname()[1])
-    finally:
-        for s in socks:
-            s.close()
-    return ports
-
 
 class Cluster:
     """A cluster of `size` nodes on 127.0.0.1, each its own JVM (own process group, data dir,
