@@ -69,15 +69,12 @@ def mixed_plan(n: int, period: int, at: dict[int, Callable[[], dict]]) -> list[d
     return [at[i % period]() if i % period in at else ping(i % period) for i in range(n)]
 
 
-# Runs in the Salt venv: argv[1] master config, argv[2] the plan (JSON list of
-# {tgt, fun, arg, tgt_type, jid?}), argv[3] seconds between two publishes.
-_FIRE = r"""
-import json, sys, time
-import salt.client
-client = salt.client.LocalClient(c_path=sys.argv[1])
-plan = json.loads(sys.argv[2])
-interval = float(sys.argv[3])
-for i, job in enumerate(plan):
+# Python for the Salt venv (with json, sys, time imported): fire_one publishes one job of a
+# plan ({tgt, fun, arg, tgt_type, jid?}) with Salt's LocalClient, trying again every `pause`
+# seconds while the master refuses or is away ("RETRY <i> <why>"), and gives up after 120 s
+# ("FAILED <i> <why>", exit 1).
+FIRE_ONE = r"""
+def fire_one(client, job, i, pause):
     deadline = time.monotonic() + 120
     while True:
         try:
@@ -88,13 +85,25 @@ for i, job in enumerate(plan):
         else:
             err = "refused"
         if jid:
-            break
+            return jid
         if time.monotonic() > deadline:
             print(f"FAILED {i} {err}", flush=True)
             sys.exit(1)
         print(f"RETRY {i} {err}", flush=True)
-        time.sleep(0.5)
-    print(f"JID {i} {jid}", flush=True)
+        time.sleep(pause)
+"""
+
+# Runs in the Salt venv: argv[1] master config, argv[2] the plan (JSON list of
+# {tgt, fun, arg, tgt_type, jid?}), argv[3] seconds between two publishes.
+_FIRE = r"""
+import json, sys, time
+import salt.client
+""" + FIRE_ONE + r"""
+client = salt.client.LocalClient(c_path=sys.argv[1])
+plan = json.loads(sys.argv[2])
+interval = float(sys.argv[3])
+for i, job in enumerate(plan):
+    print(f"JID {i} {fire_one(client, job, i, 0.5)}", flush=True)
     time.sleep(interval)
 print("DONE", flush=True)
 """

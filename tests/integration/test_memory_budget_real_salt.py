@@ -35,7 +35,7 @@ import threading
 import pytest
 
 import saltlab
-from burst import Agreement, burst_lab, verdict
+from burst import FIRE_ONE, Agreement, burst_lab, verdict
 from held_job import HeldJob
 from http_calls import search, wait_until
 from salttap_process import SalttapRun, indexer_yaml, metric
@@ -58,27 +58,13 @@ GUARD = 180             # a hang guard on a busy 2-core machine, not a measure
 _FIRE = r"""
 import json, sys, time
 import salt.client
+""" + FIRE_ONE + r"""
 client = salt.client.LocalClient(c_path=sys.argv[1])
 i = 0
 print("READY", flush=True)
 for n, line in enumerate(sys.stdin):
     for job in json.loads(line):
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                jid = client.cmd_async(job["tgt"], job["fun"], job.get("arg", []),
-                                       tgt_type=job.get("tgt_type", "glob"))
-            except Exception as e:
-                jid, err = 0, repr(e)
-            else:
-                err = "refused"
-            if jid:
-                break
-            if time.monotonic() > deadline:
-                print(f"FAILED {i} {err}", flush=True)
-                sys.exit(1)
-            time.sleep(0.2)
-        print(f"JID {i} {jid}", flush=True)
+        print(f"JID {i} {fire_one(client, job, i, 0.2)}", flush=True)
         i += 1
     print(f"BATCH {n}", flush=True)
 """
