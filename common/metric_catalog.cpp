@@ -16,11 +16,23 @@ constexpr std::string_view kBuildVersions[] = {SALTTAP_VERSION};
 constexpr std::string_view kReloadResults[] = {"ok", "error"};
 constexpr std::string_view kFrameSkipReasons[] = {"undecodable", "oversize", "invalid", "truncated"};
 constexpr std::string_view kEventDropReasons[] = {"queue_full", "journal_full", "journal_error"};
-constexpr std::string_view kAlertKinds[] = {"failed",           "missing",        "risky",         "spool_full",
-                                            "tap_journal_full", "evicted",        "minion_silent", "minion_recovered",
-                                            "fleet_silent",     "fleet_recovered"};
+constexpr std::string_view kAlertKinds[] = {"failed",
+                                            "missing",
+                                            "risky",
+                                            "spool_full",
+                                            "tap_journal_full",
+                                            "evicted",
+                                            "minion_silent",
+                                            "minion_recovered",
+                                            "fleet_silent",
+                                            "fleet_recovered",
+                                            "highstate_stale",
+                                            "highstate_fresh",
+                                            "fleet_highstate_stale",
+                                            "fleet_highstate_fresh"};
 constexpr std::string_view kLiveness[] = {"ok", "silent", "never_heard", "ignored"};
-constexpr std::string_view kEpisodeKinds[] = {"minion_silent"};
+constexpr std::string_view kFreshness[] = {"fresh", "stale", "never", "unwatched"};
+constexpr std::string_view kEpisodeKinds[] = {"minion_silent", "highstate_stale"};
 constexpr std::string_view kEpisodeEvents[] = {"opened", "closed"};
 constexpr std::string_view kOutlets[] = {"webhook", "fire"};
 constexpr std::string_view kAlertDropReasons[] = {"queue_full", "gave_up"};
@@ -58,6 +70,10 @@ constexpr MetricLabel kAlertKindLabels[] = {{"kind", kAlertKinds}};
 constexpr std::string_view kJobStates[] = {"settled", "open"};
 constexpr MetricLabel kBudgetEvictedLabels[] = {{"state", kJobStates}};
 constexpr MetricLabel kLivenessLabels[] = {{"liveness", kLiveness}};
+constexpr MetricLabel kFreshnessLabels[] = {{"freshness", kFreshness}};
+constexpr MetricLabel kMinionLabels[] = {{"minion", {}, false, true}};
+constexpr std::string_view kMinionSets[] = {"exported", "dropped"};
+constexpr MetricLabel kMinionSetLabels[] = {{"set", kMinionSets}};
 constexpr MetricLabel kEpisodeLabels[] = {{"kind", kEpisodeKinds}, {"event", kEpisodeEvents}};
 constexpr MetricLabel kOutletLabels[] = {{"outlet", kOutlets}};
 constexpr MetricLabel kAlertDropLabels[] = {{"outlet", kOutlets}, {"reason", kAlertDropReasons}};
@@ -260,6 +276,22 @@ constexpr MetricSpec kCatalog[] = {
      counter,
      {},
      "Fleet state files that could not be read or written, each logged"},
+    {M::fleet_highstate_minions, "salttap_fleet_highstate_minions", gauge, kFreshnessLabels,
+     "Minions of the expected fleet by highstate freshness (fleet.highstate), as of the last sweep"},
+
+    {M::minion_last_heard_timestamp_seconds, "salttap_minion_last_heard_timestamp_seconds", gauge, kMinionLabels,
+     "When the minion was last heard (Unix time; 0: never), as of the last sweep"},
+    {M::minion_last_highstate_success_timestamp_seconds, "salttap_minion_last_highstate_success_timestamp_seconds",
+     gauge, kMinionLabels, "The minion's last successful enforcing full highstate (Unix time; 0: never)"},
+    {M::minion_last_highstate_failed_states, "salttap_minion_last_highstate_failed_states", gauge, kMinionLabels,
+     "Failed states of the minion's last enforcing full highstate (0: it succeeded, or none yet)"},
+    {M::minion_metrics_truncated,
+     "salttap_minion_metrics_truncated",
+     gauge,
+     {},
+     "1 when more minions match fleet.minion_metrics than max_minions (the least interesting are left out)"},
+    {M::minion_metrics_minions, "salttap_minion_metrics_minions", gauge, kMinionSetLabels,
+     "Minions matching fleet.minion_metrics, exported and dropped over max_minions"},
 
     {M::indexer_documents_built, "salttap_indexer_documents_built_total", counter, kClassLabels,
      "Documents built for the indexer"},

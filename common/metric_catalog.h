@@ -6,7 +6,7 @@
 // documents the same table; tests/unit/common/metric_catalog_test.cpp checks that the
 // two agree and that every name follows the scheme:
 //   salttap_<component>_<what>[_<unit>][_total]
-// component: build, config, tap, correlator, alerting, fleet, indexer, spool, reconcile, ui, listener; units
+// component: build, config, tap, correlator, alerting, fleet, minion, indexer, spool, reconcile, ui, listener; units
 // in base units (seconds, bytes); counters, and only counters, end in _total.
 
 #include <cstddef>
@@ -88,6 +88,13 @@ enum class MetricId : std::uint8_t {
   fleet_blind,
   fleet_last_sweep_timestamp_seconds,
   fleet_state_errors,
+  fleet_highstate_minions,
+  // minion: the opt-in per-minion gauges (fleet.minion_metrics), one series per minion, capped
+  minion_last_heard_timestamp_seconds,
+  minion_last_highstate_success_timestamp_seconds,
+  minion_last_highstate_failed_states,
+  minion_metrics_truncated,
+  minion_metrics_minions,
   // indexer: documents
   indexer_documents_built,
   indexer_documents_skipped,
@@ -167,6 +174,10 @@ struct MetricLabel {
   // The one value is fixed by the build (the version): the documentation
   // names it `<name>` rather than listing it.
   bool from_build = false;
+  // Any value, from outside (a minion's id): no list to check it against, so
+  // only Metrics::samples publishes such a family, its lines rendered and
+  // bounded by the publisher (fleet/minion_metrics.h). Documented as `<name>`.
+  bool open = false;
 };
 
 struct MetricSpec {

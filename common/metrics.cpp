@@ -1,6 +1,7 @@
 #include "common/metrics.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <utility>
 
@@ -62,26 +63,54 @@ void Metrics::set(MetricId id, MetricType type, LabelValues labels, Sample sampl
   families_[id][std::move(key)] = std::move(sample);
 }
 
+void Metrics::samples(MetricId id, std::string_view lines) {
+  const MetricSpec& spec = metric_spec(id);
+  if (std::ranges::none_of(spec.labels, [](const MetricLabel& l) { return l.open; }))
+    throw std::logic_error(fmt::format("metric {} has no open label: publish it with counter() or gauge()", spec.name));
+  std::lock_guard lock(mutex_);
+  lines_[id].assign(lines);
+}
+
+void Metrics::remove(MetricId id) {
+  std::lock_guard lock(mutex_);
+  families_.erase(id);
+  lines_.erase(id);
+}
+
 std::string Metrics::render() const {
   std::lock_guard lock(mutex_);
   std::string out;
-  for (const auto& [id, samples] : families_) {
-    const MetricSpec& spec = metric_spec(id);
-    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", spec.name, spec.help, spec.name, to_string(spec.type));
+  std::size_t reserve = 0;
+  for (const auto& [id, lines] : lines_) reserve += lines.size() + 256;
+  out.reserve(reserve + std::size_t{32} * 1024);  // the fixed families take some 20 kB
+  for (const MetricSpec& spec : metric_catalog()) {
+    if (const auto open = lines_.find(spec.id); open != lines_.end()) {
+      if (open->second.empty()) continue;
+      fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", spec.name, spec.help, spec.name,
+                     to_string(spec.type));
+      out += open->second;
+      continue;
+    }
+    const auto family = families_.find(spec.id);
+    if (family == families_.end()) continue;
+    const auto& samples = family->second;
+    fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", spec.name, spec.help, spec.name,
+                   to_string(spec.type));
     for (const auto& [labels, s] : samples) {
       if (spec.type == MetricType::histogram) {
         // le goes last among the labels: `{route="x",le="0.5"}`.
         const std::string open = labels.empty() ? "{" : labels.substr(0, labels.size() - 1) + ",";
         for (std::size_t i = 0; i < spec.buckets.size(); ++i)
-          out += fmt::format("{}_bucket{}le=\"{}\"}} {}\n", spec.name, open, spec.buckets[i], s.buckets[i]);
-        out += fmt::format("{}_bucket{}le=\"+Inf\"}} {}\n", spec.name, open, s.count);
-        out += fmt::format("{}_sum{} {}\n", spec.name, labels, s.value);
-        out += fmt::format("{}_count{} {}\n", spec.name, labels, s.count);
+          fmt::format_to(std::back_inserter(out), "{}_bucket{}le=\"{}\"}} {}\n", spec.name, open, spec.buckets[i],
+                         s.buckets[i]);
+        fmt::format_to(std::back_inserter(out), "{}_bucket{}le=\"+Inf\"}} {}\n", spec.name, open, s.count);
+        fmt::format_to(std::back_inserter(out), "{}_sum{} {}\n", spec.name, labels, s.value);
+        fmt::format_to(std::back_inserter(out), "{}_count{} {}\n", spec.name, labels, s.count);
       } else if (spec.type == MetricType::summary) {
-        out += fmt::format("{}_sum{} {}\n", spec.name, labels, s.value);
-        out += fmt::format("{}_count{} {}\n", spec.name, labels, s.count);
+        fmt::format_to(std::back_inserter(out), "{}_sum{} {}\n", spec.name, labels, s.value);
+        fmt::format_to(std::back_inserter(out), "{}_count{} {}\n", spec.name, labels, s.count);
       } else {
-        out += fmt::format("{}{} {}\n", spec.name, labels, s.value);
+        fmt::format_to(std::back_inserter(out), "{}{} {}\n", spec.name, labels, s.value);
       }
     }
   }

@@ -36,6 +36,16 @@ class Metrics {
   void histogram(MetricId id, LabelValues labels, std::span<const std::uint64_t> buckets, double sum,
                  std::uint64_t count);
 
+  // The sample lines of a family whose label is open (metric_catalog.h): one
+  // series per minion, rendered by the publisher, who bounds them. Replaces
+  // the family's previous lines (series gone from `lines` are gone); the
+  // text is copied into storage kept from the last call, so a publisher that
+  // reuses its buffer allocates nothing once the sizes settle. Throws
+  // std::logic_error when `id` has no open label.
+  void samples(MetricId id, std::string_view lines);
+  // The family is no longer exported (e.g. switched off by a reload).
+  void remove(MetricId id);
+
   std::string render() const;  // text format 0.0.4, in catalog order
 
  private:
@@ -48,6 +58,7 @@ class Metrics {
 
   mutable std::mutex mutex_;
   std::map<MetricId, std::map<std::string, Sample>> families_;  // id -> rendered labels ("" or "{k=\"v\"}") -> sample
+  std::map<MetricId, std::string> lines_;                       // families of open labels: their sample lines
 };
 
 }  // namespace salttap

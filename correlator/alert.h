@@ -23,7 +23,9 @@ namespace salttap::correlator {
 // (or max_jobs) was reached; its pending minions are reported missing.
 // minion_silent / minion_recovered: one minion's silence episode opened /
 // closed; fleet_silent / fleet_recovered: one sweep opened / closed a storm
-// of them (fleet/fleet_notices.h).
+// of them (fleet/fleet_notices.h). highstate_stale / highstate_fresh: one
+// minion's stale-highstate episode opened / closed by a successful enforcing
+// highstate; fleet_highstate_stale / fleet_highstate_fresh: a storm of them.
 enum class AlertKind : std::uint8_t {
   failed,
   missing,
@@ -35,8 +37,12 @@ enum class AlertKind : std::uint8_t {
   minion_recovered,
   fleet_silent,
   fleet_recovered,
+  highstate_stale,
+  highstate_fresh,
+  fleet_highstate_stale,
+  fleet_highstate_fresh,
 };
-inline constexpr std::size_t kAlertKinds = 10;
+inline constexpr std::size_t kAlertKinds = 14;
 std::string_view to_string(AlertKind kind);
 
 struct AlertConfig {

@@ -53,6 +53,8 @@ EntityDoc entity_document(std::string_view master, std::string_view minion, cons
     json::key(w, "jid"), w.Text(m.last_successful_highstate.jid);
     w.EndObject();
   }
+  json::key(w, "highstate_freshness"), json::string(w, to_string(m.freshness));
+  time_or_null(w, "stale_since", m.stale_since);
   w.EndObject();
   return doc;
 }

@@ -16,8 +16,20 @@
 //     storm: {min_minions: 20, min_fraction: 0.10}
 //     state_path: ""                    default: fleet.state beside the checkpoint
 //     index_interval_seconds: 300       a minion's entity document refreshes last_heard at most this often
+//     highstate:                        default: [] (no minion watched)
+//       - {match: "web*", stale_after_seconds: 7200}
+//       - {match: "*", stale_after_seconds: null}   null: not watched
+//     highstate_alert_never: false      a minion never successful is stale one window after joining
+//     minion_metrics:                   per-minion gauges on /metrics (minion_metrics.h)
+//       enabled: false
+//       match: ["*"]
+//       exclude: []
+//       max_minions: 1000
+//       metrics: [last_heard, last_highstate_success, last_highstate_failed_states]
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -26,6 +38,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/clock.h"
+#include "common/glob_list.h"
 
 namespace salttap::fleet {
 
@@ -43,6 +56,26 @@ struct StormConfig {
   std::size_t threshold(std::size_t fleet_size) const;
 };
 
+// A minion is stale when its last successful enforcing full highstate is
+// older than stale_after (blind time not counted); 0: not watched.
+struct HighstateRule {
+  std::string match;
+  Micros stale_after = 0;
+};
+
+// The per-minion gauges, opt-in and capped (minion_metrics.h).
+enum class MinionMetric : std::uint8_t { last_heard, last_highstate_success, last_highstate_failed_states };
+inline constexpr std::size_t kMinionMetrics = 3;
+std::string_view to_string(MinionMetric metric);
+
+struct MinionMetricsConfig {
+  bool enabled = false;
+  GlobList match{{"*"}};
+  GlobList exclude;
+  std::size_t max_minions = 1000;
+  std::array<bool, kMinionMetrics> metrics{true, true, true};
+};
+
 struct FleetConfig {
   bool enabled = true;
   std::vector<SilenceRule> silence{SilenceRule{"*", false, 3600 * kMicrosPerSecond}};
@@ -58,8 +91,14 @@ struct FleetConfig {
   // highstate) at the next sweep.
   Micros index_interval = 300 * kMicrosPerSecond;
 
+  std::vector<HighstateRule> highstate;  // first match wins; none: not watched
+  bool highstate_alert_never = false;
+  MinionMetricsConfig minion_metrics;
+
   // The first rule whose glob matches `minion`, or -1 when none does (not watched).
   int rule_for(std::string_view minion) const;
+  // The first highstate rule matching `minion`, or -1.
+  int highstate_rule_for(std::string_view minion) const;
 };
 
 // Throws ConfigError naming `where` and the key.

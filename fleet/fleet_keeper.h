@@ -17,6 +17,7 @@
 #include "common/atomic_file.h"
 #include "common/clock.h"
 #include "fleet/fleet_tracker.h"
+#include "fleet/minion_metrics.h"
 
 namespace salttap::fleet {
 
@@ -38,6 +39,8 @@ class FleetKeeper {
   void reconfigure(FleetConfig config, std::filesystem::path keys_dir);
   void write_state();
   const KeeperStats& stats() const { return stats_; }
+  // The per-minion gauges' publisher, kept for its buffers (minion_metrics.h).
+  MinionMetricsExporter& minion_metrics() { return minion_metrics_; }
   const std::filesystem::path& state_path() const { return state_.path(); }
 
  private:
@@ -49,6 +52,7 @@ class FleetKeeper {
   AtomicFile state_;
   std::unique_ptr<FleetTracker> tracker_;
   KeeperStats stats_;
+  MinionMetricsExporter minion_metrics_;
   Micros next_sweep_ = 0;
   Micros next_keys_ = 0;
   Micros last_write_ = 0;

@@ -11,7 +11,7 @@ namespace salttap::fleet {
 namespace {
 
 constexpr std::string_view kFormat = "salttap-fleet";
-constexpr int kVersion = 2;
+constexpr int kVersion = 3;
 constexpr int kOldestVersion = 1;  // before the highstates
 
 struct Invalid : std::runtime_error {
@@ -65,7 +65,13 @@ void write_highstate(json::Writer& w, const char* key, const HighstateRun& run) 
   w.EndObject();
 }
 
-MinionEntity entity_of(const rapidjson::Value& o, const std::string& where, int version) {
+std::uint32_t count_of(const rapidjson::Value& o, const char* key, const std::string& where) {
+  const rapidjson::Value& v = member(o, key, where);
+  if (!v.IsUint()) throw Invalid(fmt::format("{}.{}: not a count", where, key));
+  return v.GetUint();
+}
+
+MinionEntity entity_of(const rapidjson::Value& o, const std::string& where, int version, Micros saved_blind) {
   MinionEntity m;
   m.last_heard = time_of(o, "last_heard", where);
   m.blind_at_heard = time_of(o, "blind_at_heard", where);
@@ -88,6 +94,28 @@ MinionEntity entity_of(const rapidjson::Value& o, const std::string& where, int 
     m.last_highstate = highstate_of(o, "last_highstate", where);
     m.last_successful_highstate = highstate_of(o, "last_successful_highstate", where);
     m.indexed_version = time_of(o, "indexed_version", where);
+  }
+  if (version >= 3) {
+    m.blind_at_success = time_of(o, "blind_at_success", where);
+    m.enforced_at = time_of(o, "enforced_at", where);
+    m.enforced_failed_states = count_of(o, "enforced_failed_states", where);
+    m.watched_since = time_of(o, "watched_since", where);
+    m.blind_at_watched = time_of(o, "blind_at_watched", where);
+    m.stale_since = time_of(o, "stale_since", where);
+    m.stale_detected_at = time_of(o, "stale_detected_at", where);
+    m.stale_window = time_of(o, "stale_window", where);
+    const auto freshness = parse_freshness(string_of(o, "freshness", where));
+    if (!freshness) throw Invalid(where + ".freshness: unknown");
+    m.freshness = *freshness;
+    if (m.stale_since != 0 && (m.stale_window == 0 || m.stale_detected_at == 0))
+      throw Invalid(where + ": a stale episode without its window or detection time");
+  } else {
+    m.blind_at_success = saved_blind;
+    // The last run, when it enforced, is the last enforcing one; its failed states were not kept.
+    if (m.last_highstate.at != 0 && !m.last_highstate.test) {
+      m.enforced_at = m.last_highstate.at;
+      m.enforced_failed_states = m.last_highstate.succeeded ? 0 : 1;
+    }
   }
   return m;
 }
@@ -125,6 +153,15 @@ std::string encode_fleet_state(const FleetSnapshot& s) {
     write_highstate(w, "last_highstate", m.last_highstate);
     write_highstate(w, "last_successful_highstate", m.last_successful_highstate);
     json::key(w, "indexed_version"), w.Int64(m.indexed_version);
+    json::key(w, "blind_at_success"), w.Int64(m.blind_at_success);
+    json::key(w, "enforced_at"), w.Int64(m.enforced_at);
+    json::key(w, "enforced_failed_states"), w.Uint(m.enforced_failed_states);
+    json::key(w, "watched_since"), w.Int64(m.watched_since);
+    json::key(w, "blind_at_watched"), w.Int64(m.blind_at_watched);
+    json::key(w, "stale_since"), w.Int64(m.stale_since);
+    json::key(w, "stale_detected_at"), w.Int64(m.stale_detected_at);
+    json::key(w, "stale_window"), w.Int64(m.stale_window);
+    json::key(w, "freshness"), json::string(w, to_string(m.freshness));
     w.EndObject();
   }
   w.EndArray();
@@ -157,7 +194,7 @@ Result<FleetSnapshot, std::string> decode_fleet_state(std::string_view text) {
       const std::string_view id = string_of(minions[i], "id", where);
       if (id.empty()) throw Invalid(where + ".id: empty");
       if (!s.minions.empty() && id <= s.minions.back().first) throw Invalid(where + ".id: not sorted and unique");
-      s.minions.emplace_back(std::string(id), entity_of(minions[i], where, version.GetInt()));
+      s.minions.emplace_back(std::string(id), entity_of(minions[i], where, version.GetInt(), s.blind_total));
     }
     return s;
   } catch (const Invalid& e) {

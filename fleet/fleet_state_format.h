@@ -9,11 +9,18 @@
 //                 "blind_at_connected", "connected", "expected", "expected_since",
 //                 "blind_at_expected", "silent_since", "detected_at", "window",
 //                 "liveness", "last_highstate", "last_successful_highstate",
-//                 "indexed_version"}, ...]}
+//                 "indexed_version", "blind_at_success", "enforced_at",
+//                 "enforced_failed_states", "watched_since", "blind_at_watched",
+//                 "stale_since", "stale_detected_at", "stale_window", "freshness"}, ...]}
 //   a highstate: {"at": µs, "jid", "succeeded": bool, "test": bool}
 //
-// Version 2 added the highstates; a version 1 file is still read (no
-// highstate known yet), so an upgrade keeps every minion's silence clock.
+// Version 2 added the highstates, version 3 the highstate freshness (the
+// stale episode, the last enforcing run's failed states). Older files are
+// still read: version 1 knows no highstate; versions 1 and 2 know no
+// freshness (the blind total at the last success is taken as the one saved,
+// so only blind time since the save is not counted, and a never successful
+// minion's first window starts at the next sweep), so an upgrade keeps every
+// minion's clocks.
 //
 // The reader checks every field (types, ranges, names) and refuses the whole
 // file with the first thing wrong: a state file is ours, and one that is not

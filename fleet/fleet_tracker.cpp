@@ -49,7 +49,8 @@ void FleetTracker::highstate_return(std::string_view minion, std::string_view ji
   const correlator::RunKind kind = correlator::run_kind(e.string_field("fun").value_or(""), e.find("fun_args"));
   if (!kind.highstate) return;
   // Only highstates pay for the analysis; the correlator's own is not at hand here.
-  const bool succeeded = !correlator::analyze_return(e.data(), 0).failed;
+  const correlator::ReturnAnalysis analysis = correlator::analyze_return(e.data(), 0);
+  const bool succeeded = !analysis.failed;
   MinionEntity& m = entity(minion);
   const HighstateRun run{at, std::string(jid), succeeded, kind.test};
   bool changed = false;
@@ -57,8 +58,16 @@ void FleetTracker::highstate_return(std::string_view minion, std::string_view ji
     m.last_highstate = run;
     changed = true;
   }
+  if (!kind.test && at >= m.enforced_at) {
+    m.enforced_at = at;
+    // A failure without a failed state (a render error, a retcode) counts one: 0 is success.
+    m.enforced_failed_states =
+        succeeded ? 0 : static_cast<std::uint32_t>(std::clamp<std::uint64_t>(analysis.states.failed, 1, UINT32_MAX));
+    changed = true;
+  }
   if (succeeded && !kind.test && at >= m.last_successful_highstate.at) {
     m.last_successful_highstate = run;
+    m.blind_at_success = blind_.total(at);
     changed = true;
   }
   if (changed) ++revision_;
@@ -154,7 +163,9 @@ EntityMark mark_of(const MinionEntity& m, bool keys_known) {
           .last_heard = m.last_heard,
           .silent_since = m.silent_since,
           .highstate_at = m.last_highstate.at,
-          .successful_highstate_at = m.last_successful_highstate.at};
+          .successful_highstate_at = m.last_successful_highstate.at,
+          .freshness = static_cast<std::uint8_t>(m.freshness),
+          .stale_since = m.stale_since};
 }
 
 }  // namespace
@@ -169,8 +180,8 @@ void FleetTracker::collect_entities(Micros now, std::vector<EntityDoc>& out) {
     if (heard_only == mark && mark.last_heard - m.indexed.last_heard < config_.index_interval) continue;
     // The version is the newest event time the document carries (the same on
     // an HA twin that heard the same events), and grows past the last one.
-    const Micros changed = std::max(
-        {m.last_heard, m.last_connected, m.silent_since, m.detected_at, m.last_highstate.at, m.expected_since});
+    const Micros changed = std::max({m.last_heard, m.last_connected, m.silent_since, m.detected_at, m.last_highstate.at,
+                                     m.expected_since, m.stale_detected_at});
     const auto version = std::max<std::int64_t>({m.indexed_version + 1, changed, 1});
     out.push_back(
         entity_document(master_id_, name, m, key_state(m, keys_known_), version, changed > 0 ? changed : now));
@@ -211,6 +222,12 @@ SweepOutcome FleetTracker::set_keys(const std::optional<std::vector<std::string>
 
 void FleetTracker::close(std::string_view name, MinionEntity& m, Micros at, std::string_view resolution,
                          SweepOutcome* out) {
+  close_silence(name, m, at, resolution, out);
+  close_stale(name, m, at, resolution, out);
+}
+
+void FleetTracker::close_silence(std::string_view name, MinionEntity& m, Micros at, std::string_view resolution,
+                                 SweepOutcome* out) {
   if (m.silent_since == 0) return;
   const EpisodeFacts facts{master_id_, name, rule_glob(name), m};
   if (resolution == "heard")
@@ -222,6 +239,22 @@ void FleetTracker::close(std::string_view name, MinionEntity& m, Micros at, std:
   m.detected_at = 0;
   m.window = 0;
   ++counts_.episodes_closed;
+  ++revision_;
+}
+
+void FleetTracker::close_stale(std::string_view name, MinionEntity& m, Micros at, std::string_view resolution,
+                               SweepOutcome* out) {
+  if (m.stale_since == 0) return;
+  const EpisodeFacts facts{master_id_, name, highstate_glob(name), m};
+  if (resolution == "highstate_ok")
+    out->notices.push_back(highstate_fresh_alert(facts, at));
+  else
+    out->records.push_back(closed_stale_record(facts, at, resolution));
+  log::info("fleet: {} stale highstate episode closed ({})", name, resolution);
+  m.stale_since = 0;
+  m.stale_detected_at = 0;
+  m.stale_window = 0;
+  ++counts_.stale_closed;
   ++revision_;
 }
 
@@ -244,6 +277,90 @@ std::string_view FleetTracker::rule_glob(std::string_view minion) const {
   return r < 0 ? std::string_view("") : std::string_view(config_.silence[static_cast<std::size_t>(r)].match);
 }
 
+std::string_view FleetTracker::highstate_glob(std::string_view minion) const {
+  const int r = config_.highstate_rule_for(minion);
+  return r < 0 ? std::string_view("") : std::string_view(config_.highstate[static_cast<std::size_t>(r)].match);
+}
+
+void FleetTracker::sweep_highstate(Micros now, Micros blind_now, std::size_t storm, SweepOutcome& out) {
+  const Micros effective_now = now - blind_now;
+  counts_.freshness = {};
+  std::vector<std::string> opened;
+  std::vector<std::string> refreshed;
+  Micros oldest_opened = 0;
+  for (auto& [name, m] : minions_) {
+    if (!expected_now(m, now)) continue;  // its episodes closed as forgotten by the silence half
+    const int r = config_.highstate_rule_for(name);
+    const Micros window = r < 0 ? 0 : config_.highstate[static_cast<std::size_t>(r)].stale_after;
+    Freshness freshness = Freshness::unwatched;
+    if (window == 0) {
+      close_stale(name, m, now, "rule_changed", &out);  // a reload stopped watching it
+      if (m.watched_since != 0) ++revision_;
+      m.watched_since = 0;
+      m.blind_at_watched = 0;
+    } else {
+      // A minion never successful gets one window from when a rule began watching it.
+      if (m.watched_since == 0) {
+        m.watched_since = now;
+        m.blind_at_watched = blind_now;
+        ++revision_;
+      }
+      const HighstateRun& ok = m.last_successful_highstate;
+      const Micros base = ok.at > 0 ? ok.at - m.blind_at_success : m.watched_since - m.blind_at_watched;
+      const bool stale = effective_now - base > window && (ok.at > 0 || config_.highstate_alert_never);
+      freshness = stale ? Freshness::stale : ok.at > 0 ? Freshness::fresh : Freshness::never;
+      if (m.stale_since != 0 && !stale) {
+        // A successful enforcing highstate after the episode began closes it;
+        // anything else that makes it not stale is a reload's new rule.
+        if (ok.at > m.stale_since)
+          refreshed.push_back(name);
+        else
+          close_stale(name, m, now, "rule_changed", &out);
+      } else if (m.stale_since == 0 && stale && m.liveness != Liveness::silent && !blind_.blind()) {
+        m.stale_since = ok.at > 0 ? ok.at : m.watched_since;
+        m.stale_detected_at = now;
+        m.stale_window = window;
+        ++counts_.stale_opened;
+        ++revision_;
+        opened.push_back(name);
+        oldest_opened = oldest_opened == 0 ? m.stale_since : std::min(oldest_opened, m.stale_since);
+        log::info("fleet: {} highstate stale: the last successful one {} (window {} s)", name,
+                  ok.at > 0 ? format_utc(ok.at) : std::string("never"), window / kMicrosPerSecond);
+      }
+    }
+    if (m.freshness != freshness) ++revision_;
+    m.freshness = freshness;
+    ++counts_.freshness[static_cast<std::size_t>(freshness)];
+  }
+
+  const bool open_storm = opened.size() >= storm;
+  for (const auto& name : opened) {
+    const MinionEntity& m = minions_.find(name)->second;
+    auto alert = highstate_stale_alert({master_id_, name, highstate_glob(name), m});
+    (open_storm ? out.records : out.notices).push_back(std::move(alert));
+  }
+  if (open_storm) {
+    std::sort(opened.begin(), opened.end());
+    out.notices.push_back(fleet_storm_alert(correlator::AlertKind::fleet_highstate_stale, master_id_, opened,
+                                            oldest_opened, now, kStormListCap));
+    log::warn("fleet: {} minions' highstates went stale at once (one fleet_highstate_stale alert)", opened.size());
+  }
+  const bool close_storm = refreshed.size() >= storm;
+  Micros oldest_refreshed = 0;
+  for (const auto& name : refreshed) {
+    MinionEntity& m = minions_.find(name)->second;
+    oldest_refreshed = oldest_refreshed == 0 ? m.stale_since : std::min(oldest_refreshed, m.stale_since);
+    SweepOutcome one;
+    close_stale(name, m, m.last_successful_highstate.at, "highstate_ok", &one);
+    for (auto& a : one.notices) (close_storm ? out.records : out.notices).push_back(std::move(a));
+  }
+  if (close_storm) {
+    std::sort(refreshed.begin(), refreshed.end());
+    out.notices.push_back(fleet_storm_alert(correlator::AlertKind::fleet_highstate_fresh, master_id_, refreshed,
+                                            oldest_refreshed, now, kStormListCap));
+  }
+}
+
 SweepOutcome FleetTracker::sweep(Micros now) {
   SweepOutcome out = std::exchange(pending_, {});
   const Micros blind_now = blind_.total(now);
@@ -263,7 +380,7 @@ SweepOutcome FleetTracker::sweep(Micros now) {
     }
     const int r = config_.rule_for(name);
     if (r < 0 || config_.silence[static_cast<std::size_t>(r)].ignore) {
-      close(name, m, now, "rule_changed", &out);
+      close_silence(name, m, now, "rule_changed", &out);
       m.liveness = Liveness::ignored;
       ++counts_.liveness[static_cast<std::size_t>(m.liveness)];
       continue;
@@ -275,7 +392,7 @@ SweepOutcome FleetTracker::sweep(Micros now) {
       if (spoke > m.silent_since) {
         recovered.push_back(name);
       } else if (silence <= window) {
-        close(name, m, now, "rule_changed", &out);  // a reload gave it a longer window
+        close_silence(name, m, now, "rule_changed", &out);  // a reload gave it a longer window
       }
     } else if (silence > window && !blind_.blind()) {
       m.silent_since = spoke > 0 ? spoke : m.expected_since;
@@ -312,7 +429,7 @@ SweepOutcome FleetTracker::sweep(Micros now) {
     oldest_recovered = oldest_recovered == 0 ? m.silent_since : std::min(oldest_recovered, m.silent_since);
     const Micros at = std::max(m.last_heard, config_.count_presence ? m.last_connected : 0);
     SweepOutcome one;
-    close(name, m, at, "heard", &one);
+    close_silence(name, m, at, "heard", &one);
     for (auto& a : one.notices) (close_storm ? out.records : out.notices).push_back(std::move(a));
     m.liveness = Liveness::ok;
     --counts_.liveness[static_cast<std::size_t>(Liveness::silent)];
@@ -323,6 +440,7 @@ SweepOutcome FleetTracker::sweep(Micros now) {
     out.notices.push_back(fleet_storm_alert(correlator::AlertKind::fleet_recovered, master_id_, recovered,
                                             oldest_recovered, now, kStormListCap));
   }
+  sweep_highstate(now, blind_now, storm, out);
   counts_.last_sweep = now;
   return out;
 }

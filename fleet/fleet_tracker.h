@@ -16,6 +16,13 @@
 // minion's episode with resolution key_deleted and no recovery alert; a
 // config reload that no longer calls a minion silent closes it with
 // rule_changed, also without one.
+//
+// Highstate freshness (fleet.highstate): a watched minion whose last
+// successful enforcing full highstate is older than its rule's window (on
+// the same blind-corrected clock) is stale: one highstate_stale episode,
+// closed by the next successful enforcing full highstate (highstate_fresh,
+// resolution highstate_ok), never by a failing, dry or partial run. No
+// episode opens while the minion is silent (its silence says more).
 
 #include <array>
 #include <cstdint>
@@ -45,9 +52,12 @@ struct SweepOutcome {
 };
 
 struct FleetCounts {
-  std::array<std::uint64_t, kLivenessStates> liveness{};  // expected minions by liveness, as of the last sweep
-  std::uint64_t episodes_opened = 0;
+  std::array<std::uint64_t, kLivenessStates> liveness{};    // expected minions by liveness, as of the last sweep
+  std::array<std::uint64_t, kFreshnessStates> freshness{};  // expected minions by highstate freshness
+  std::uint64_t episodes_opened = 0;                        // minion_silent
   std::uint64_t episodes_closed = 0;
+  std::uint64_t stale_opened = 0;  // highstate_stale
+  std::uint64_t stale_closed = 0;
   Micros last_sweep = 0;
 };
 
@@ -90,6 +100,10 @@ class FleetTracker {
   bool keys_known() const { return keys_known_; }
   std::size_t size() const { return minions_.size(); }
   const MinionEntity* find(std::string_view minion) const;
+  // Every minion of the table, expected now or not.
+  const absl::flat_hash_map<std::string, MinionEntity>& minions() const { return minions_; }
+  // In the expected fleet at `now` (the accepted keys, or heard lately).
+  bool expected_now(const MinionEntity& m, Micros now) const;
   // Grows with every change a state file should keep.
   std::uint64_t revision() const { return revision_; }
 
@@ -100,8 +114,13 @@ class FleetTracker {
   void highstate_return(std::string_view minion, std::string_view jid, const tap::Event& event, Micros at);
   void presence(const tap::Event& event, Micros at);
   void key_event(const tap::Event& event, Micros at);
+  // Closes the minion's open episodes, silence and stale alike (key_deleted, forgotten).
   void close(std::string_view name, MinionEntity& m, Micros at, std::string_view resolution, SweepOutcome* out);
-  bool expected_now(const MinionEntity& m, Micros now) const;
+  void close_silence(std::string_view name, MinionEntity& m, Micros at, std::string_view resolution, SweepOutcome* out);
+  void close_stale(std::string_view name, MinionEntity& m, Micros at, std::string_view resolution, SweepOutcome* out);
+  // The highstate half of a sweep, after the silence half (silence inhibits).
+  void sweep_highstate(Micros now, Micros blind_now, std::size_t storm, SweepOutcome& out);
+  std::string_view highstate_glob(std::string_view minion) const;
   // The newest activity on the blind-corrected clock (time minus blind total then).
   Micros activity_effective(const MinionEntity& m) const;
   std::string_view rule_glob(std::string_view minion) const;

@@ -27,6 +27,16 @@ inline constexpr std::size_t kLivenessStates = 4;
 std::string_view to_string(Liveness liveness);
 std::optional<Liveness> parse_liveness(std::string_view text);
 
+// Whether the minion's configuration was enforced lately (fleet.highstate):
+// fresh: its last successful enforcing full highstate is within its window;
+// stale: it is not (or, with highstate_alert_never, none came within one
+// window of joining); never: no successful one yet; unwatched: no rule
+// watches it.
+enum class Freshness : std::uint8_t { fresh, stale, never, unwatched };
+inline constexpr std::size_t kFreshnessStates = 4;
+std::string_view to_string(Freshness freshness);
+std::optional<Freshness> parse_freshness(std::string_view text);
+
 // One full highstate run (correlator/run_kind.h) as the minion returned it.
 struct HighstateRun {
   Micros at = 0;  // the return's time; 0: none yet
@@ -48,6 +58,8 @@ struct EntityMark {
   Micros silent_since = 0;
   Micros highstate_at = 0;
   Micros successful_highstate_at = 0;
+  std::uint8_t freshness = 0;
+  Micros stale_since = 0;
   bool operator==(const EntityMark&) const = default;
 };
 
@@ -67,6 +79,22 @@ struct MinionEntity {
   bool expected = false;                   // in the expected fleet
   HighstateRun last_highstate;             // the newest full highstate, either mode
   HighstateRun last_successful_highstate;  // the newest enforcing one that succeeded
+  Micros blind_at_success = 0;             // the blind total when it ran
+  // The newest enforcing full highstate, either result: its time and how
+  // many states failed (a failure without a failed state, a render error,
+  // counts 1), so 0 means it succeeded.
+  Micros enforced_at = 0;
+  std::uint32_t enforced_failed_states = 0;
+  // Highstate freshness (fleet.highstate): since when a rule watches it (a
+  // minion never successful gets one window from here), the open stale
+  // episode (its since: the last successful highstate, or the start of the
+  // watch when none; 0: none), and the judgement of the last sweep.
+  Micros watched_since = 0;
+  Micros blind_at_watched = 0;
+  Micros stale_since = 0;
+  Micros stale_detected_at = 0;
+  Micros stale_window = 0;
+  Freshness freshness = Freshness::unwatched;
   // The entity index: the last document's external version (saved, so a
   // restart's versions keep growing) and what it said (not saved: after a
   // restart every minion is written once).

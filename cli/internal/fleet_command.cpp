@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -16,6 +17,7 @@
 namespace salttap::cli {
 namespace {
 
+using fleet::Freshness;
 using fleet::HighstateRun;
 using fleet::Liveness;
 using fleet::MinionEntity;
@@ -65,7 +67,15 @@ std::string_view run_result(const fleet::HighstateRun& run) {
 
 bool counted(const fleet::FleetSnapshot& s, const MinionEntity& m) { return m.expected || !s.keys_known; }
 
-// "highstate: 3 succeeded 1 failed 0 never (the last run of each minion; 2 in test mode)"
+std::array<std::uint64_t, fleet::kFreshnessStates> freshness_counts(const fleet::FleetSnapshot& s) {
+  std::array<std::uint64_t, fleet::kFreshnessStates> counts{};
+  for (const auto& [id, m] : s.minions)
+    if (counted(s, m)) ++counts[static_cast<std::size_t>(m.freshness)];
+  return counts;
+}
+
+// "highstate: 3 succeeded 1 failed 0 never (the last run of each minion; 2 in test mode);
+//  freshness: 1 stale 2 fresh 1 never 0 unwatched"
 std::string highstate_line(const fleet::FleetSnapshot& s) {
   std::uint64_t succeeded = 0, failed = 0, never = 0, test = 0;
   for (const auto& [id, m] : s.minions) {
@@ -74,8 +84,13 @@ std::string highstate_line(const fleet::FleetSnapshot& s) {
     (run.at == 0 ? never : run.succeeded ? succeeded : failed) += 1;
     if (run.at != 0 && run.test) ++test;
   }
-  return fmt::format("highstate: {} succeeded {} failed {} never (the last run of each minion; {} in test mode)\n",
-                     succeeded, failed, never, test);
+  const auto fresh = freshness_counts(s);
+  const auto count = [&](Freshness f) { return fresh[static_cast<std::size_t>(f)]; };
+  return fmt::format(
+      "highstate: {} succeeded {} failed {} never (the last run of each minion; {} in test mode); freshness: {} stale "
+      "{} fresh {} never {} unwatched\n",
+      succeeded, failed, never, test, count(Freshness::stale), count(Freshness::fresh), count(Freshness::never),
+      count(Freshness::unwatched));
 }
 
 void print_json(const fleet::FleetSnapshot& s, std::FILE* out) {
@@ -93,6 +108,12 @@ void print_json(const fleet::FleetSnapshot& s, std::FILE* out) {
   for (std::size_t i = 0; i < counts.size(); ++i)
     json::key(w, fleet::to_string(static_cast<Liveness>(i))), w.Uint64(counts[i]);
   w.EndObject();
+  json::key(w, "highstate_freshness");
+  w.StartObject();
+  const auto fresh = freshness_counts(s);
+  for (std::size_t i = 0; i < fresh.size(); ++i)
+    json::key(w, fleet::to_string(static_cast<Freshness>(i))), w.Uint64(fresh[i]);
+  w.EndObject();
   json::key(w, "minions");
   w.StartArray();
   for (const auto& [id, m] : s.minions) {
@@ -108,6 +129,9 @@ void print_json(const fleet::FleetSnapshot& s, std::FILE* out) {
     json::key(w, "window_s"), w.Int64(m.window / kMicrosPerSecond);
     highstate_json(w, "last_highstate", m.last_highstate, true);
     highstate_json(w, "last_successful_highstate", m.last_successful_highstate, false);
+    json::key(w, "highstate_freshness"), json::string(w, fleet::to_string(m.freshness));
+    json::key(w, "stale_since");
+    m.stale_since > 0 ? json::string(w, format_utc(m.stale_since)) : (void)w.Null();
     w.EndObject();
   }
   w.EndArray();
@@ -116,24 +140,42 @@ void print_json(const fleet::FleetSnapshot& s, std::FILE* out) {
   print(out, text);
 }
 
-// Every expected minion's last highstate, the oldest successful one first
-// (never first of all): the minions furthest from their configuration.
+Colour freshness_colour(Freshness f) {
+  switch (f) {
+    case Freshness::fresh:
+      return Colour::green;
+    case Freshness::stale:
+      return Colour::red;
+    case Freshness::never:
+    case Freshness::unwatched:
+      break;
+  }
+  return Colour::none;
+}
+
+// Every expected minion's last highstate (those of one freshness, when
+// asked), the oldest successful one first (never first of all): the
+// minions furthest from their configuration.
 void print_highstates(const fleet::FleetSnapshot& s, Micros now, const HistoryOutput& output, const std::string& head,
-                      std::FILE* out) {
+                      std::optional<Freshness> only, std::FILE* out) {
   std::vector<const std::pair<std::string, MinionEntity>*> rows;
   for (const auto& m : s.minions)
-    if (counted(s, m.second)) rows.push_back(&m);
+    if (counted(s, m.second) && (!only || m.second.freshness == *only)) rows.push_back(&m);
   std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
     return a->second.last_successful_highstate.at < b->second.last_successful_highstate.at;
   });
   Table table;
-  table.columns = {{"minion", true}, {"last highstate"},  {"result", false, false, 1}, {"mode", false, false, 1},
-                   {"jid"},          {"last successful"}, {"ago", false, true}};
+  // Too wide for the terminal: the jid goes first, the freshness never.
+  table.columns = {{"minion", true},          {"freshness"},
+                   {"last highstate"},        {"result", false, false, 1},
+                   {"mode", false, false, 1}, {"jid", false, false, 2},
+                   {"last successful"},       {"ago", false, true}};
   for (const auto* p : rows) {
     const MinionEntity& m = p->second;
     const HighstateRun& last = m.last_highstate;
     const Colour result_colour = last.at == 0 ? Colour::none : last.succeeded ? Colour::green : Colour::red;
     table.rows.push_back({{p->first, Colour::bold},
+                          {std::string(fleet::to_string(m.freshness)), freshness_colour(m.freshness)},
                           {time_or_dash(last.at)},
                           {std::string(run_result(last)), result_colour},
                           {last.at == 0 ? "-"
@@ -149,7 +191,7 @@ void print_highstates(const fleet::FleetSnapshot& s, Micros now, const HistoryOu
 }  // namespace
 
 void print_fleet(const fleet::FleetSnapshot& s, Micros now, const HistoryOutput& output, std::FILE* out,
-                 bool highstates) {
+                 bool highstates, std::optional<Freshness> only) {
   if (output.format == "json") return print_json(s, out);
   std::array<std::uint64_t, fleet::kLivenessStates> counts{};
   for (const auto& [id, m] : s.minions)
@@ -159,7 +201,7 @@ void print_fleet(const fleet::FleetSnapshot& s, Micros now, const HistoryOutput&
   for (std::size_t i = 0; i < counts.size(); ++i)
     text += fmt::format(" {} {}", counts[i], fleet::to_string(static_cast<Liveness>(i)));
   text += "\n" + highstate_line(s);
-  if (highstates) return print_highstates(s, now, output, text, out);
+  if (highstates) return print_highstates(s, now, output, text, only, out);
   const auto silent = silent_of(s);
   if (silent.empty()) {
     print(out, text + "no silent minions\n");
@@ -185,18 +227,22 @@ Command add_fleet_command(CLI::App& app, std::string& config_path) {
   struct Flags {
     std::string state;
     HistoryOutput output;
-    bool highstates = false;
+    std::string freshness;  // --highstate's value: stale, never or fresh; empty: every minion
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
       "fleet", "The fleet as `salttap run` last saved it: counts by liveness, then the silent minions");
   cmd->add_option("--config", config_path, "salttap's config file (where `run` keeps its state)");
   cmd->add_option("--state", f->state, "The fleet state file (default: the one the config's `run` writes)");
-  cmd->add_flag("--highstate", f->highstates,
-                "Every minion's last highstate and last successful one, the oldest successful first");
+  auto* highstate =
+      cmd->add_option("--highstate", f->freshness,
+                      "Every minion's highstate freshness, last highstate and last successful one, the oldest "
+                      "successful first; with stale, never or fresh: only those")
+          ->expected(0, 1)
+          ->check(CLI::IsMember({"stale", "never", "fresh"}));
   add_format_flag(*cmd, f->output.format);
   return {cmd,
-          [f](Invocation& call) {
+          [f, highstate](Invocation& call) {
             const std::filesystem::path path =
                 f->state.empty() ? config::fleet_state_path(call.config()) : std::filesystem::path(f->state);
             const AtomicFile file(path);
@@ -211,7 +257,10 @@ Command add_fleet_command(CLI::App& app, std::string& config_path) {
               log::error("fleet: {}: {}", path.string(), snapshot.error());
               return 1;
             }
-            print_fleet(snapshot.value(), SystemClock().now(), on_terminal(f->output, stdout), stdout, f->highstates);
+            const std::optional<Freshness> only =
+                f->freshness.empty() ? std::nullopt : fleet::parse_freshness(f->freshness);
+            print_fleet(snapshot.value(), SystemClock().now(), on_terminal(f->output, stdout), stdout,
+                        highstate->count() > 0, only);
             return 0;
           },
           true};

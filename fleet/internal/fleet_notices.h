@@ -20,12 +20,19 @@ struct EpisodeFacts {
   const MinionEntity& entity;
 };
 
-// Sent to every outlet when an episode opens.
+// Silence episodes (minion_silent). Sent to every outlet when an episode opens.
 correlator::Alert minion_silent_alert(const EpisodeFacts& facts);
 // Sent when the minion is heard again: resolution "heard".
 correlator::Alert minion_recovered_alert(const EpisodeFacts& facts, Micros resolved_at);
 // The closed episode's document alone (key_deleted, rule_changed): no notice.
 correlator::Alert closed_episode_record(const EpisodeFacts& facts, Micros resolved_at, std::string_view resolution);
+// Stale-highstate episodes, `<master>/highstate_stale/<minion>/<since µs>`,
+// the same way: opened (highstate_stale), closed by a successful enforcing
+// highstate (highstate_fresh, resolution highstate_ok), or closed without a
+// notice (key_deleted, rule_changed, forgotten).
+correlator::Alert highstate_stale_alert(const EpisodeFacts& facts);
+correlator::Alert highstate_fresh_alert(const EpisodeFacts& facts, Micros resolved_at);
+correlator::Alert closed_stale_record(const EpisodeFacts& facts, Micros resolved_at, std::string_view resolution);
 // One sweep opened (or closed) a storm of episodes: one alert naming them
 // (capped at `list_cap`), instead of one per minion.
 correlator::Alert fleet_storm_alert(correlator::AlertKind kind, std::string_view master,

@@ -13,6 +13,9 @@ seconds. Through Prometheus's HTTP API:
     SalttapEngineUnreachable (no document waits yet), SalttapTapDisconnected,
     SalttapFleetBlind and SalttapDown stay inactive;
   - the captures played: documents wait in the spool, and SalttapEngineUnreachable fires;
+  - the per-minion gauges (fleet.minion_metrics on) are scraped for the captures' minions,
+    heard by their events' own time, long ago: SaltMinionSilent fires for each, while
+    SaltHighstateStale (no highstate in the captures: 0, left out) stays inactive;
   - the master's socket closed: SalttapTapDisconnected and SalttapFleetBlind fire;
   - salttap stopped: SalttapDown fires.
 
@@ -117,7 +120,8 @@ def main():
         bus = CaptureBus([source / c for c in CAPTURES], gate)
         engine_port = free_ports(1)[0]  # nothing listens there
         run = SalttapRun(salttap, tmp / "salttap.yaml", "salttap", tmp, ["--sock-dir", str(bus.sock_dir)],
-                         config_text=indexer_yaml(f"http://127.0.0.1:{engine_port}", tmp / "spool"))
+                         config_text=indexer_yaml(f"http://127.0.0.1:{engine_port}", tmp / "spool")
+                         + "fleet: {sweep_seconds: 1, minion_metrics: {enabled: true}}\n")
         prom = None
         try:
             run.start(wait=False)
@@ -142,7 +146,7 @@ def main():
                                                        .startswith("0001") for r in rules.values())
                         and (rules, groups))
             rules_now, groups = wait(all_evaluated, f"the {len(expected)} rules loaded and evaluated, all healthy")
-            assert groups == ["salttap", "salttap-fleet"], groups
+            assert sorted(groups) == ["salt-minions", "salttap", "salttap-fleet"], groups
             print(f"{len(rules_now)} rules loaded and healthy in groups {groups}")
 
             def firing(*alerts):
@@ -167,6 +171,24 @@ def main():
             assert alert["labels"]["instance"] == target, alert
             assert "cannot reach the search engine" in alert["annotations"]["summary"], alert
             print("captures played: documents wait, SalttapEngineUnreachable firing")
+
+            def minion_series():
+                data = prom.api("query?query=salttap_minion_last_heard_timestamp_seconds")
+                return data and {r["metric"]["minion"]: float(r["value"][1]) for r in data["result"]}
+            heard = wait(minion_series, "salttap_minion_last_heard_timestamp_seconds scraped")
+            assert all(0 < t < time.time() - 3600 for t in heard.values()), heard  # the captures' own time
+            wait(lambda: prom.value('salttap_minion_metrics_minions{set="exported"}') == len(heard),
+                 f"salttap_minion_metrics_minions{{set=\"exported\"}} == {len(heard)}")
+            assert prom.value('salttap_minion_metrics_minions{set="dropped"}') == 0
+            assert prom.value("salttap_minion_metrics_truncated") == 0
+            for name in heard:
+                assert prom.value(
+                    f'salttap_minion_last_highstate_success_timestamp_seconds{{minion="{name}"}}') == 0, name
+                assert prom.value(f'salttap_minion_last_highstate_failed_states{{minion="{name}"}}') == 0, name
+            rules_now = firing("SaltMinionSilent")
+            assert {a["labels"]["minion"] for a in rules_now["SaltMinionSilent"]["alerts"]} == set(heard), rules_now
+            assert rules_now["SaltHighstateStale"]["state"] == "inactive", rules_now["SaltHighstateStale"]
+            print(f"per-minion gauges scraped for {sorted(heard)}; SaltMinionSilent firing for each")
 
             bus.close()  # the master's socket gone
             firing("SalttapTapDisconnected", "SalttapFleetBlind")

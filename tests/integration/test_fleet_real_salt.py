@@ -20,6 +20,19 @@ Their return documents say `highstate: true` with `test` true and false; minion-
 enforcing one as both its last and last successful highstate, and `salttap fleet` agrees.
 minion-b's document says `silent: true` while its episode is open.
 
+Stale highstates and the per-minion gauges, in the same run (minion-a watched with
+`fleet.highstate: [{match: minion-a, stale_after_seconds: 20}]`, minion-b unwatched,
+`fleet.minion_metrics` on): minion-a's enforcing highstate above ages past its window while
+minion-b's silence is waited on, and one `highstate_stale` for minion-a reaches the webhook
+(its `since` the enforcing run's time), its entity says `highstate_freshness: stale`.
+A real failing full highstate (`state.apply saltenv=<one with no top file>`: Salt's own "No Top
+file" failure) leaves it stale: two sweeps after its return, no `highstate_fresh`, `salttap
+fleet --highstate stale` lists it, salttap_fleet_highstate_minions{freshness="stale"} is 1. The
+running salttap's /metrics has the per-minion gauges of both real minions (last heard, the last
+successful highstate's time, 0 for minion-b; the failing run's failed states). Then a
+successful enforcing `state.apply` closes the episode: one `highstate_fresh` with
+`resolution: highstate_ok` and the same `since`.
+
 Every wait is on an outcome (a POST, a metric, a sweep time); the windows are far from
 machine speed (a sweep every 2 s against windows of 20 and 60 s).
 Salt version: the newest of SALTTAP_SALT_VERSIONS.
@@ -47,6 +60,7 @@ pytestmark = [pytest.mark.usefixtures("salttap_only"),
 
 SILENT_WINDOW = 20
 OTHER_WINDOW = 60
+STALE_WINDOW = 20
 GUARD = 180  # a hang guard on a busy 2-core machine, not a measure
 
 
@@ -130,9 +144,9 @@ def apply_async(lab, *args: str) -> str:
     return m.group(1)
 
 
-def check_highstates(lab, run, salttap_bin, config, url: str) -> str:
+def check_highstates(lab, run, salttap_bin, config, url: str) -> tuple[str, str]:
     """A dry run then an enforcing full highstate on minion-a: the return documents' fields and
-    minion-a's entity. Returns minion-a's entity `_id`."""
+    minion-a's entity. Returns minion-a's entity `_id` and the enforcing run's jid."""
     dry = apply_async(lab, "test=True")
     run.wait_until(lambda: return_doc(url, dry, "minion-a"), GUARD, "the dry run's return document")
     doc = return_doc(url, dry, "minion-a")
@@ -159,7 +173,65 @@ def check_highstates(lab, run, salttap_bin, config, url: str) -> str:
                    ["last_successful_highstate"], GUARD, "salttap fleet has the enforcing run")
     mine = [m for m in fleet_json(salttap_bin, config)["minions"] if m["minion"] == "minion-a"][0]
     assert mine["last_successful_highstate"]["jid"] == enforce, mine
-    return entity_id
+    return entity_id, enforce
+
+
+def per_minion(run) -> dict[tuple[str, str], float]:
+    """The per-minion gauges of the running salttap's /metrics: {(metric, minion): value}."""
+    out = {}
+    for m in re.finditer(r'^salttap_minion_(\w+)\{minion="([^"]+)"\} (\S+)$', run.metrics_text(), re.M):
+        out[(m.group(1), m.group(2))] = float(m.group(3))
+    return out
+
+
+def fleet_highstate(salttap_bin, config, only: str) -> str:
+    out = subprocess.run([str(salttap_bin), "fleet", "--config", str(config), "--highstate", only],
+                         capture_output=True, text=True, timeout=30, check=True)
+    return out.stdout
+
+
+def stale_highstate(lab, run, salttap_bin, config, url: str, hook: Hook, ping_a, enforced_jid: str) -> dict:
+    """minion-a's enforcing highstate aged past STALE_WINDOW: one highstate_stale; a real failing
+    full highstate leaves it stale; the per-minion gauges of both minions. Returns the stale alert."""
+    run.wait_until(lambda: ping_a() or hook.of("highstate_stale", "minion-a"), GUARD, "highstate_stale for minion-a")
+    stale = hook.of("highstate_stale", "minion-a")[0]
+    enforced = return_doc(url, enforced_jid, "minion-a")
+    assert stale["episode"] == "highstate_stale" and stale["window_s"] == STALE_WINDOW, stale
+    # since: the last successful enforcing highstate, the one check_highstates ran
+    assert stale["last_successful_highstate"]["jid"] == enforced_jid, stale
+    assert stale["since"] == stale["last_successful_highstate"]["at"], stale
+    assert stale["resolved_at"] is None and stale["rule"] == "minion-a", stale
+    assert hook.of("highstate_stale", "minion-b") == [], hook.alerts  # not watched
+    entity = f"{enforced['master']}/minion-a"
+    run.wait_until(lambda: (engine_doc(url, "salt-minions", entity) or {}).get("highstate_freshness") == "stale",
+                   GUARD, "minion-a's entity says stale")
+    assert engine_doc(url, "salt-minions", entity)["stale_since"] == stale["since"]
+
+    # A failing full highstate: Salt finds no top file in that saltenv and says so as a failed run.
+    failing = apply_async(lab, "saltenv=salttap-no-such-env")
+    run.wait_until(lambda: return_doc(url, failing, "minion-a"), GUARD, "the failing run's return document")
+    doc = return_doc(url, failing, "minion-a")
+    assert (doc["highstate"], doc["test"], doc["status"]) == (True, False, "failed"), doc
+    swept = run.metric("salttap_fleet_last_sweep_timestamp_seconds")
+    run.wait_until(lambda: (run.metric("salttap_fleet_last_sweep_timestamp_seconds") or 0) >= swept + 4, GUARD,
+                   "two sweeps after the failing run")
+    assert hook.of("highstate_fresh") == [], hook.alerts
+    assert len(hook.of("highstate_stale", "minion-a")) == 1, hook.alerts
+    assert run.metric('salttap_fleet_highstate_minions{freshness="stale"}') == 1
+    assert run.metric('salttap_fleet_highstate_minions{freshness="unwatched"}') == 1
+    listed = fleet_highstate(salttap_bin, config, "stale")
+    assert re.search(r"^minion-a\s+stale\s", listed, re.M) and "minion-b" not in listed, listed
+
+    gauges = per_minion(run)
+    assert gauges[("last_heard_timestamp_seconds", "minion-a")] > 0, gauges
+    assert gauges[("last_heard_timestamp_seconds", "minion-b")] > 0, gauges  # heard before it stopped
+    assert gauges[("last_highstate_success_timestamp_seconds", "minion-b")] == 0, gauges
+    assert gauges[("last_highstate_success_timestamp_seconds", "minion-a")] > 0, gauges
+    assert gauges[("last_highstate_failed_states", "minion-a")] >= 1, gauges
+    assert gauges[("last_highstate_failed_states", "minion-b")] == 0, gauges
+    assert run.metric('salttap_minion_metrics_minions{set="exported"}') == 2
+    assert run.metric("salttap_minion_metrics_truncated") == 0
+    return stale
 
 
 def test_a_stopped_minion_is_alerted_once_and_recovered_once(lab, salttap_bin, opensearch, tmp_path, request):
@@ -179,6 +251,8 @@ def test_a_stopped_minion_is_alerted_once_and_recovered_once(lab, salttap_bin, o
                      f"{{match: \"*\", after_seconds: {OTHER_WINDOW}}}]\n"
                      "  sweep_seconds: 2\n"
                      "  count_presence: false\n"
+                     f"  highstate: [{{match: minion-a, stale_after_seconds: {STALE_WINDOW}}}]\n"
+                     "  minion_metrics: {enabled: true}\n"
                      + indexer_yaml(opensearch.url, state / "spool")))
     request.node._watchers = run.taps
     try:
@@ -188,7 +262,7 @@ def test_a_stopped_minion_is_alerted_once_and_recovered_once(lab, salttap_bin, o
                        "both minions ok (heard through their returns)")
 
         lab.stop_minion("minion-b")
-        entity_a = check_highstates(lab, run, salttap_bin, config, opensearch.url)
+        entity_a, enforced = check_highstates(lab, run, salttap_bin, config, opensearch.url)
         run.wait_until(lambda: ping_a() or hook.of("minion_silent", "minion-b"), GUARD, "minion_silent for minion-b")
         silent = hook.of("minion_silent", "minion-b")[0]
         assert silent["window_s"] == SILENT_WINDOW, silent
@@ -208,6 +282,8 @@ def test_a_stopped_minion_is_alerted_once_and_recovered_once(lab, salttap_bin, o
         assert len(hook.of("minion_silent", "minion-b")) == 1, hook.alerts
         assert hook.of("minion_silent", "minion-a") == [], hook.alerts
 
+        stale = stale_highstate(lab, run, salttap_bin, config, opensearch.url, hook, ping_a, enforced)
+
         lab.start_minion("minion-b")
         lab.salt(["minion-b", "test.ping"])  # its return is a sign of life even if its start event is missed
         run.wait_until(lambda: hook.of("minion_recovered", "minion-b"), GUARD, "minion_recovered for minion-b")
@@ -219,6 +295,19 @@ def test_a_stopped_minion_is_alerted_once_and_recovered_once(lab, salttap_bin, o
         assert len(hook.of("minion_silent")) == 1, hook.alerts
         assert run.metric('salttap_fleet_episodes_total{kind="minion_silent",event="opened"}') == 1
         assert run.metric('salttap_fleet_episodes_total{kind="minion_silent",event="closed"}') == 1
+
+        # A successful enforcing highstate closes minion-a's stale episode.
+        apply_async(lab)
+        run.wait_until(lambda: hook.of("highstate_fresh", "minion-a"), GUARD, "highstate_fresh for minion-a")
+        fresh = hook.of("highstate_fresh", "minion-a")
+        assert len(fresh) == 1 and fresh[0]["resolution"] == "highstate_ok", fresh
+        assert fresh[0]["since"] == stale["since"], (fresh, stale)
+        # Exactly one stale alert before it (with a 20 s window, it may turn stale again later).
+        before = hook.alerts[:hook.alerts.index(fresh[0])]
+        assert [a for a in before if a.get("alert") == "highstate_stale"] == [stale], hook.alerts
+        # /metrics is published at most once a second: wait for the count rather than read it once.
+        run.wait_until(lambda: run.metric('salttap_fleet_episodes_total{kind="highstate_stale",event="closed"}') == 1,
+                       GUARD, "the closed stale episode counted on /metrics")
         assert run.sigterm() == 0
     finally:
         run.stop()

@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string>
 
@@ -56,13 +59,16 @@ std::map<std::string, std::set<std::string>> samples_of(const std::string& text)
   return samples;
 }
 
+// The one minion of the fleet below: an open label's (metric_catalog.h) only value here.
+constexpr std::string_view kOpenValues[] = {"db1"};
+
 // Every label set the catalog allows for `spec`, rendered as Metrics does.
 std::set<std::string> every_label_set(const MetricSpec& spec) {
   std::set<std::string> sets{""};
   for (const MetricLabel& label : spec.labels) {
     std::set<std::string> longer;
     for (const std::string& prefix : sets)
-      for (std::string_view value : label.values)
+      for (std::string_view value : label.open ? std::span<const std::string_view>(kOpenValues) : label.values)
         longer.insert(prefix + (prefix.empty() ? "" : ",") + std::string(label.name) + "=\"" + std::string(value) +
                       "\"");
     sets = std::move(longer);
@@ -90,8 +96,14 @@ TEST(PublishedMetrics, ThePublishersTogetherExportTheWholeCatalog) {
   const IdleOutlet webhook("webhook", time), fire("fire", time);
   alerting::publish_alert_metrics(m, dispatcher, {&webhook, &fire});
 
+  // One accepted minion and the per-minion gauges on: their families too.
   const testing::TempDir fleet_dir;
-  const fleet::FleetKeeper keeper({}, fleet_dir.path() / "keys", fleet_dir.path() / "fleet.state", "m", clock);
+  std::filesystem::create_directories(fleet_dir.path() / "keys");
+  std::ofstream(fleet_dir.path() / "keys" / "db1") << "key";
+  fleet::FleetConfig fleet_config;
+  fleet_config.minion_metrics.enabled = true;
+  fleet::FleetKeeper keeper(fleet_config, fleet_dir.path() / "keys", fleet_dir.path() / "fleet.state", "m", clock);
+  (void)keeper.tick(true);
   fleet::publish_fleet_metrics(m, keeper);
 
   indexer::publish_document_metrics(m, indexer::DocumentStats{});

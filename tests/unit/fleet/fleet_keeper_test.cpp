@@ -136,7 +136,7 @@ TEST(FleetStateFormat, ReadsTheFormerVersion) {
   ASSERT_EQ(s.value().minions.size(), 1u);
   EXPECT_EQ(s.value().minions[0].second.last_heard, 4);
   EXPECT_EQ(s.value().minions[0].second.last_highstate, HighstateRun{});
-  EXPECT_NE(encode_fleet_state(s.value()).find(R"("version":2)"), std::string::npos);
+  EXPECT_NE(encode_fleet_state(s.value()).find(R"("version":3)"), std::string::npos);
 }
 
 }  // namespace
