@@ -21,6 +21,10 @@ Output (in --out DIR):
     mixed.plain.raw  mixed.len32.raw   test.ping, cmd.run, state.* (with prog
                                        and minion/refresh events), grains.items
                                        and ~1 large return per 2000 events
+    cost.plain.raw  cost.len32.raw     the cost benchmark's fleet mix, --cost-jobs jobs of
+                                       1-8 minions: test.ping, cmd.run, state runs of 40
+                                       states (some failing, a few changing), small state
+                                       runs and render errors, grains.items, pkg.list_pkgs
     pairs, wide, large, blend          the memory bursts, when asked (--NAME-events):
                                        test.ping jobs of 2 and of 1,000 minions;
                                        small jobs with a large return every ~1,000
@@ -97,6 +101,25 @@ BLEND_JOBS = [
 ] + [(w / 5, names, span) for w, names, span in MIXED_JOBS]
 
 
+# The cost benchmark's fleet (bench/cost_bench.py): what a day of a real fleet runs,
+# without the 869 KB returns. The state runs of 40 states and pkg.list_pkgs are made
+# from the captured state.highstate and test.ping jobs (synthetic_templates): the
+# captures' state runs have 2 to 4 states, a real highstate tens. Their state ids and
+# package names are the same on every minion, as in a real fleet (the captured state
+# runs name per-minion paths in their state ids, which would give a schema-less store
+# a new field per minion).
+COST_JOBS = [
+    (30, ["test_ping"], (1, 8)),
+    (20, ["cmd_run_echo", "cmd_run_false", "cmd_run_exit3_stderr"], (1, 8)),
+    (15, ["highstate_40_ok", "highstate_40_ok", "highstate_40_fail"], (1, 8)),
+    (5, ["state_apply_good", "state_apply_render_error", "state_apply_missing_sls"], (1, 8)),
+    (15, ["grains_items"], (1, 8)),
+    (15, ["pkg_list_pkgs"], (1, 8)),
+]
+HIGHSTATE_STATES = 40
+PKG_COUNT = 300
+
+
 # --------------------------------------------------------------------------
 # decoding captures
 
@@ -149,6 +172,82 @@ def load_capture(captures_dir, name):
     with open(os.path.join(captures_dir, name + ".raw"), "rb") as fh:
         raw = fh.read()
     return [split_body(frame["body"]) for frame, _ in unpack_frames_plain(raw)]
+
+
+# --------------------------------------------------------------------------
+# synthetic jobs made from captured ones
+
+
+def highstate_return(n_states, failing, seed):
+    """A state run's return of n_states states: packages, files, services, commands, users;
+    a few changing (a file diff, a restarted service), `failing` failed (a missing source and
+    the requisite that depends on it, then more missing sources)."""
+    rng = random.Random(seed)
+    kinds = [
+        ("pkg", "installed", "pkg-{i}", "{name}", "All specified packages are already installed"),
+        ("file", "managed", "/etc/app/conf-{i}.yaml", "{name}", "File {name} is in the correct state"),
+        ("service", "running", "svc-{i}", "{name}", "The service {name} is already running"),
+        ("cmd", "run", "migrate-{i}", "/usr/local/bin/migrate --step {i}", "Command \"{name}\" run"),
+        ("user", "present", "deploy{i}", "{name}", "User {name} is present and up to date"),
+    ]
+    out, t = {}, 0.0
+    for i in range(n_states):
+        mod, fun, sid_fmt, name_fmt, comment = kinds[i % len(kinds)]
+        sid = sid_fmt.format(i=i)
+        name = name_fmt.format(name=sid, i=i)
+        duration = round(rng.uniform(0.3, 80.0), 3)
+        state = {"name": name, "changes": {}, "result": True, "comment": comment.format(name=name),
+                 "__sls__": "role.%s" % ("base", "web", "db", "monitoring")[i % 4], "__run_num__": i,
+                 "start_time": "08:00:%06.3f" % (t % 60), "duration": duration, "__id__": sid}
+        t += duration / 1000
+        if i in (3, 17, 31):  # a changed file, a restarted service
+            state["changes"] = {"diff": "--- \n+++ \n@@ -1,3 +1,3 @@\n workers: 4\n-timeout: 30\n+timeout: 60\n"} \
+                if mod == "file" else {sid: True}
+        if i < 2 * failing and i % 2 == 1:
+            state.update(result=False, comment="Source file salt://files/conf-%d.yaml not found in saltenv 'base'" % i)
+        elif i < 2 * failing and i % 2 == 0 and i:
+            state.update(result=False, comment="One or more requisite failed: role.web.conf-%d" % (i - 1))
+        out["%s_|-%s_|-%s_|-%s" % (mod, sid, name, fun)] = state
+    return out
+
+
+def pkg_list_return(n, seed):
+    rng = random.Random(seed)
+    stems = ["lib", "python3-", "perl-", "fonts-", "x11-", "gir1.2-", "node-", "golang-", ""]
+    words = ["ssl", "curl", "xml2", "yaml", "zstd", "systemd", "openssh", "nginx", "postgresql", "gnupg",
+             "tzdata", "locales", "rsync", "sudo", "vim", "less", "iproute2", "procps", "util-linux", "dbus"]
+    pkgs = {}
+    while len(pkgs) < n:
+        name = rng.choice(stems) + rng.choice(words) + rng.choice(["", "1", "3", "-common", "-dev", "-bin", "2.0"])
+        pkgs[name] = "%d.%d.%d-%d+deb12u%d" % (rng.randint(0, 9), rng.randint(0, 40), rng.randint(0, 20),
+                                                rng.randint(1, 5), rng.randint(0, 3))
+    return dict(sorted(pkgs.items()))
+
+
+def synthetic_templates(captures_dir):
+    """(name, events) of the jobs a capture lab does not run: state runs of many states,
+    package listings; every other part (tags, jids, stamps, prog events) as captured."""
+    out = []
+    highstate = load_capture(captures_dir, "state_highstate")
+    for name, failing in (("highstate_40_ok", 0), ("highstate_40_fail", 2)):
+        ret = highstate_return(HIGHSTATE_STATES, failing, 7)
+        events = []
+        for tag, data in highstate:
+            if "/ret/" in tag:
+                data = dict(data, **{"return": ret, "retcode": 2 if failing else 0, "success": not failing})
+            events.append((tag, data))
+        out.append((name, events))
+    pkgs = pkg_list_return(PKG_COUNT, 11)
+    events = []
+    for tag, data in load_capture(captures_dir, "test_ping"):
+        data = dict(data)
+        if data.get("fun") == "test.ping":
+            data["fun"] = "pkg.list_pkgs"
+        if "/ret/" in tag:
+            data["return"] = pkgs
+        events.append((tag, data))
+    out.append(("pkg_list_pkgs", events))
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -537,6 +636,28 @@ def write_mixed(out_dir, n_events, templates, seed, stem="mixed", jobs=MIXED_JOB
     return w.manifest_entries(desc, seed)
 
 
+def write_cost(out_dir, n_jobs, templates, seed, only=None, stem="cost"):
+    """COST_JOBS, n_jobs of them (a job count, not an event count: the cost benchmark
+    reports per job); only: just these templates (one job shape, for per-shape sizes)."""
+    gen = Generator(seed + 4)
+    packer = msgpack.Packer(use_bin_type=True)
+    w = StreamWriter(out_dir, stem)
+    mix = [(wt, [n for n in names if not only or n in only], span) for wt, names, span in COST_JOBS]
+    mix = [j for j in mix if j[1]]
+    if not mix:
+        raise SystemExit("--cost-only names no template of the cost mix")
+    weights = [j[0] for j in mix]
+    counts = {}
+    for _ in range(n_jobs):
+        _, names, (kmin, kmax) = gen.rng.choices(mix, weights)[0]
+        tmpl = templates[gen.rng.choice(names)]
+        counts[tmpl.name] = counts.get(tmpl.name, 0) + 1
+        for tag, data in gen.job_events(tmpl, gen.pick_minions(kmin, kmax)):
+            w.add(encode_event(tag, data, packer), tag)
+    w.close()
+    return w.manifest_entries("cost mix %s" % json.dumps(dict(sorted(counts.items()))), seed)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="output directory")
@@ -548,6 +669,9 @@ def main():
                     help="small jobs with a large return every ~%d events (large)" % LARGE_STREAM_EVERY)
     ap.add_argument("--blend-events", type=int, default=0,
                     help="jobs of 2 and of 1,000 minions, the mixed jobs, large returns (blend)")
+    ap.add_argument("--cost-jobs", type=int, default=0, help="jobs of the cost benchmark's fleet mix (cost)")
+    ap.add_argument("--cost-only", default="",
+                    help="with --cost-jobs: only these templates of the mix (comma-separated), into cost-NAME...")
     ap.add_argument("--captures", default=DEFAULT_CAPTURES)
     ap.add_argument("--seed", type=int, default=20261129)
     args = ap.parse_args()
@@ -555,11 +679,15 @@ def main():
     t0 = time.perf_counter()
     n_checked = self_check(args.captures)
     names = set(SMALL_TEMPLATES) | {LARGE_TEMPLATE}
-    for _, group, _ in MIXED_JOBS + LARGE_JOBS + BLEND_JOBS:
+    synthetic = synthetic_templates(args.captures)
+    for _, group, _ in MIXED_JOBS + LARGE_JOBS + BLEND_JOBS + COST_JOBS:
         names.update(group)
+    names -= {name for name, _ in synthetic}
     templates = {}
     for name in sorted(names):
         templates[name] = JobTemplate(name, load_capture(args.captures, name))
+    for name, events in synthetic:
+        templates[name] = JobTemplate(name, events)
 
     os.makedirs(args.out, exist_ok=True)
     files = {}
@@ -567,6 +695,10 @@ def main():
         files.update(write_small(args.out, args.small_events, templates, args.seed))
     if args.mixed_events > 0:
         files.update(write_mixed(args.out, args.mixed_events, templates, args.seed))
+    if args.cost_jobs > 0:
+        only = [n for n in args.cost_only.split(",") if n]
+        files.update(write_cost(args.out, args.cost_jobs, templates, args.seed, only,
+                                "cost" + "".join("-" + n for n in only)))
     if args.pairs_events > 0:
         files.update(write_shaped(args.out, "pairs", args.pairs_events, templates["test_ping"], 2, args.seed))
     if args.wide_events > 0:

@@ -11,6 +11,8 @@
 #                                 build/ (a before/after comparison); sets BASELINE_SALTTAP
 #   build_bench TARGET...         targets of the bench preset (build/bench)
 #   make_streams DIR ARGS...      bench/make_stream.py ARGS into DIR, once
+#   prepare_returner_client SALT VERSION   the elasticsearch client VERSION for Salt's returner
+#                                 in that Salt's virtualenv, beside it; sets RETURNER_CLIENT_DIR
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -76,5 +78,21 @@ sys.exit(0 if files and all("returns" in f for f in files.values())
          and all(f"{w}.plain.raw" in files for w in wanted) else 1)' "$dir/manifest.json" "$@" 2> /dev/null; then
     rm -f "$dir/manifest.json"
     "$(salt_python 3006.25)" bench/make_stream.py --out "$dir" "$@" > /dev/null
+  fi
+}
+
+# The `elasticsearch` client from PyPI that Salt's elasticsearch returner needs (a Salt
+# virtualenv does not carry it), installed once into build/returner-client/es-VERSION with
+# that virtualenv's pip, and put on PYTHONPATH by the benchmark alone: the virtualenv is
+# left as tests/salt/install-salt.sh made it. 7.17 for Elasticsearch 7.17; 7.13 for
+# OpenSearch, the last 7.x client that does not refuse a server that is not Elasticsearch.
+# Sets RETURNER_CLIENT_DIR.
+prepare_returner_client() {
+  local salt=$1 version=$2
+  RETURNER_CLIENT_DIR=build/returner-client/es-$version
+  if ! PYTHONPATH=$RETURNER_CLIENT_DIR "$(salt_python "$salt")" -c 'import elasticsearch' 2> /dev/null; then
+    rm -rf "$RETURNER_CLIENT_DIR"
+    "$(salt_python "$salt")" -m pip install --quiet --disable-pip-version-check \
+      --target "$RETURNER_CLIENT_DIR" "elasticsearch~=$version.0" > /dev/null
   fi
 }
