@@ -200,10 +200,11 @@ Config load_config(const std::string& path) {
     const YAML::Node root = YAML::LoadFile(path);
     if (root.IsNull()) return c;
     only_keys(root, "top level",
-              {"master_config", "master_id", "correlator", "audit", "redaction", "alerts", "checkpoint", "reconcile",
-               "indexer", "elasticsearch", "ui", "tap", "listener", "fleet"});
+              {"master_config", "master_id", "fleet_id", "correlator", "audit", "redaction", "alerts", "checkpoint",
+               "reconcile", "indexer", "elasticsearch", "ui", "tap", "listener", "fleet"});
     if (root["master_config"]) c.master_config = root["master_config"].as<std::string>();
     c.master_id = get<std::string>(root, "master_id", "master_id", "");
+    c.fleet_id = get<std::string>(root, "fleet_id", "fleet_id", "");
     load_correlator(root["correlator"], c);
     if (const YAML::Node a = root["audit"]) {
       only_keys(a, "audit", {"default_rules", "rules"});

@@ -5,6 +5,7 @@
 //
 //   master_config: /etc/salt/master     where the bus is (see tap/master_config.h)
 //   master_id: ""                       carried in alerts
+//   fleet_id: ""                        the masters that form one fleet (docs/masters.md); "": master_id
 //   correlator:
 //     deadlines: [{fun: "state.*", seconds: 3600}, ...]   first match wins; replaces the defaults
 //     missing_after_seconds: N          overrides every deadline
@@ -124,6 +125,7 @@ struct UiConfig {
 struct Config {
   std::optional<std::string> master_config;
   std::string master_id;
+  std::string fleet_id;  // empty: the effective master id (config/resolve.h)
   correlator::CorrelatorConfig correlator;
   std::shared_ptr<const correlator::Auditor> auditor;
   std::shared_ptr<const correlator::Redactor> redactor;
