@@ -326,6 +326,14 @@ std::string alerts_search_body(std::optional<Micros> since, std::string_view kin
     filtered_query(w, [&] {
       if (!kind.empty()) term(w, "kinds", kind);
       if (since) time_range(w, "@timestamp", since, std::nullopt);
+      // alerts.dedupe's claims share the index; they are no alerts.
+      w.StartObject();
+      key(w, "bool");
+      w.StartObject();
+      key(w, "must_not");
+      term(w, "salttap.doc", "alert_claims");
+      w.EndObject();
+      w.EndObject();
     });
   });
 }
