@@ -11,6 +11,7 @@
 
 #include "alerting/alert_dispatcher.h"
 #include "alerting/async_alert_outlet.h"
+#include "alerting/dedupe_alert_outlet.h"
 #include "alerting/webhook_alert_outlet.h"
 #include "common/metrics.h"
 #include "tap/endpoint.h"
@@ -28,13 +29,15 @@ struct BusTarget {
 struct OutletsConfig {
   bool log = true;
   std::optional<WebhookConfig> webhook;
-  std::optional<BusTarget> fire;  // alerts.fire_event
+  std::optional<BusTarget> fire;       // alerts.fire_event
+  std::optional<DedupeConfig> dedupe;  // alerts.dedupe: engine (the others behind it)
   bool operator==(const OutletsConfig&) const = default;
 };
 
 struct AlertOutlets {
-  std::vector<std::shared_ptr<AlertOutlet>> all;
+  std::vector<std::shared_ptr<AlertOutlet>> all;  // what the dispatcher sends to
   std::shared_ptr<AsyncAlertOutlet> webhook, fire;
+  std::shared_ptr<DedupeAlertOutlet> dedupe;  // with alerts.dedupe: engine, `all` is this one, the others behind it
 
   void add_to(AlertDispatcher& dispatcher) const;
   // salttap_alerting_alerts_total and each async outlet's delivery counters.

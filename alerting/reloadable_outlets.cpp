@@ -22,11 +22,13 @@ bool ReloadableOutlets::replace(const OutletsConfig& config) {
 
 void ReloadableOutlets::publish(Metrics& metrics, const AlertDispatcher& dispatcher) const {
   std::vector<const AsyncAlertOutlet*> async{current_.webhook.get(), current_.fire.get()};
+  std::vector<const DedupeAlertOutlet*> dedupes{current_.dedupe.get()};
   for (const AlertOutlets& o : retired_) {
     async.push_back(o.webhook.get());
     async.push_back(o.fire.get());
+    dedupes.push_back(o.dedupe.get());
   }
-  publish_alert_metrics(metrics, dispatcher, async);
+  publish_alert_metrics(metrics, dispatcher, async, dedupes);
 }
 
 void ReloadableOutlets::stop() {

@@ -77,6 +77,8 @@ constexpr MetricLabel kMinionSetLabels[] = {{"set", kMinionSets}};
 constexpr MetricLabel kEpisodeLabels[] = {{"kind", kEpisodeKinds}, {"event", kEpisodeEvents}};
 constexpr MetricLabel kOutletLabels[] = {{"outlet", kOutlets}};
 constexpr MetricLabel kAlertDropLabels[] = {{"outlet", kOutlets}, {"reason", kAlertDropReasons}};
+constexpr std::string_view kDedupeResults[] = {"claimed", "duplicate", "failed_open", "passed"};
+constexpr MetricLabel kDedupeLabels[] = {{"result", kDedupeResults}};
 constexpr MetricLabel kClassLabels[] = {{"class", kDocClasses}};
 constexpr MetricLabel kDocSkipLabels[] = {{"reason", kDocSkipReasons}};
 constexpr MetricLabel kSpoolDropLabels[] = {{"class", kDocClasses}, {"reason", kSpoolDropReasons}};
@@ -260,6 +262,9 @@ constexpr MetricSpec kCatalog[] = {
      "Delivery retries, by outlet"},
     {M::alerting_dropped_alerts, "salttap_alerting_dropped_alerts_total", counter, kAlertDropLabels,
      "Alerts not delivered (queue full or gave up), by outlet"},
+    {M::alerting_dedupe, "salttap_alerting_dedupe_total", counter, kDedupeLabels,
+     "alerts.dedupe engine: job alerts claimed and delivered, skipped as another salttap's, delivered without a "
+     "claim (failed_open), and alerts about no job passed"},
 
     {M::fleet_minions, "salttap_fleet_minions", gauge, kLivenessLabels,
      "Minions of the expected fleet by liveness, as of the last sweep"},

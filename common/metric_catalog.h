@@ -82,6 +82,7 @@ enum class MetricId : std::uint8_t {
   alerting_deliveries,
   alerting_delivery_retries,
   alerting_dropped_alerts,
+  alerting_dedupe,
   // fleet
   fleet_minions,
   fleet_episodes,

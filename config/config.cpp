@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "common/log.h"
 #include "common/yaml_fields.h"
 
 namespace salttap::config {
@@ -40,8 +41,19 @@ void load_correlator(const YAML::Node& n, Config& c) {
 }
 
 void load_alerts(const YAML::Node& n, Config& c) {
-  only_keys(n, "alerts", {"on_failed", "on_missing", "min_risk", "list_cap", "log", "webhook", "fire_event"});
+  only_keys(n, "alerts",
+            {"on_failed", "on_missing", "min_risk", "list_cap", "log", "webhook", "fire_event", "dedupe",
+             "dedupe_timeout_ms", "dedupe_orphan_delay_seconds"});
   if (!n) return;
+  c.alert_dedupe = get<std::string>(n, "dedupe", "alerts", "none");
+  if (c.alert_dedupe != "none" && c.alert_dedupe != "engine")
+    throw ConfigError("alerts.dedupe: none or engine, got '" + c.alert_dedupe + "'");
+  const auto timeout = get<std::int64_t>(n, "dedupe_timeout_ms", "alerts", 2000);
+  if (timeout < 1 || timeout > 60'000) throw ConfigError("alerts.dedupe_timeout_ms: 1 to 60000");
+  c.alert_dedupe_timeout = std::chrono::milliseconds(timeout);
+  const auto delay = get<std::int64_t>(n, "dedupe_orphan_delay_seconds", "alerts", 5);
+  if (delay < 0 || delay > 3600) throw ConfigError("alerts.dedupe_orphan_delay_seconds: 0 to 3600");
+  c.alert_dedupe_orphan_delay = std::chrono::seconds(delay);
   c.alerts.on_failed = get<bool>(n, "on_failed", "alerts", true);
   c.alerts.on_missing = get<bool>(n, "on_missing", "alerts", true);
   if (n["min_risk"]) {
@@ -200,10 +212,11 @@ Config load_config(const std::string& path) {
     const YAML::Node root = YAML::LoadFile(path);
     if (root.IsNull()) return c;
     only_keys(root, "top level",
-              {"master_config", "master_id", "correlator", "audit", "redaction", "alerts", "checkpoint", "reconcile",
-               "indexer", "elasticsearch", "ui", "tap", "listener", "fleet"});
+              {"master_config", "master_id", "fleet_id", "correlator", "audit", "redaction", "alerts", "checkpoint",
+               "reconcile", "indexer", "elasticsearch", "ui", "tap", "listener", "fleet"});
     if (root["master_config"]) c.master_config = root["master_config"].as<std::string>();
     c.master_id = get<std::string>(root, "master_id", "master_id", "");
+    c.fleet_id = get<std::string>(root, "fleet_id", "fleet_id", "");
     load_correlator(root["correlator"], c);
     if (const YAML::Node a = root["audit"]) {
       only_keys(a, "audit", {"default_rules", "rules"});
@@ -245,6 +258,20 @@ alerting::OutletsConfig alert_outlets_config(const Config& config, const std::op
   o.log = config.alert_log;
   o.webhook = config.webhook;
   if (config.alert_fire_event) o.fire = fire;
+  if (config.alert_dedupe == "engine") {
+    if (!config.indexer.enabled) {
+      log::warn("alerts.dedupe: engine, but no engine is configured (indexer:): every alert is delivered");
+    } else {
+      alerting::DedupeConfig d;
+      d.http = config.indexer.http;
+      d.layout = config.indexer.documents.layout;
+      d.master = config.master_id;
+      d.fleet = config.fleet_id.empty() ? config.master_id : config.fleet_id;
+      d.timeout = config.alert_dedupe_timeout;
+      d.orphan_delay = config.alert_dedupe_orphan_delay;
+      o.dedupe = std::move(d);
+    }
+  }
   return o;
 }
 

@@ -5,6 +5,7 @@
 //
 //   master_config: /etc/salt/master     where the bus is (see tap/master_config.h)
 //   master_id: ""                       carried in alerts
+//   fleet_id: ""                        the masters that form one fleet (docs/masters.md); "": master_id
 //   correlator:
 //     deadlines: [{fun: "state.*", seconds: 3600}, ...]   first match wins; replaces the defaults
 //     missing_after_seconds: N          overrides every deadline
@@ -28,6 +29,9 @@
 //               max_attempts: 8, backoff_initial_ms: 1000, backoff_max_ms: 60000,
 //               tls: {verify: true, ca_file: ..., client_cert: ..., client_key: ...}}
 //     fire_event: false                 salttap/alert/<kind>/<jid> on the master bus (for reactors)
+//     dedupe: none                      none | engine: one delivery per job across a fleet's salttaps
+//     dedupe_timeout_ms: 2000           the engine claim's timeout (fail-open: delivered)
+//     dedupe_orphan_delay_seconds: 5    an orphan job's alert waits first (the publisher's goes first)
 //   checkpoint:                         the correlator's open jobs across restarts (docs/checkpoint.md)
 //     enabled: true
 //     path: ""                          default: correlator.checkpoint beside the spool directory
@@ -124,6 +128,7 @@ struct UiConfig {
 struct Config {
   std::optional<std::string> master_config;
   std::string master_id;
+  std::string fleet_id;  // empty: the effective master id (config/resolve.h)
   correlator::CorrelatorConfig correlator;
   std::shared_ptr<const correlator::Auditor> auditor;
   std::shared_ptr<const correlator::Redactor> redactor;
@@ -131,6 +136,9 @@ struct Config {
   bool alert_log = true;
   std::optional<alerting::WebhookConfig> webhook;
   bool alert_fire_event = false;
+  std::string alert_dedupe = "none";  // none | engine (alerting/dedupe_alert_outlet.h)
+  std::chrono::milliseconds alert_dedupe_timeout{2000};
+  std::chrono::milliseconds alert_dedupe_orphan_delay{5000};
   CheckpointConfig checkpoint;
   indexer::IndexerConfig indexer = default_indexer_config();
   ReconcileConfig reconcile;

@@ -40,8 +40,13 @@ std::string effective_master_id(const Config& config, const tap::MasterBus& mast
   return std::string(host) + "_master";
 }
 
+std::string effective_fleet_id(const Config& config, const tap::MasterBus& master) {
+  return config.fleet_id.empty() ? effective_master_id(config, master) : config.fleet_id;
+}
+
 Config correlating_config(Config file, const tap::MasterBus& master) {
   file.master_id = effective_master_id(file, master);
+  file.fleet_id = effective_fleet_id(file, master);
   file.correlator.order_masters = master.order_masters;
   return file;
 }

@@ -27,6 +27,8 @@ indexer::IndexerConfig effective_indexer_config(const Config& config, const tap:
 // The master id alerts and documents carry: the config's master_id, else the
 // master config's id, else "<host>_master" (Salt's own default).
 std::string effective_master_id(const Config& config, const tap::MasterBus& master);
+// The fleet documents carry: the config's fleet_id, else the effective master id.
+std::string effective_fleet_id(const Config& config, const tap::MasterBus& master);
 
 // `file` with what the master's config says about jobs settled: the master
 // id and order_masters (a master of masters does not own its minions' keys).

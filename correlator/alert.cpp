@@ -36,6 +36,7 @@ std::optional<Alert> make_alert(const Job& job, const MinionRegistry& reg, const
   alert.jid = job.jid;
   alert.started_at = job.started_at;
   alert.settled_at = job.settled_at;
+  alert.orphan = job.kind == JobKind::orphan;
 
   StringOut os{alert.json};
   Writer w(os);

@@ -64,6 +64,9 @@ struct Alert {
   // one document however often it is written; empty: one document per alert.
   std::string doc_key = {};
   std::int64_t doc_version = 0;
+  // The job had no `new` here (returns only): another master published it
+  // (alerting/dedupe_alert_outlet.h lets the publisher's salttap go first).
+  bool orphan = false;
 };
 
 // Nothing when the job does not alert. Call once, when the job settles.

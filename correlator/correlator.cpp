@@ -359,6 +359,8 @@ void Correlator::on_syndic_minions(std::string_view syndic, std::string_view jid
   const MinionId sid = minions_.intern(syndic);
   if (std::binary_search(ids.begin(), ids.end(), sid)) return;  // also a minion below itself
   if (const auto s = job.find(sid); s && (job.flags[*s] & kOutcomeMask) == kPending) {
+    if (std::find(job.syndics.begin(), job.syndics.end(), syndic) == job.syndics.end())
+      job.syndics.emplace_back(syndic);
     if (job.flags[*s] & kExpected) --job.expected;
     --job.pending;
     job.minions.erase(job.minions.begin() + static_cast<std::ptrdiff_t>(*s));

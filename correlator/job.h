@@ -41,6 +41,11 @@ struct Job {
   std::string args_json;       // the publish arguments as JSON, secrets redacted
   bool args_redacted = false;  // args_json is not what was published (a secret redacted, or cut)
   std::string rerun_of;        // the jid this job re-runs: `salttap_rerun_of` in its returns' metadata
+  // On a master of masters: the syndics the `new` listed that only stood in
+  // for the minions below them (`syndic/<id>/<jid>`). The merged view of a
+  // job across masters leaves them out (history/job_merge.h). Not kept in
+  // the checkpoint: the verdict no longer needs them.
+  std::vector<std::string> syndics;
   Micros started_at = 0;
   Micros deadline = 0;  // base deadline for every expected minion
   Micros settled_at = 0;

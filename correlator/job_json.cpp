@@ -54,6 +54,12 @@ void append_job_json(std::string& out, const Job& job, const MinionRegistry& reg
   key(w, "tgt"), str(w, job.tgt);
   key(w, "tgt_type"), str(w, job.tgt_type);
   if (!job.rerun_of.empty()) key(w, "rerun_of"), str(w, job.rerun_of);
+  if (!job.syndics.empty()) {
+    key(w, "syndics");
+    w.StartArray();
+    for (const auto& s : job.syndics) str(w, s);
+    w.EndArray();
+  }
   key(w, "started_at"), str(w, format_utc(job.started_at));
   key(w, "settled_at");
   if (job.settled)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -57,19 +58,64 @@ bool make_job_query(const JobsArgs& args, Micros now, JobQuery& q, std::string& 
   return true;
 }
 
-Result<std::optional<JobDetail>, SearchError> fetch_job(http::HttpClient& http, const indexer::IndexLayout& layout,
-                                                        const std::string& jid) {
+namespace {
+
+// How good a return is: the merge keeps, per minion, the best any master indexed.
+int return_rank(const ReturnRow& r) {
+  if (r.status == "missing") return 1;
+  if (r.late) return r.status == "succeeded" ? 3 : 2;
+  return r.status == "succeeded" ? 5 : 4;
+}
+
+// One row per minion: the best return of the job's masters, with the masters that had one.
+Hits<ReturnRow> best_returns(Hits<ReturnRow> all, const MergedJob& job) {
+  if (job.documents.size() == 1) return all;
+  std::map<std::string, ReturnRow> best;
+  std::map<std::string, std::set<std::string>> heard;
+  const std::uint64_t fetched = all.rows.size();
+  for (auto& r : all.rows) {
+    if (r.status != "missing") heard[r.minion].insert(r.master);
+    auto at = best.find(r.minion);
+    if (at == best.end())
+      best.emplace(r.minion, std::move(r));
+    else if (return_rank(r) > return_rank(at->second))
+      at->second = std::move(r);
+  }
+  Hits<ReturnRow> out;
+  for (const auto& m : job.minions) {
+    if (best.contains(m.minion) || m.status != "pending") continue;
+    ReturnRow& pending = best[m.minion];  // no master heard from it yet: no document
+    pending.minion = m.minion;
+    pending.status = "pending";
+  }
+  for (auto& [minion, r] : best) {
+    const auto& by = heard[minion];
+    r.seen_by.assign(by.begin(), by.end());
+    if (r.seen_by.empty() && !r.master.empty()) r.seen_by.push_back(r.master);
+    out.rows.push_back(std::move(r));
+  }
+  // The page's count, less the duplicates it held.
+  out.total = all.total - (fetched - std::min<std::uint64_t>(fetched, out.rows.size()));
+  out.total = std::max<std::uint64_t>(out.total, out.rows.size());
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<JobDetail>, SearchError> fetch_job(http::HttpClient& http, const indexer::IndexLayout& layout,
+                                                      const std::string& jid) {
   auto found = parse_job_hits(search(http, layout, "jobs", job_by_jid_body(jid)));
   if (!found) return found.error();
-  Hits<JobRow>& jobs = found.value();
-  if (jobs.rows.empty()) return std::optional<JobDetail>{};
-  JobDetail detail;
-  detail.masters = jobs.rows.size();
-  detail.job = std::move(jobs.rows.front());
-  auto answered = parse_return_hits(search(http, layout, "returns", returns_of_job_body(jid, detail.job.master)));
-  if (!answered && answered.error().problem != SearchProblem::no_indices) return answered.error();
-  if (answered) detail.returns = std::move(answered).value();
-  return std::optional<JobDetail>{std::move(detail)};
+  std::vector<JobDetail> out;
+  for (auto& merged : merge_job_documents(std::move(found.value().rows))) {
+    JobDetail detail;
+    detail.merged = std::move(merged);
+    auto answered = parse_return_hits(search(http, layout, "returns", returns_of_job_body(jid, detail.merged.seen_by)));
+    if (!answered && answered.error().problem != SearchProblem::no_indices) return answered.error();
+    if (answered) detail.returns = best_returns(std::move(answered).value(), detail.merged);
+    out.push_back(std::move(detail));
+  }
+  return out;
 }
 
 Result<std::vector<MinionRow>, SearchError> fetch_minions(http::HttpClient& http, const indexer::IndexLayout& layout,

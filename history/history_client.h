@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "history/job_merge.h"
 #include "history/query_bodies.h"
 #include "history/search_response.h"
 #include "http/http_client.h"
@@ -35,17 +36,20 @@ struct JobsArgs {
 // `query`; false and `error` when one cannot be read or since is not before until.
 [[nodiscard]] bool make_job_query(const JobsArgs& args, Micros now, JobQuery& query, std::string& error);
 
-// One job as `jobs show` and the job browser see it: the newest job
-// document of that jid, how many masters ran one, and its returns.
+// One job as `jobs show` and the job browser see it: the job documents of
+// that jid merged across the masters of its fleet (job_merge.h), and per
+// minion the best return any of them indexed (a minion no master heard from
+// yet: a `pending` row with no document).
 struct JobDetail {
-  JobRow job;
-  std::size_t masters = 1;
+  MergedJob merged;
   Hits<ReturnRow> returns;
 };
-// nullopt: no job with this jid. A job whose returns index does not exist
-// yet has no returns, nothing worse.
-Result<std::optional<JobDetail>, SearchError> fetch_job(http::HttpClient& http, const indexer::IndexLayout& layout,
-                                                        const std::string& jid);
+// Every job with this jid, newest first: one normally; more when fleets or
+// the collision guard keep them apart ("same jid, different jobs"). Empty:
+// no job with this jid. A job whose returns index does not exist yet has no
+// returns, nothing worse.
+Result<std::vector<JobDetail>, SearchError> fetch_job(http::HttpClient& http, const indexer::IndexLayout& layout,
+                                                      const std::string& jid);
 
 // Every minion with returns of jobs started at or after `since` (all
 // composite pages), flaky first: most failed or missing returns, then the

@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include "common/json_writer.h"
+#include "history/search_response.h"
 
 namespace salttap::history {
 namespace {
@@ -154,6 +155,21 @@ std::string jobs_search_body(const JobQuery& q) {
   return object_body([&](Writer& w) {
     page(w, q.limit, false);
     sort_by(w, "started_at", "desc");
+    // One hit per jid, its documents (one per master) as inner hits: a page
+    // of `limit` jobs however many masters ran each.
+    key(w, "collapse");
+    w.StartObject();
+    key(w, "field");
+    string(w, "jid");
+    key(w, "inner_hits");
+    w.StartObject();
+    key(w, "name");
+    string(w, kCollapsedHits);
+    key(w, "size");
+    w.Int(100);
+    sort_by(w, "started_at", "desc");
+    w.EndObject();
+    w.EndObject();
     filtered_query(w, [&] {
       if (!q.status.empty()) match(w, "status", q.status);
       if (!q.fun.empty()) match(w, "fun", q.fun);
@@ -175,13 +191,23 @@ std::string job_by_jid_body(std::string_view jid) {
   });
 }
 
-std::string returns_of_job_body(std::string_view jid, std::string_view master) {
+std::string returns_of_job_body(std::string_view jid, const std::vector<std::string>& masters) {
   return object_body([&](Writer& w) {
     page(w, kMaxResultWindow, true);
     sort_by(w, "minion", "asc");
     filtered_query(w, [&] {
-      for (const auto& [field, value] : {std::pair{"jid", jid}, std::pair{"master", master}})
-        if (!value.empty()) term(w, field, value);
+      term(w, "jid", jid);
+      if (!masters.empty()) {
+        w.StartObject();
+        key(w, "terms");
+        w.StartObject();
+        key(w, "master");
+        w.StartArray();
+        for (const auto& m : masters) string(w, m);
+        w.EndArray();
+        w.EndObject();
+        w.EndObject();
+      }
     });
   });
 }
@@ -300,6 +326,14 @@ std::string alerts_search_body(std::optional<Micros> since, std::string_view kin
     filtered_query(w, [&] {
       if (!kind.empty()) term(w, "kinds", kind);
       if (since) time_range(w, "@timestamp", since, std::nullopt);
+      // alerts.dedupe's claims share the index; they are no alerts.
+      w.StartObject();
+      key(w, "bool");
+      w.StartObject();
+      key(w, "must_not");
+      term(w, "salttap.doc", "alert_claims");
+      w.EndObject();
+      w.EndObject();
     });
   });
 }

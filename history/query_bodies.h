@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 #include "correlator/audit.h"
@@ -40,12 +41,14 @@ inline constexpr std::size_t kMinionPageSize = 2000;
 // "/<prefix>-<kind>-*/_search" (no wildcard without index_date).
 std::string search_path(const indexer::IndexLayout& layout, std::string_view kind);
 
-// Jobs newest first (started_at desc), at most `limit`.
+// Jobs newest first (started_at desc), at most `limit` jids: collapsed on
+// `jid`, each hit's inner hits (search_response.h kCollapsedHits) every
+// matching document of that jid, one per master (at most 100).
 std::string jobs_search_body(const JobQuery& query);
 // The job documents of one jid (one per master), newest first.
 std::string job_by_jid_body(std::string_view jid);
-// The return documents of one job, by minion; `master` empty: any master.
-std::string returns_of_job_body(std::string_view jid, std::string_view master);
+// The return documents of one job, by minion; of these masters (none: any master).
+std::string returns_of_job_body(std::string_view jid, const std::vector<std::string>& masters);
 // One page of per-minion counts over the returns of jobs started at or after
 // `since` (rounded down to its minute, so that the engine can cache the
 // request): a composite aggregation on minion, continued after `after_key`

@@ -49,6 +49,16 @@ std::string text(const Value& object, std::initializer_list<const char*> names) 
   return out;
 }
 
+std::vector<std::string> strings(const Value& object, std::initializer_list<const char*> names) {
+  std::vector<std::string> out;
+  const Value* v = path(object, names);
+  if (v && v->IsString()) out.emplace_back(v->GetString(), v->GetStringLength());
+  if (v && v->IsArray())
+    for (const auto& e : v->GetArray())
+      if (e.IsString()) out.emplace_back(e.GetString(), e.GetStringLength());
+  return out;
+}
+
 std::optional<std::int64_t> integer(const Value& object, std::initializer_list<const char*> names) {
   const Value* v = path(object, names);
   if (v && v->IsInt64()) return v->GetInt64();
@@ -102,13 +112,25 @@ Result<Hits<Row>, SearchError> read_hits(const http::HttpResponse& r, Read read)
   const Value* hits = path(doc, {"hits", "hits"});
   if (!hits || !hits->IsArray())
     return fail(SearchProblem::bad_answer, fmt::format("{}: the answer has no hits.hits list", one_line(r.host)));
-  for (const auto& hit : hits->GetArray()) {
+  const auto add = [&](const Value& hit) -> bool {
     const Value* source = member(hit, "_source");
-    if (!source || !source->IsObject())
-      return fail(SearchProblem::bad_answer, fmt::format("{}: a hit without a _source object", one_line(r.host)));
+    if (!source || !source->IsObject()) return false;
     Row row = read(*source);
     row.source = json::to_text(*source);
     out.rows.push_back(std::move(row));
+    return true;
+  };
+  for (const auto& hit : hits->GetArray()) {
+    // A collapsed hit stands for its group: its inner hits are the rows.
+    const Value* inner = path(hit, {"inner_hits", kCollapsedHits, "hits", "hits"});
+    bool ok = true;
+    if (inner && inner->IsArray() && !inner->Empty()) {
+      for (const auto& each : inner->GetArray()) ok = ok && add(each);
+    } else {
+      ok = add(hit);
+    }
+    if (!ok)
+      return fail(SearchProblem::bad_answer, fmt::format("{}: a hit without a _source object", one_line(r.host)));
   }
   const Value* total = path(doc, {"hits", "total"});
   if (total && total->IsObject()) total = member(*total, "value");  // 7+: {"value": N, "relation": ...}
@@ -128,6 +150,17 @@ JobRow read_job(const Value& s) {
   j.kind = text(s, {"kind"});
   j.master = text(s, {"master"});
   j.args_text = text(s, {"args_text"});
+  j.fleet = text(s, {"fleet"});
+  if (j.fleet.empty()) j.fleet = j.master;
+  j.expected_list = strings(s, {"minions", "expected"});
+  j.succeeded_list = strings(s, {"minions", "succeeded"});
+  j.failed_list = strings(s, {"minions", "failed"});
+  j.missing_list = strings(s, {"minions", "missing"});
+  j.late_list = strings(s, {"minions", "late"});
+  j.syndics = strings(s, {"syndics"});
+  j.truncated = !strings(s, {"truncated_lists"}).empty();
+  j.late = integer(s, {"counts", "late"}).value_or(0);
+  j.pending = integer(s, {"counts", "pending"}).value_or(0);
   j.expected = integer(s, {"counts", "expected"}).value_or(0);
   j.returned = integer(s, {"counts", "returned"}).value_or(0);
   j.succeeded = integer(s, {"counts", "succeeded"}).value_or(0);
@@ -146,6 +179,8 @@ ReturnRow read_return(const Value& s) {
   r.status = text(s, {"status"});
   r.reason = text(s, {"reason"});
   r.return_text = text(s, {"return_text"});
+  r.master = text(s, {"master"});
+  if (const Value* late = member(s, "late"); late && late->IsBool()) r.late = late->GetBool();
   r.retcode = integer(s, {"retcode"});
   if (const Value* ids = member(s, "failed_state_ids"); ids && ids->IsArray())
     for (const auto& id : ids->GetArray())

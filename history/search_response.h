@@ -22,6 +22,9 @@ enum class SearchProblem {
   bad_answer,   // 2xx, but not a search result
 };
 
+// The name of the inner hits a collapsed jobs search asks for.
+inline constexpr const char* kCollapsedHits = "documents";
+
 struct SearchError {
   SearchProblem problem = SearchProblem::bad_answer;
   std::string message;  // one line, bounded
@@ -34,14 +37,22 @@ struct FailedState {
 struct JobRow {
   std::string source;  // the `_source` as JSON
   std::string jid, status, fun, tgt, user, started_at, risk, kind, master, args_text;
-  std::int64_t expected = 0, returned = 0, succeeded = 0, failed = 0, missing = 0;
+  std::string fleet;  // `fleet`; a document from before fleets: its master
+  std::int64_t expected = 0, returned = 0, succeeded = 0, failed = 0, missing = 0, late = 0, pending = 0;
   std::vector<FailedState> failed_states;
+  // minions.expected|succeeded|failed|missing|late (each capped at the
+  // indexer's list_cap; `truncated` when one was cut) and the syndics that
+  // stood in for their minions on a master of masters.
+  std::vector<std::string> expected_list, succeeded_list, failed_list, missing_list, late_list, syndics;
+  bool truncated = false;
 };
 
 struct ReturnRow {
   std::string source;  // the `_source` as JSON
-  std::string minion, status, reason, return_text;
+  std::string minion, status, reason, return_text, master;
+  bool late = false;
   std::optional<std::int64_t> retcode;
+  std::vector<std::string> seen_by;  // set by the merge (history_client.h): the masters that had this return
   std::vector<std::string> failed_state_ids;
 };
 
@@ -62,6 +73,8 @@ struct MinionPage {
   std::string after_key;  // JSON object; empty: the last page
 };
 
+// A collapsed search (jobs_search_body) gives each jid's documents as the
+// hit's inner hits: they come in place of the hit, one row each, in order.
 Result<Hits<JobRow>, SearchError> parse_job_hits(const http::HttpResponse& response);
 Result<Hits<ReturnRow>, SearchError> parse_return_hits(const http::HttpResponse& response);
 Result<MinionPage, SearchError> parse_minion_page(const http::HttpResponse& response);

@@ -214,7 +214,7 @@ void DocumentBuilder::write_job(const Job& job, std::string_view update, unsigne
     StringOut os{doc};
     Writer w(os);
     w.StartObject();
-    write_common(w, "jobs", job.started_at, options_.master_id);
+    write_common(w, "jobs", job.started_at, options_.master_id, options_.fleet());
     json::key(w, "update"), json::string(w, update);
     if (job.settled)
       json::key(w, "duration_ms"), w.Double(static_cast<double>(job.settled_at - job.started_at) / 1000.0);
@@ -273,7 +273,7 @@ void DocumentBuilder::job_returned(const Job& job, correlator::MinionId minion, 
     StringOut os{doc};
     Writer w(os);
     w.StartObject();
-    write_common(w, "returns", stamp, options_.master_id);
+    write_common(w, "returns", stamp, options_.master_id, options_.fleet());
     write_job_fields(w, job, name);
     json::key(w, "status"), json::string(w, analysis.failed ? "failed" : "succeeded");
     if (analysis.failed) json::key(w, "reason"), bounded_string(w, analysis.reason, options_.text_cap);
@@ -331,7 +331,8 @@ void DocumentBuilder::write_missing_returns(const Job& job) {
                         StringOut os{doc};
                         Writer w(os);
                         w.StartObject();
-                        write_common(w, "returns", job.settled_at, options_.master_id);  // when it was declared missing
+                        write_common(w, "returns", job.settled_at, options_.master_id,
+                                     options_.fleet());  // when it was declared missing
                         write_job_fields(w, job, name);
                         json::key(w, "status"), json::string(w, "missing");
                         json::key(w, "reason"), json::string(w, "no return before the deadline");
@@ -356,7 +357,7 @@ void DocumentBuilder::write_states(const Job& job, std::string_view minion, cons
     StringOut os{doc};
     Writer w(os);
     w.StartObject();
-    write_common(w, "states", stamp, options_.master_id);
+    write_common(w, "states", stamp, options_.master_id, options_.fleet());
     write_job_fields(w, job, minion);
     json::key(w, "state_key"), bounded_string(w, *key, 1024);
     if (const auto* id = map_find(st, "__id__"); id && as_string(*id))
@@ -428,6 +429,7 @@ void DocumentBuilder::on_alert(const correlator::Alert& alert) {
     write_salttap_meta(w, "alerts");
     if (alert.json.find("\"master\":") == std::string::npos)
       json::key(w, "master"), json::string(w, options_.master_id);
+    json::key(w, "fleet"), json::string(w, options_.fleet());
   }
   doc.push_back(',');
   doc.append(alert.json, 1, std::string::npos);
@@ -449,6 +451,7 @@ void DocumentBuilder::on_minion_entity(std::string_view minion, std::int64_t ver
     json::key(w, "@timestamp"), json::string(w, format_utc(updated_at));
     json::key(w, "salttap");
     write_salttap_meta(w, "minions");
+    json::key(w, "fleet"), json::string(w, options_.fleet());
   }
   doc.push_back(',');
   doc.append(json, 1, std::string::npos);
@@ -480,7 +483,7 @@ void DocumentBuilder::on_event(const tap::Event& e) {
   StringOut os{doc};
   Writer w(os);
   w.StartObject();
-  write_common(w, "events", stamp, options_.master_id);
+  write_common(w, "events", stamp, options_.master_id, options_.fleet());
   json::key(w, "tag"), utf8_string(w, tag);
   if (tag.starts_with("salt/job/") || tag.starts_with("salt/run/") || tag.starts_with("salt/wheel/"))
     json::key(w, "jid"), utf8_string(w, tap::tag_part(tag, 2));

@@ -35,6 +35,10 @@ enum class JobVersionClock : std::uint8_t { emission, jid };
 struct DocumentOptions {
   IndexLayout layout;
   std::string master_id = "master";  // first part of every _id
+  // The masters whose salttaps share it form one fleet (docs/masters.md):
+  // every document's `fleet`. Empty: master_id.
+  std::string fleet_id;
+  const std::string& fleet() const { return fleet_id.empty() ? master_id : fleet_id; }
   bool jobs = true;
   bool returns = true;
   bool states = false;  // one document per state (the returner's states_single_index)

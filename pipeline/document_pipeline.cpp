@@ -9,6 +9,7 @@ namespace {
 indexer::DocumentOptions document_options(const config::Config& config, const std::string& master_id) {
   indexer::DocumentOptions o = config.indexer.documents;
   o.master_id = master_id;
+  o.fleet_id = config::effective_fleet_id(config, tap::MasterBus{});
   return o;
 }
 

@@ -21,6 +21,7 @@ constexpr std::uint64_t kLoggedPerOutcome = 20;
 config::Config backfill_config(const config::Config& config) {
   config::Config c = config;
   c.master_id = config::effective_master_id(config, tap::MasterBus{});  // once, not for every job's pipeline
+  c.fleet_id = config::effective_fleet_id(c, tap::MasterBus{});
   c.indexer.documents.job_versions = indexer::JobVersionClock::jid;
   return c;
 }

@@ -5,7 +5,8 @@
 
 namespace salttap::alerting {
 
-void publish_alert_metrics(Metrics& m, const AlertDispatcher& d, std::span<const AsyncAlertOutlet* const> outlets) {
+void publish_alert_metrics(Metrics& m, const AlertDispatcher& d, std::span<const AsyncAlertOutlet* const> outlets,
+                           std::span<const DedupeAlertOutlet* const> dedupes) {
   using enum MetricId;
   using correlator::AlertKind;
   for (std::size_t k = 0; k < correlator::kAlertKinds; ++k)
@@ -29,6 +30,19 @@ void publish_alert_metrics(Metrics& m, const AlertDispatcher& d, std::span<const
     m.counter(alerting_dropped_alerts, {name, "queue_full"}, t.dropped_queue_full);
     m.counter(alerting_dropped_alerts, {name, "gave_up"}, t.gave_up);
   }
+  std::uint64_t claimed = 0, duplicates = 0, failed_open = 0, passed = 0;
+  for (const DedupeAlertOutlet* o : dedupes) {
+    if (!o) continue;
+    claimed += o->stats().claimed;
+    duplicates += o->stats().duplicates;
+    failed_open += o->stats().failed_open;
+    passed += o->stats().passed;
+  }
+  // Always exported: 0 without alerts.dedupe.
+  m.counter(alerting_dedupe, {"claimed"}, claimed);
+  m.counter(alerting_dedupe, {"duplicate"}, duplicates);
+  m.counter(alerting_dedupe, {"failed_open"}, failed_open);
+  m.counter(alerting_dedupe, {"passed"}, passed);
 }
 
 }  // namespace salttap::alerting

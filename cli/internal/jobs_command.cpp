@@ -16,6 +16,8 @@
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/text_table.h"
+#include "history/history_client.h"
+#include "history/job_merge.h"
 #include "history/search_response.h"
 
 namespace salttap::cli {
@@ -42,16 +44,37 @@ std::string failed_states_of(const history::JobRow& job, std::string_view minion
   return out;
 }
 
-// The job's `_source` with its returns: each return's `_source` and the
-// job's failed states of that minion.
-std::string job_with_returns(const history::JobRow& job, const std::vector<history::ReturnRow>& returns) {
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// The merged job's `_source` (history/job_merge.h merged_source) with its
+// returns: each return's `_source` (a pending minion: only its name and
+// status), `seen_by`, and the job's failed states of that minion.
+std::string job_with_returns(const history::MergedJob& merged, const std::vector<history::ReturnRow>& returns) {
+  const history::JobRow& job = merged.job;
+  const std::string source = history::merged_source(merged);
   rapidjson::Document doc;
-  doc.Parse(job.source.data(), job.source.size());
+  doc.Parse(source.data(), source.size());
   auto& a = doc.GetAllocator();
   rapidjson::Value list(rapidjson::kArrayType);
   for (const auto& r : returns) {
     rapidjson::Document ret(&a);
-    ret.Parse(r.source.data(), r.source.size());
+    if (r.source.empty()) {
+      ret.SetObject();
+      ret.AddMember("minion", rapidjson::Value(r.minion.c_str(), a), a);
+      ret.AddMember("status", rapidjson::Value(r.status.c_str(), a), a);
+    } else {
+      ret.Parse(r.source.data(), r.source.size());
+    }
+    if (!r.seen_by.empty()) {
+      rapidjson::Value by(rapidjson::kArrayType);
+      for (const auto& m : r.seen_by) by.PushBack(rapidjson::Value(m.c_str(), a), a);
+      ret.RemoveMember("seen_by");
+      ret.AddMember("seen_by", by, a);
+    }
     rapidjson::Value states(rapidjson::kArrayType);
     for (const auto& f : job.failed_states) {
       if (f.minion != r.minion) continue;
@@ -74,7 +97,7 @@ std::string job_with_returns(const history::JobRow& job, const std::vector<histo
   return out;
 }
 
-std::string job_table(const std::vector<history::JobRow>& jobs, const HistoryOutput& o) {
+std::string job_table(const std::vector<history::MergedJob>& jobs, const HistoryOutput& o) {
   // On a narrow terminal the user, the risk and then the target go first.
   Table t{{{"STARTED (UTC)"},
            {"JID"},
@@ -85,9 +108,11 @@ std::string job_table(const std::vector<history::JobRow>& jobs, const HistoryOut
            {"OK", false, true},
            {"FAIL", false, true},
            {"MISS", false, true},
-           {"RISK", false, false, 2}},
+           {"RISK", false, false, 2},
+           {"MASTERS", true, false, 2, 8}},
           {}};
-  for (const auto& j : jobs)
+  for (const auto& merged : jobs) {
+    const history::JobRow& j = merged.job;
     t.rows.push_back({{month_day_time(j.started_at)},
                       {or_dash(j.jid)},
                       {or_dash(j.status), status_colour(j.status)},
@@ -97,12 +122,15 @@ std::string job_table(const std::vector<history::JobRow>& jobs, const HistoryOut
                       {ok_of(j)},
                       {std::to_string(j.failed), j.failed > 0 ? Colour::red : Colour::none},
                       {std::to_string(j.missing), j.missing > 0 ? Colour::yellow : Colour::none},
-                      {or_dash(j.risk), risk_colour(j.risk)}});
+                      {or_dash(j.risk), risk_colour(j.risk)},
+                      {or_dash(joined(merged.seen_by))}});
+  }
   return render(t, o.width, o.colour);
 }
 
-std::string job_detail(const history::JobRow& job, const std::vector<history::ReturnRow>& returns, std::uint64_t total,
-                       const HistoryOutput& o) {
+std::string job_detail(const history::MergedJob& merged, const std::vector<history::ReturnRow>& returns,
+                       std::uint64_t total, const HistoryOutput& o) {
+  const history::JobRow& job = merged.job;
   const auto field = [&](std::string_view name, std::string_view value, Colour c = Colour::none) {
     const std::string shown = fit(value, o.width > 10 ? o.width - 10 : 1);
     return fmt::format("{:<10}{}\n", name, o.colour ? paint(shown, c) : shown);
@@ -117,8 +145,11 @@ std::string job_detail(const history::JobRow& job, const std::vector<history::Re
   out += field("status", or_dash(job.status), status_colour(job.status));
   out += field("minions", fmt::format("{} ok, {} failed, {} missing", ok_of(job), job.failed, job.missing));
   out += field("risk", or_dash(job.risk), risk_colour(job.risk));
+  out += field("fleet", or_dash(merged.fleet));
+  out += field("seen by", or_dash(joined(merged.seen_by)));
+  out += field("publisher", or_dash(merged.publisher));
   out += "\n";
-  Table t{{{"MINION"}, {"STATUS"}, {"RETCODE", false, true}, {"DETAIL", true}}, {}};
+  Table t{{{"MINION"}, {"STATUS"}, {"RETCODE", false, true}, {"SEEN BY", true, false, 1}, {"DETAIL", true}}, {}};
   for (const auto& r : returns) {
     std::string detail = failed_states_of(job, r.minion, r);
     if (!detail.empty()) detail.insert(0, "failed states: ");
@@ -127,6 +158,7 @@ std::string job_detail(const history::JobRow& job, const std::vector<history::Re
     t.rows.push_back({{or_dash(r.minion)},
                       {or_dash(r.status), status_colour(r.status)},
                       {r.retcode ? std::to_string(*r.retcode) : "-"},
+                      {or_dash(joined(r.seen_by.empty() && !r.master.empty() ? std::vector{r.master} : r.seen_by))},
                       {or_dash(detail)}});
   }
   out += render(t, o.width, o.colour);
@@ -147,13 +179,14 @@ int list_jobs(http::HttpClient& http, const indexer::IndexLayout& layout, const 
               const HistoryOutput& output, std::FILE* out) {
   const auto found = history::parse_job_hits(history::search(http, layout, "jobs", history::jobs_search_body(query)));
   if (!found) return report("jobs", found.error());
-  const history::Hits<history::JobRow>& hits = found.value();
+  const std::vector<history::MergedJob> jobs = history::merge_job_rows(found.value().rows);
   if (output.format == "json") {
-    for (const auto& j : hits.rows) print(out, j.source + "\n");
-  } else if (hits.rows.empty()) {
+    // One master's document as stored; a job several masters saw, merged.
+    for (const auto& j : jobs) print(out, (j.documents.size() == 1 ? j.job.source : history::merged_source(j)) + "\n");
+  } else if (jobs.empty()) {
     log::info("jobs: no job matches");
   } else {
-    print(out, job_table(hits.rows, output));
+    print(out, job_table(jobs, output));
   }
   return kHistoryOk;
 }
@@ -162,23 +195,31 @@ int show_job(http::HttpClient& http, const indexer::IndexLayout& layout, const s
              const HistoryOutput& output, std::FILE* out) {
   const auto found = history::fetch_job(http, layout, jid);
   if (!found) return report("jobs show", found.error());
-  if (!found.value()) {
+  const std::vector<history::JobDetail>& jobs = found.value();
+  if (jobs.empty()) {
     log::error("jobs show: no job {} in the engine", jid);
     return kHistoryJobUnknown;
   }
-  const history::JobDetail& detail = *found.value();
-  const history::JobRow& job = detail.job;
-  if (detail.masters > 1)
-    log::warn("jobs show: {} masters ran a job {}; showing {}'s (the newest)", detail.masters, jid,
-              or_dash(job.master));
-  const history::Hits<history::ReturnRow>& returns = detail.returns;
-  if (returns.total > returns.rows.size())
-    log::warn("jobs show: {} of the job's {} returns shown (one page of the engine's at most)", returns.rows.size(),
-              returns.total);
-  if (output.format == "json")
-    print(out, job_with_returns(job, returns.rows) + "\n");
-  else
-    print(out, job_detail(job, returns.rows, returns.total, output));
+  if (jobs.size() > 1) {
+    std::string which;
+    for (const auto& d : jobs)
+      which += fmt::format("{}{} on {} (fleet {})", which.empty() ? "" : "; ", or_dash(d.merged.job.fun),
+                           or_dash(joined(d.merged.seen_by)), or_dash(d.merged.fleet));
+    log::warn("jobs show: same jid, different jobs: {} jobs have the jid {}: {}", jobs.size(), jid, which);
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const history::Hits<history::ReturnRow>& returns = jobs[i].returns;
+    if (returns.total > returns.rows.size())
+      log::warn("jobs show: {} of the job's {} returns shown (one page of the engine's at most)", returns.rows.size(),
+                returns.total);
+    if (output.format == "json") {
+      print(out, job_with_returns(jobs[i].merged, returns.rows) + "\n");
+    } else {
+      if (jobs.size() > 1)
+        print(out, fmt::format("{}== job {} of {}: same jid, different jobs\n", i ? "\n" : "", i + 1, jobs.size()));
+      print(out, job_detail(jobs[i].merged, returns.rows, returns.total, output));
+    }
+  }
   return kHistoryOk;
 }
 

@@ -24,6 +24,7 @@ std::vector<std::string> restart_only_changes(const config::Config& a, const con
   Differences d;
   d.check("master_config", a.master_config, b.master_config);
   d.check("master_id", a.master_id, b.master_id);
+  d.check("fleet_id", a.fleet_id, b.fleet_id);
   const auto checkpoint = [](const config::CheckpointConfig& c) { return std::tie(c.enabled, c.path, c.interval); };
   d.check("checkpoint", checkpoint(a.checkpoint), checkpoint(b.checkpoint));
   const auto reconcile = [](const config::ReconcileConfig& r) {

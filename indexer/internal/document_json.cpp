@@ -15,9 +15,11 @@ void write_salttap_meta(json::Writer& w, std::string_view kind) {
   w.EndObject();
 }
 
-void write_common(json::Writer& w, std::string_view kind, Micros timestamp, std::string_view master) {
+void write_common(json::Writer& w, std::string_view kind, Micros timestamp, std::string_view master,
+                  std::string_view fleet) {
   json::key(w, "@timestamp"), json::string(w, format_utc(timestamp));
   json::key(w, "master"), json::string(w, master);
+  json::key(w, "fleet"), json::string(w, fleet);
   json::key(w, "salttap");
   write_salttap_meta(w, kind);
 }

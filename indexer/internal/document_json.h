@@ -13,8 +13,9 @@ namespace salttap::indexer {
 
 // "salttap": {"doc": <kind>, "version": <salttap version>}
 void write_salttap_meta(json::Writer& w, std::string_view kind);
-// "@timestamp", "master" and "salttap" keys of an open object.
-void write_common(json::Writer& w, std::string_view kind, Micros timestamp, std::string_view master);
+// "@timestamp", "master", "fleet" and "salttap" keys of an open object.
+void write_common(json::Writer& w, std::string_view kind, Micros timestamp, std::string_view master,
+                  std::string_view fleet);
 // A JSON string of `text`, each invalid UTF-8 sequence replaced by U+FFFD
 // (the engines reject invalid UTF-8 in a bulk body).
 void utf8_string(json::Writer& w, std::string_view text);

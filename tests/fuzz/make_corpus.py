@@ -843,6 +843,17 @@ def search_response_corpus(out, written):
         "jobs-wrong-types": search_input(200, 0, hits([{"jid": 1, "fun": {"a": 1}, "counts": [1],
                                                         "failed_states": "none", "risk": "high"}])),
         "jobs-unicode": search_input(200, 0, hits([{"jid": "j", "fun": "ünïcödé.ä", "tgt": "\u00e9\t\n"}])),
+        # A collapsed jobs search: each jid's documents, one per master, as inner hits (merged, job_merge.h).
+        "jobs-collapsed-masters": search_input(200, 0, json.dumps({"_shards": shards, "hits": {"hits": [
+            {"_source": job, "inner_hits": {"documents": {"hits": {"hits": [
+                {"_source": dict(job, fleet="f1", syndics=["lower-syndic"], minions={
+                    "expected": ["web1", "lower-syndic"], "failed": ["web1"], "missing": ["lower-syndic"]})},
+                {"_source": dict(job, master="salt-02", fleet="f1", kind="orphan", user="", minions={
+                    "succeeded": ["web1"], "late": ["web1"]})},
+                {"_source": dict(job, master="salt-03", fleet="f1", args_text="[\"other\"]",
+                                 minions={"expected": "web2", "succeeded": [1, "web2"]},
+                                 truncated_lists=["expected"])}]}}}},
+            {"_source": {"jid": "2"}, "inner_hits": {"documents": {"hits": {"hits": "none"}}}}]}})),
         "jobs-shard-failure": search_input(200, 0, json.dumps({"_shards": {"total": 2, "failed": 1, "failures": [
             {"shard": 0, "reason": {"type": "query_shard_exception", "reason": "failed to create query"}}]},
             "hits": {"hits": []}})),

@@ -9,7 +9,8 @@
 // leaves no rows; its message is one line, bounded, and valid UTF-8 whenever
 // the answer is; every row keeps its `_source` as a JSON object; a minions
 // page has named minions and an after_key that is a JSON object or empty;
-// every text a table shows fits the width it is cut to.
+// every text a table shows fits the width it is cut to; the merged view of
+// the jobs rows accounts for every row once.
 //
 // Seeds: make_corpus.py (hand-made answers, the unit tests' shapes) and the
 // real engines' answers.
@@ -21,6 +22,7 @@
 
 #include "common/text.h"
 #include "common/text_table.h"
+#include "history/job_merge.h"
 #include "history/search_response.h"
 #include "tests/fuzz/fuzz_common.h"
 
@@ -86,6 +88,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check_fits(j.tgt);
         for (const auto& f : j.failed_states) check_fits(f.comment);
       }
+      // The merged view of the same rows (history/job_merge.h): every row in
+      // exactly one job, each job seen by a master of its documents, its
+      // source a JSON object.
+      std::size_t merged_rows = 0;
+      for (const auto& m : history::merge_job_rows(h.value().rows)) {
+        FUZZ_CHECK(!m.documents.empty() && !m.seen_by.empty());
+        merged_rows += m.documents.size();
+        check_object(history::merged_source(m));
+      }
+      FUZZ_CHECK(merged_rows == h.value().rows.size());
       break;
     }
     case 1: {

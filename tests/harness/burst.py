@@ -321,15 +321,19 @@ def burst_lab(request) -> Iterator[saltlab.SaltLab]:
 
 def salttap_run(lab: saltlab.SaltLab, salttap_bin: Path, url: str, state_dir: Path, name: str,
                 master_id: str | None = None, missing_after: int = 15,
-                deadlines: dict[str, int] | None = None) -> SalttapRun:
+                deadlines: dict[str, int] | None = None, fleet_id: str | None = None,
+                extra: str = "") -> SalttapRun:
     """`salttap run` beside the lab, its config and state in `state_dir` (not started). Every
-    job's deadline is `missing_after`, but the functions (globs) `deadlines` names."""
+    job's deadline is `missing_after`, but the functions (globs) `deadlines` names. `extra`:
+    more top-level config (YAML lines)."""
     own = "".join(f"{{fun: '{fun}', seconds: {seconds}}}, " for fun, seconds in (deadlines or {}).items())
     correlator = (f"{{deadlines: [{own}{{fun: '*', seconds: {missing_after}}}]}}" if deadlines
                   else f"{{missing_after_seconds: {missing_after}}}")
     return SalttapRun.beside(
         lab, salttap_bin, state_dir / "salttap.yaml", name, config_text=(
             (f"master_id: {master_id}\n" if master_id else "")
+            + (f"fleet_id: {fleet_id}\n" if fleet_id else "")
+            + extra
             + f"correlator: {correlator}\n"
             "checkpoint: {interval_seconds: 1}\n"
             "reconcile: {state_interval_seconds: 1}\n"

@@ -9,6 +9,8 @@ own `salttap run` (`master_id` east and west), and east has a second one, its HA
   `test.echo east` on one, `test.echo west` on the other) makes two job documents and two
   return documents, `_id`s `east/<jid>...` and `west/<jid>...`, told apart by `master`,
   each with its own master's function arguments and return.
+- All three are one fleet (`fleet_id: both`), yet `salttap jobs show <jid>` shows two jobs,
+  "same jid, different jobs": the arguments differ (the collision guard, docs/masters.md).
 - Every job of each master's job cache is in the engine exactly once under that master,
   with the cache's verdict and one return per minion: the HA pair makes no duplicate.
 - A failing job alerts once from each of the pair (two WARN lines, one per salttap), and
@@ -21,6 +23,7 @@ Run:  SALTTAP_BIN=$PWD/build/dev/salttap .cache/venv/tools/bin/python -m pytest 
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 
@@ -30,6 +33,7 @@ import saltlab
 from burst import Burst, cache_truth, mismatches, salttap_run
 from http_calls import hits, wait_until
 from salt_suite import INSTALL_ERRORS, NEWEST
+from salttap_process import indexer_yaml
 
 SETTLE_TIMEOUT = 180   # until the engine agrees with the caches: a hang guard on a busy 2-core box
 MISSING_AFTER = 15
@@ -71,11 +75,11 @@ def test_two_masters_and_an_ha_pair_in_one_engine(two_labs, salttap_bin, opensea
     east, west = two_labs["east"], two_labs["west"]
     request.node._saltlab = east
     runs = [salttap_run(east, salttap_bin, url, tmp_path / "east-1", "salttap-east-1", master_id="east",
-                        missing_after=MISSING_AFTER),
+                        missing_after=MISSING_AFTER, fleet_id="both"),
             salttap_run(east, salttap_bin, url, tmp_path / "east-2", "salttap-east-2", master_id="east",
-                        missing_after=MISSING_AFTER),
+                        missing_after=MISSING_AFTER, fleet_id="both"),
             salttap_run(west, salttap_bin, url, tmp_path / "west", "salttap-west", master_id="west",
-                        missing_after=MISSING_AFTER)]
+                        missing_after=MISSING_AFTER, fleet_id="both")]
     request.node._watchers = [t for r in runs for t in r.taps]
     bursts = []
     try:
@@ -107,6 +111,20 @@ def test_two_masters_and_an_ha_pair_in_one_engine(two_labs, salttap_bin, opensea
             assert job["master"] == master and ret["master"] == master, (job, ret)
             assert job["fun"] == "test.echo" and job["args"] == [master], job
             assert ret["return_text"] == f'"{master}"', ret
+        # One fleet, but not one job: the collision guard keeps them apart.
+        history = tmp_path / "history.yaml"
+        history.write_text(indexer_yaml(url, tmp_path / "history-spool"))
+        shown = subprocess.run([str(salttap_bin), "jobs", "show", jid, "--config", str(history)],
+                               capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                               env=dict(os.environ, NO_COLOR="1"))
+        print(shown.stdout, shown.stderr)
+        assert shown.returncode == 0, shown.stderr
+        assert f"same jid, different jobs: 2 jobs have the jid {jid}" in shown.stderr, shown.stderr
+        assert "== job 1 of 2: same jid, different jobs" in shown.stdout
+        assert "== job 2 of 2: same jid, different jobs" in shown.stdout
+        for master in ("east", "west"):
+            assert f"seen by   {master}" in shown.stdout.splitlines(), shown.stdout
+            assert f'function  test.echo ["{master}"]' in shown.stdout.splitlines(), shown.stdout
 
         # Every job of each cache once under its master: the HA pair adds no document.
         for lab, master in ((east, "east"), (west, "west")):

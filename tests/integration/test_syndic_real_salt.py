@@ -12,6 +12,9 @@ lower), both into one engine. From top, a list-target job (`-L minion-s`) and a 
          syndic/lower-syndic/<jid> {minions: [minion-s]}, then ret/minion-s
   lower  the syndic's republish: new {minions: [minion-s]}, ret/minion-s
 
+Both salttaps are one fleet (`fleet_id`): `salttap jobs show` merges their documents into
+one job, seen by both, minion-s succeeded, the syndic no minion of it.
+
 Neither salttap may call a job failed or missing: on top the job expects minion-s (not the
 syndic) and succeeded with its return, on lower the same; before the deadline and after.
 "After" is proven, not waited out: a third job, held open on minion-s until the test lets it
@@ -28,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import time
 
 import pytest
@@ -37,6 +41,7 @@ from burst import engine_view, salttap_run
 from held_job import HeldJob
 from http_calls import hits, wait_until
 from salt_suite import INSTALL_ERRORS, SERIES
+from salttap_process import indexer_yaml
 
 MISSING_AFTER = 10
 SETTLE_TIMEOUT = 120
@@ -89,9 +94,9 @@ def test_jobs_through_a_syndic_are_judged_right_on_both_masters(syndic_labs, sal
     request.node._saltlab = lower
     url = opensearch.url
     runs = [salttap_run(top, salttap_bin, url, tmp_path / "top", "salttap-top", master_id="top",
-                        missing_after=MISSING_AFTER),
+                        missing_after=MISSING_AFTER, fleet_id="syndicated"),
             salttap_run(lower, salttap_bin, url, tmp_path / "lower", "salttap-lower", master_id="lower",
-                        missing_after=MISSING_AFTER)]
+                        missing_after=MISSING_AFTER, fleet_id="syndicated")]
     held = HeldJob(tmp_path)
     try:
         for r in runs:
@@ -134,6 +139,23 @@ def test_jobs_through_a_syndic_are_judged_right_on_both_masters(syndic_labs, sal
                 r.diagnostics()
         for master in ("top", "lower"):
             verdicts_right(master)
+        # One job in the merged view (docs/masters.md): seen by both masters, published on
+        # top, minion-s succeeded, and the syndic no minion of it.
+        history = tmp_path / "history.yaml"
+        history.write_text(indexer_yaml(url, tmp_path / "history-spool"))
+        for jid in jids:
+            shown = subprocess.run([str(salttap_bin), "jobs", "show", jid, "--config", str(history)],
+                                   capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                                   env=dict(os.environ, NO_COLOR="1"))
+            print(shown.stdout)
+            assert shown.returncode == 0, shown.stderr
+            assert "same jid" not in shown.stdout + shown.stderr, shown.stdout + shown.stderr
+            lines = shown.stdout.splitlines()
+            assert "seen by   lower, top" in lines and "publisher top" in lines, shown.stdout
+            assert "minions   1/1 ok, 0 failed, 0 missing" in lines, shown.stdout
+            rows = [line.split()[:2] for line in lines if line.startswith(("minion-", "lower-"))]
+            assert rows == [["minion-s", "succeeded"]], shown.stdout
+            assert "lower-syndic" not in shown.stdout
         held.release()
         for r in runs:
             assert r.sigterm() == 0

@@ -1,7 +1,7 @@
 """A small fake search engine for the returner's unit tests.
 
 It answers `POST /<pattern>/_search` from documents held in memory, with just
-the query language the returner sends: bool filter / must_not of term, terms,
+the query language the returner sends: bool filter / must_not / should of term, terms, exists,
 range and wildcard; sort; size; search_after; a composite terms aggregation. Every
 request is recorded (path, headers, body). `status` and `raw_answer` make it
 answer with an error or with bytes that are not JSON; `fail_next`
@@ -27,6 +27,13 @@ def _field(doc: dict, path: str):
 
 def _matches(doc: dict, clause: dict) -> bool:
     (kind, spec), = clause.items()
+    if kind == "bool":
+        should = spec.get("should", [])
+        return (all(_matches(doc, c) for c in spec.get("filter", []))
+                and not any(_matches(doc, c) for c in spec.get("must_not", []))
+                and (not should or sum(_matches(doc, c) for c in should) >= spec.get("minimum_should_match", 1)))
+    if kind == "exists":
+        return _field(doc, spec["field"]) is not None
     (field, want), = spec.items()
     have = _field(doc, field)
     values = have if isinstance(have, list) else [have]

@@ -137,10 +137,11 @@
         num(j.succeeded + "/" + Math.max(j.expected, j.returned)),
         num(j.failed, j.failed > 0 ? "bad" : ""),
         num(j.missing, j.missing > 0 ? "warn" : ""),
-        el("td", {}, risk(j.risk))));
+        el("td", {}, risk(j.risk)),
+        el("td", {}, (j.seen_by || []).join(", ") || "-")));
     show(el("h1", {}, "Jobs"), form, note(body),
       el("p", { class: "count", id: "job-count" }, body.jobs.length + (body.jobs.length === body.limit ? "+" : "") + " jobs, newest first"),
-      table("jobs", ["Started (UTC)", "JID", "Status", "Function", "Target", "User", "#OK", "#Failed", "#Missing", "Risk"], rows));
+      table("jobs", ["Started (UTC)", "JID", "Status", "Function", "Target", "User", "#OK", "#Failed", "#Missing", "Risk", "Masters"], rows));
   }
 
   // ---- one job -------------------------------------------------------------
@@ -166,7 +167,9 @@
       fact("risk", risk(j.risk), Array.isArray(j.reasons) && j.reasons.length ? " (" + j.reasons.join(", ") + ")" : ""),
       j.reason ? fact("reason", j.reason) : [],
       j.rerun_of ? fact("re-run of", jobLink(j.rerun_of)) : [],
-      body.masters > 1 ? fact("masters", body.masters + " masters ran this jid; showing " + dash(j.master) + "'s") : []);
+      fact("seen by", (j.seen_by || []).join(", ") || "-"),
+      fact("publisher", dash(j.publisher)),
+      body.jobs_with_this_jid > 1 ? fact("same jid", body.jobs_with_this_jid + " different jobs have this jid; showing the newest (salttap jobs show lists them all)") : []);
     const returns = body.returns.map((r) => {
       const stateIds = r.failed_states.length ? r.failed_states.map((s) => s.id) : r.failed_state_ids;
       const detail = el("td", { class: "detail" },
@@ -177,6 +180,7 @@
         el("td", {}, minionLink(r.minion)),
         el("td", {}, status(r.status)),
         num(r.retcode),
+        el("td", {}, (r.seen_by || []).join(", ") || "-"),
         detail);
     });
     const more = body.returns_total > body.returns.length
@@ -189,7 +193,7 @@
         el("td", {}, el("pre", {}, dash(s.comment)))));
     show(el("h1", {}, "Job ", el("span", { class: "mono", id: "job-jid" }, j.jid)), facts,
       el("h2", {}, "Minions"), more,
-      table("returns", ["Minion", "Status", "#Retcode", "Reason, failed states, return"], returns),
+      table("returns", ["Minion", "Status", "#Retcode", "Seen by", "Reason, failed states, return"], returns),
       failed.length ? el("h2", {}, "Failed states") : null,
       failed.length ? table("failed-states", ["Minion", "State", "Function", "Comment"], failed) : null);
   }

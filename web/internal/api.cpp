@@ -183,10 +183,15 @@ void job_fields(Writer& w, const history::JobRow& j) {
   text(w, "risk", j.risk);
 }
 
-// A job row: what the list shows, plus (`detail`) what the job page shows.
-void job_object(Writer& w, const history::JobRow& j, bool detail) {
+// A job row: what the list shows, plus (`detail`) what the job page shows;
+// merged across the masters of its fleet (history/job_merge.h).
+void job_object(Writer& w, const history::MergedJob& merged, bool detail) {
+  const history::JobRow& j = merged.job;
   w.StartObject();
   job_fields(w, j);
+  text(w, "fleet", merged.fleet);
+  text(w, "publisher", merged.publisher);
+  texts(w, "seen_by", merged.seen_by);
   number(w, "expected", j.expected);
   number(w, "returned", j.returned);
   number(w, "succeeded", j.succeeded);
@@ -254,7 +259,7 @@ WebResponse ui_api_jobs(http::HttpClient& http, const indexer::IndexLayout& layo
   return object_response(200, [&](Writer& w) {
     key(w, "jobs");
     w.StartArray();
-    for (const auto& j : found.value().rows) job_object(w, j, false);
+    for (const auto& j : history::merge_job_rows(found.value().rows)) job_object(w, j, false);
     w.EndArray();
     key(w, "limit");
     w.Uint64(q.limit);
@@ -268,12 +273,15 @@ WebResponse ui_api_job(http::HttpClient& http, const indexer::IndexLayout& layou
     if (auto problem = engine_problem(found.error())) return *problem;
     return error_response(404, fmt::format("no job {}: {}", jid, kNoIndices));
   }
-  if (!found.value()) return error_response(404, "no job " + jid + " in the engine");
-  const history::JobDetail& d = *found.value();
+  if (found.value().empty()) return error_response(404, "no job " + jid + " in the engine");
+  // Normally one job; more are "same jid, different jobs" (the collision
+  // guard, or other fleets): the first here, the count says there are more.
+  const history::JobDetail& d = found.value().front();
   return object_response(200, [&](Writer& w) {
     key(w, "job");
-    job_object(w, d.job, true);
-    number(w, "masters", static_cast<std::int64_t>(d.masters));
+    job_object(w, d.merged, true);
+    number(w, "masters", static_cast<std::int64_t>(d.merged.seen_by.size()));
+    number(w, "jobs_with_this_jid", static_cast<std::int64_t>(found.value().size()));
     key(w, "returns");
     w.StartArray();
     for (const auto& r : d.returns.rows) {
@@ -281,10 +289,11 @@ WebResponse ui_api_job(http::HttpClient& http, const indexer::IndexLayout& layou
       text(w, "minion", r.minion);
       verdict_fields(w, r);
       text(w, "return_text", r.return_text);
+      texts(w, "seen_by", r.seen_by);
       const rapidjson::Document s = parsed(r.source);
       for (const char* name : {"@timestamp", "late", "return_truncated", "states"}) copy(w, s, name);
       // The job keeps a capped list of failed states; the return has its own ids.
-      failed_states(w, d.job.failed_states, r.minion);
+      failed_states(w, d.merged.job.failed_states, r.minion);
       texts(w, "failed_state_ids", r.failed_state_ids);
       w.EndObject();
     }

@@ -192,6 +192,7 @@ def _settings():
         "api_key": None,
         "timeout": DEFAULT_TIMEOUT,
         "master": own.get("master_id") or conf.get("master_id") or opts.get("id"),
+        "fleet": own.get("fleet_id") or conf.get("fleet_id"),
         "page_size": int(own.get("page_size", PAGE_SIZE)),
     }
     # Salt's returner block first, salttap's indexer section refines it.
@@ -232,6 +233,7 @@ def _settings():
     if not s["hosts"]:
         s["hosts"] = ["http://127.0.0.1:9200"]
     s["hosts"] = [h.rstrip("/") for h in s["hosts"]]
+    s["fleet"] = s["fleet"] or s["master"]
     return s
 
 
@@ -316,6 +318,18 @@ def _master_filter(s):
     return [{"term": {"master": s["master"]}}] if s["master"] else []
 
 
+def _fleet_filter(s):
+    """The documents of this master's fleet: those with its `fleet`, and this
+    master's own from before documents carried one."""
+    if not s["master"]:
+        return []
+    return [{"bool": {"should": [
+        {"term": {"fleet": s["fleet"]}},
+        {"bool": {"filter": [{"term": {"master": s["master"]}}],
+                  "must_not": [{"exists": {"field": "fleet"}}]}},
+    ], "minimum_should_match": 1}}]
+
+
 def _engine(what, fallback, read):
     """read(settings), or fallback when the engine cannot answer (logged once)."""
     try:
@@ -344,8 +358,8 @@ def _engine(what, fallback, read):
 # documents -> local_cache shapes
 # ---------------------------------------------------------------------------
 
-JOB_SOURCE = ["jid", "kind", "fun", "args", "tgt", "tgt_type", "user", "master",
-              "minions.expected", "counts.expected"]
+JOB_SOURCE = ["jid", "kind", "fun", "args", "args_text", "tgt", "tgt_type", "user", "master", "fleet",
+              "started_at", "settled_at", "syndics", "minions.expected", "counts.expected"]
 
 
 def _load_from_job(s, doc, with_minions=True):
@@ -369,18 +383,65 @@ def _load_from_job(s, doc, with_minions=True):
             # The job document caps its lists; every expected minion has a
             # returns document (a missing one too).
             minions = [r.get("minion") for r in _search_pages(
-                s, "returns", [{"term": {"jid": doc["jid"]}}] + _master_filter(s),
+                s, "returns", [{"term": {"jid": doc["jid"]}}] + _masters_filter(s, doc),
                 [("minion", "asc")], ["minion"])]
         if minions:
             load["Minions"] = sorted(set(minions))
     return load
 
 
+def _masters_filter(s, doc):
+    """The masters whose documents make up this (merged) job."""
+    masters = doc.get("_seen_by") if doc else None
+    return [{"terms": {"master": masters}}] if masters else _master_filter(s)
+
+
+def _without_new(doc):
+    return doc.get("kind") in ("orphan", "scheduled")
+
+
+def _merge_jobs(s, docs):
+    """The job documents of one jid in this master's fleet, merged as salttap
+    merges them (history/job_merge.h, docs/masters.md): the documents that
+    agree with this master's own on the function and arguments (the
+    collision guard; a document without arguments agrees with any), the
+    publisher's document (the earliest with the `new` event's user) with the
+    union of the expected minions, less the syndics that only stood in."""
+    if not docs:
+        return None
+    own = next((d for d in docs if d.get("master") == s["master"] and not _without_new(d)), None)
+    own = own or next((d for d in docs if d.get("master") == s["master"]), None)
+    with_new = sorted((d for d in docs if not _without_new(d) and d.get("user")),
+                      key=lambda d: (d.get("started_at") or "", d.get("master") or ""))
+    anchor = own or (with_new[0] if with_new else docs[0])
+
+    def agrees(d):
+        a, b = anchor.get("args_text"), d.get("args_text")
+        return d.get("fun") == anchor.get("fun") and (not a or not b or a == b)
+
+    group = [d for d in docs if agrees(d)]
+    publishers = [d for d in with_new if d in group]
+    merged = dict(publishers[0] if publishers else anchor)
+    syndics = {n for d in group for n in (d.get("syndics") or [])}
+    expected, counted = set(), 0
+    for d in group:
+        expected.update((d.get("minions") or {}).get("expected") or [])
+        count = (d.get("counts") or {}).get("expected")
+        counted = max(counted, count if isinstance(count, int) else 0)
+    expected -= syndics
+    merged["minions"] = {"expected": sorted(expected)}
+    # A list cut at list_cap (the count is larger): _load_from_job reads every returns document instead.
+    merged["counts"] = {"expected": max(len(expected), counted)}
+    merged["_seen_by"] = sorted({d.get("master") for d in group if d.get("master")})
+    settled = [d.get("settled_at") for d in group if d.get("settled_at")]
+    merged["settled_at"] = max(settled) if settled else None
+    return merged
+
+
 def _job_doc(s, jid):
-    for doc in _search_pages(s, "jobs", [{"term": {"jid": str(jid)}}] + _master_filter(s),
-                             [("jid", "asc")], JOB_SOURCE):
-        return doc
-    return None
+    docs = list(_search_pages(s, "jobs", [{"term": {"jid": str(jid)}}] + _fleet_filter(s),
+                              [("master", "asc")], JOB_SOURCE))
+    return _merge_jobs(s, docs)
 
 
 def _outputter(fun):
@@ -417,11 +478,17 @@ def _returns_from_engine(s, jid, doc):
             if isinstance(data, dict):
                 return {doc.get("master"): {"return": data}}
         return {}
-    ret = {}
-    for r in _search_pages(s, "returns", [{"term": {"jid": str(jid)}}] + _master_filter(s),
+    ret, rank = {}, {}
+    for r in _search_pages(s, "returns", [{"term": {"jid": str(jid)}}] + _masters_filter(s, doc),
                            [("minion", "asc")],
-                           ["minion", "status", "return", "retcode", "success", "fun"],
+                           ["minion", "status", "return", "retcode", "success", "fun", "late"],
                            must_not=[{"term": {"status": "missing"}}]):
+        # One return per minion: the best any master of the job indexed
+        # (on time before late, succeeded before failed).
+        better = (not r.get("late"), r.get("status") == "succeeded")
+        if r.get("minion") in rank and rank[r.get("minion")] >= better:
+            continue
+        rank[r.get("minion")] = better
         entry = {"return": r.get("return")}
         for key in ("retcode", "success"):
             if key in r and r[key] is not None:
@@ -523,10 +590,9 @@ def get_endtime(jid):
         return local
 
     def read(s):
-        for doc in _search_pages(s, "jobs", [{"term": {"jid": str(jid)}}] + _master_filter(s),
-                                 [("jid", "asc")], ["settled_at"]):
-            if doc.get("settled_at"):
-                return _jid_time_text(doc["settled_at"])
+        doc = _job_doc(s, jid)
+        if doc and doc.get("settled_at"):
+            return _jid_time_text(doc["settled_at"])
         return False
 
     return _engine("get_endtime", local, read)

@@ -253,7 +253,7 @@ TEST(JobsShow, AsksForTheJobThenItsReturnsFromTheSameMaster) {
   EXPECT_EQ(json_at(job_query, "/query/bool/filter/0/term/jid"), "20251129194535000001");
   const auto returns_query = parse_body(requests[1].body);
   EXPECT_EQ(json_at(returns_query, "/query/bool/filter/0/term/jid"), "20251129194535000001");
-  EXPECT_EQ(json_at(returns_query, "/query/bool/filter/1/term/master"), "salt-01");
+  EXPECT_EQ(json_at(returns_query, "/query/bool/filter/1/terms/master/0"), "salt-01");
   EXPECT_EQ(json_at(returns_query, "/sort/0/minion/order"), "asc");
 
   ASSERT_EQ(r.out.back(), '\n');
@@ -296,6 +296,51 @@ TEST(JobsShow, SaysHowManyReturnsThePageLeftOut) {
   });
   ASSERT_EQ(r.code, cli::kHistoryOk);
   EXPECT_NE(r.out.find("(11998 more returns not shown)"), std::string::npos) << r.out;
+}
+
+// `text` with the first `from` replaced by `to`.
+void swap_once(std::string& text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+}
+
+// docs/masters.md: one fleet's documents of a jid that disagree on the arguments are two jobs.
+TEST(JobsShow, SameJidDifferentJobsPrintsEach) {
+  std::string east = kJobFailed, west = kJobFailed;
+  swap_once(east, R"("master":"salt-01")", R"("master":"east","fleet":"f1")");
+  swap_once(west, R"("master":"salt-01")", R"("master":"west","fleet":"f1")");
+  swap_once(west, R"([\"fail\"])", R"([\"other\"])");
+  FakeHttp http = show_engine({east, west});
+  auto client = http.client();
+  const auto r = capture([&](std::FILE* f) {
+    return cli::show_job(*client, indexer::IndexLayout{}, "20251129194535000001", table(100), f);
+  });
+  ASSERT_EQ(r.code, cli::kHistoryOk);
+  EXPECT_NE(r.out.find("== job 1 of 2: same jid, different jobs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("== job 2 of 2: same jid, different jobs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("seen by   east\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("seen by   west\n"), std::string::npos) << r.out;
+  EXPECT_EQ(http.requests().size(), 3u) << "one search of the jobs, one of each job's returns";
+}
+
+TEST(JobsShow, AJobOfTwoMastersIsOneMergedJob) {
+  std::string m1 = kJobFailed, m2 = kJobFailed;
+  swap_once(m1, R"("master":"salt-01")", R"("master":"m1","fleet":"f1")");
+  swap_once(m2, R"("master":"salt-01")", R"("master":"m2","fleet":"f1")");
+  swap_once(m2, R"("kind":"job")", R"("kind":"orphan")");
+  swap_once(m2, R"("user":"root")", R"("user":"")");
+  FakeHttp http = show_engine({m2, m1});
+  auto client = http.client();
+  const auto r = capture([&](std::FILE* f) {
+    return cli::show_job(*client, indexer::IndexLayout{}, "20251129194535000001", json_lines(), f);
+  });
+  ASSERT_EQ(r.code, cli::kHistoryOk);
+  const auto shown = parse_body(r.out);
+  EXPECT_EQ(json_at(shown, "/publisher"), "m1");
+  EXPECT_EQ(json_at(shown, "/seen_by/1"), "m2");
+  EXPECT_EQ(json_at(shown, "/kind"), "job") << "the publisher's document speaks for the job";
+  EXPECT_EQ(json_at(shown, "/user"), "root");
 }
 
 TEST(JobsShow, AnUnknownJidIsExitFive) {

@@ -237,7 +237,7 @@ TEST(UiApi, JobShowsEveryMinionWithItsFailedStates) {
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(json_at(parse_body(requests[0].body), "/query/bool/filter/0/term/jid"), "20251129194535000001");
   EXPECT_EQ(requests[1].path, "/salt-returns-*/_search");
-  EXPECT_EQ(json_at(parse_body(requests[1].body), "/query/bool/filter/1/term/master"), "salt-01");
+  EXPECT_EQ(json_at(parse_body(requests[1].body), "/query/bool/filter/1/terms/master/0"), "salt-01");
   const auto d = parse_body(r.body);
   expect_row(d, "/job",
              {{"status", "failed"},
@@ -254,6 +254,47 @@ TEST(UiApi, JobShowsEveryMinionWithItsFailedStates) {
   expect_row(d, "/returns/1",
              {{"minion", "web2"}, {"status", "missing"}, {"retcode", "null"}, {"failed_states/0", "<absent>"}});
   EXPECT_EQ(json_at(d, "/returns_total"), "2");
+}
+
+// docs/masters.md: the job's documents of one fleet, merged; each minion's best return.
+TEST(UiApi, AJobOfTwoMastersIsOneJobSeenByBoth) {
+  const std::string m1 = R"({"jid":"20251129194535000001","status":"missing","fun":"test.ping","user":"root",)"
+                         R"("started_at":"2025-11-29T19:45:35.000001Z","master":"m1","fleet":"f1","kind":"job",)"
+                         R"("args_text":"[]","minions":{"expected":["web1","web2"],"succeeded":["web1"],)"
+                         R"("missing":["web2"]},"counts":{"expected":2,"succeeded":1,"missing":1}})";
+  const std::string m2 = R"({"jid":"20251129194535000001","status":"succeeded","fun":"test.ping","user":"",)"
+                         R"("started_at":"2025-11-29T19:45:35.500000Z","master":"m2","fleet":"f1","kind":"orphan",)"
+                         R"("args_text":"[]","minions":{"succeeded":["web1","web2"]},"counts":{"succeeded":2}})";
+  FakeHttp engine([&](const http::HttpRequest& req) {
+    if (req.path.starts_with("/salt-jobs-")) return FakeHttp::reply(200, search_hits({m2, m1}));
+    return FakeHttp::reply(
+        200, search_hits({R"({"minion":"web1","status":"succeeded","master":"m1"})",
+                          R"({"minion":"web1","status":"succeeded","master":"m2"})",
+                          R"({"minion":"web2","status":"missing","master":"m1"})",
+                          R"({"minion":"web2","status":"succeeded","master":"m2","return_text":"true"})"}));
+  });
+  auto client = engine.client();
+  const WebResponse r = web::ui_api_job(*client, {}, "20251129194535000001");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto returns_query = parse_body(engine.requests().at(1).body);
+  EXPECT_EQ(json_at(returns_query, "/query/bool/filter/1/terms/master/0"), "m1");
+  EXPECT_EQ(json_at(returns_query, "/query/bool/filter/1/terms/master/1"), "m2");
+  const auto d = parse_body(r.body);
+  expect_row(d, "/job",
+             {{"status", "succeeded"},
+              {"user", "root"},
+              {"publisher", "m1"},
+              {"fleet", "f1"},
+              {"seen_by/0", "m1"},
+              {"seen_by/1", "m2"},
+              {"expected", "2"},
+              {"succeeded", "2"},
+              {"missing", "0"}});
+  EXPECT_EQ(json_at(d, "/masters"), "2");
+  EXPECT_EQ(json_at(d, "/jobs_with_this_jid"), "1");
+  expect_row(d, "/returns/1",
+             {{"minion", "web2"}, {"status", "succeeded"}, {"return_text", "true"}, {"seen_by/0", "m2"}});
+  expect_row(d, "/returns/0", {{"minion", "web1"}, {"seen_by/0", "m1"}, {"seen_by/1", "m2"}});
 }
 
 TEST(UiApi, AnUnknownJobIsA404) {
