@@ -9,6 +9,7 @@
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/thread_name.h"
+#include "http/url_escape.h"
 
 #ifndef SALTTAP_VERSION
 #define SALTTAP_VERSION "dev"
@@ -16,20 +17,6 @@
 
 namespace salttap::alerting {
 namespace {
-
-// Every byte but the unreserved ones as %XX: a fleet name may hold anything.
-std::string percent_encoded(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || c == '-' || c == '_' ||
-        c == '.' || c == '~')
-      out.push_back(c);
-    else
-      out += fmt::format("%{:02X}", u);
-  }
-  return out;
-}
 
 bool about_a_job(const correlator::Alert& a) {
   using correlator::AlertKind;
@@ -58,7 +45,7 @@ http::HttpRequest claim_request(const correlator::Alert& alert, const DedupeConf
   http::HttpRequest r;
   r.method = "PUT";
   r.path = "/" + config.layout.index_name("alerts", indexer::job_index_time(alert.jid, alert.started_at)) +
-           "/_create/" + percent_encoded(claim_id(alert, config.fleet));
+           "/_create/" + http::escape_path_segment(claim_id(alert, config.fleet));
   json::StringOut os{r.body};
   json::Writer w(os);
   w.StartObject();
