@@ -8,14 +8,15 @@
 #include "fleet/fleet_keeper.h"
 #include "fleet/fleet_state_format.h"
 #include "tests/support/events.h"
+#include "tests/support/fleet_clock.h"
 #include "tests/support/temp_dir.h"
 
 namespace salttap::fleet {
 namespace {
 
 using salttap::testing::ev;
-constexpr Micros kSec = kMicrosPerSecond;
-constexpr Micros kT0 = 1'800'000'000 * kSec;
+using salttap::testing::kSec;
+using salttap::testing::kT0;
 
 FleetConfig quick() {
   FleetConfig c;

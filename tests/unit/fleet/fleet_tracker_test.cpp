@@ -9,13 +9,15 @@
 
 #include "fleet/fleet_tracker.h"
 #include "tests/support/events.h"
+#include "tests/support/fleet_clock.h"
 
 namespace salttap::fleet {
 namespace {
 
 using salttap::testing::ev;
-constexpr Micros kSec = kMicrosPerSecond;
-constexpr Micros kT0 = 1'800'000'000 * kSec;
+using salttap::testing::kinds;
+using salttap::testing::kSec;
+using salttap::testing::kT0;
 
 FleetConfig rules(Micros db_window, Micros other_window) {
   FleetConfig c;
@@ -23,12 +25,6 @@ FleetConfig rules(Micros db_window, Micros other_window) {
   c.storm.min_minions = 3;
   c.storm.min_fraction = 0;
   return c;
-}
-
-std::vector<std::string> kinds(const std::vector<correlator::Alert>& alerts) {
-  std::vector<std::string> out;
-  for (const auto& a : alerts) out.emplace_back(correlator::to_string(a.kind));
-  return out;
 }
 
 class FleetTrackerTest : public ::testing::Test {

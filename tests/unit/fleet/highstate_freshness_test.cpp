@@ -12,13 +12,15 @@
 #include "fleet/fleet_state_format.h"
 #include "fleet/fleet_tracker.h"
 #include "tests/support/events.h"
+#include "tests/support/fleet_clock.h"
 
 namespace salttap::fleet {
 namespace {
 
 using salttap::testing::ev;
-constexpr Micros kSec = kMicrosPerSecond;
-constexpr Micros kT0 = 1'800'000'000 * kSec;
+using salttap::testing::kinds;
+using salttap::testing::kSec;
+using salttap::testing::kT0;
 
 // web* stale after 60 s, db* unwatched; silence after an hour (web-silent* after 20 s).
 FleetConfig watched(bool alert_never = false) {
@@ -29,12 +31,6 @@ FleetConfig watched(bool alert_never = false) {
   c.storm.min_minions = 3;
   c.storm.min_fraction = 0;
   return c;
-}
-
-std::vector<std::string> kinds(const std::vector<correlator::Alert>& alerts) {
-  std::vector<std::string> out;
-  for (const auto& a : alerts) out.emplace_back(correlator::to_string(a.kind));
-  return out;
 }
 
 bool has(const correlator::Alert& a, std::string_view text) { return a.json.find(text) != std::string::npos; }

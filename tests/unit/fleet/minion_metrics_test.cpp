@@ -11,13 +11,14 @@
 #include "fleet/fleet_tracker.h"
 #include "fleet/minion_metrics.h"
 #include "tests/support/events.h"
+#include "tests/support/fleet_clock.h"
 
 namespace salttap::fleet {
 namespace {
 
 using salttap::testing::ev;
-constexpr Micros kSec = kMicrosPerSecond;
-constexpr Micros kT0 = 1'800'000'000 * kSec;
+using salttap::testing::kSec;
+using salttap::testing::kT0;
 
 FleetConfig exported(std::size_t max_minions) {
   FleetConfig c;
